@@ -1,0 +1,46 @@
+import { RenderMode, type ServerRoute } from '@angular/ssr';
+
+/** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
+export interface RouteInfo {
+  renderMode: RenderMode;
+  /** Status the route declares; the page may still change it through RESPONSE_INIT. */
+  status: number | undefined;
+  headers: Record<string, string> | undefined;
+}
+
+const FALLBACK: RouteInfo = { renderMode: RenderMode.Server, status: undefined, headers: undefined };
+
+/**
+ * Matches a path against the server routes the way Angular does: segment by segment, where
+ * `:name` and `*` match one segment and `**` matches the rest. Routes are compiled once; the
+ * first route that matches wins, as in Angular's router.
+ */
+export function createRouteLookup(routes: readonly ServerRoute[]): (pathname: string) => RouteInfo {
+  const compiled = routes.map((route) => ({
+    segments: route.path.split('/').filter(Boolean),
+    info: {
+      renderMode: route.renderMode,
+      status: 'status' in route ? route.status : undefined,
+      headers: 'headers' in route ? route.headers : undefined,
+    } satisfies RouteInfo,
+  }));
+  return (pathname) => {
+    const segments = pathname.split('/').filter(Boolean);
+    return compiled.find((route) => matches(route.segments, segments))?.info ?? FALLBACK;
+  };
+}
+
+function matches(pattern: readonly string[], segments: readonly string[]): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === '**') {
+      return true;
+    }
+    if (i >= segments.length) {
+      return false;
+    }
+    if (pattern[i] !== '*' && !pattern[i].startsWith(':') && pattern[i] !== segments[i]) {
+      return false;
+    }
+  }
+  return pattern.length === segments.length;
+}

@@ -1,0 +1,16 @@
+import { TestBed } from '@angular/core/testing';
+import Dashboard from './dashboard';
+
+describe('Dashboard', () => {
+  beforeEach(() => localStorage.clear());
+
+  it('counts visits in this browser', async () => {
+    const first = TestBed.createComponent(Dashboard);
+    await first.whenStable();
+    expect((first.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('1 time(s)');
+
+    const second = TestBed.createComponent(Dashboard);
+    await second.whenStable();
+    expect((second.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('2 time(s)');
+  });
+});

@@ -1,0 +1,22 @@
+import { isProductId, makeProduct } from './products';
+
+describe('products', () => {
+  it('accepts canonical ids from 1 to 999999 only', () => {
+    for (const id of ['1', '7', '42', '999999']) {
+      expect(isProductId(id), id).toBe(true);
+    }
+    for (const id of [undefined, '', '0', '007', '-1', '1.5', '1e3', '1000000', 'abc', ' 1']) {
+      expect(isProductId(id), String(id)).toBe(false);
+    }
+  });
+
+  it('computes the same product for the same id', () => {
+    expect(makeProduct(1234)).toEqual(makeProduct(1234));
+  });
+
+  it('computes different products for different ids', () => {
+    const names = new Set(Array.from({ length: 200 }, (_, i) => makeProduct(i + 1).name));
+    expect(names.size).toBe(200);
+    expect(makeProduct(7).description).not.toEqual(makeProduct(8).description);
+  });
+});

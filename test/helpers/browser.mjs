@@ -1,0 +1,25 @@
+// Debian's Chromium driven by playwright-core (Playwright's own browser download cannot run here).
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+
+export async function launchBrowser() {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No Chromium at ${CHROMIUM}: run "npm run setup:browser" (or set CHROMIUM_PATH).`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // No sandbox as root; no background networking, which a closed network answers with errors.
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}

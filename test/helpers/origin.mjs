@@ -1,0 +1,98 @@
+// Starts the production origin (dist/server/server.mjs) as a real process on a free loopback port.
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '../..');
+export const DIST = join(ROOT, 'dist');
+
+/**
+ * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[] }} [options]
+ * @returns {Promise<{ pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
+ */
+export async function startOrigin(options = {}) {
+  const dist = options.dist ?? DIST;
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(dist, 'server/server.mjs')], {
+    cwd: ROOT,
+    env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`origin did not start in 15 s:\n${stdout}\n${stderr}`)), 15_000);
+    const onData = () => {
+      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout.on('data', onData);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`origin exited with ${code} before listening:\n${stdout}\n${stderr}`));
+    });
+  });
+
+  return {
+    pid: child.pid,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+      }
+      return exited;
+    },
+  };
+}
+
+/** Runs the origin with the given environment until it exits; for startup errors. */
+export async function runOriginExpectingExit(env, timeoutMs = 15_000) {
+  const child = spawn(process.execPath, [join(DIST, 'server/server.mjs')], {
+    cwd: ROOT,
+    env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/**
+ * One HTTP/1.1 request over loopback with full control of the headers (fetch forbids setting Host).
+ * @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders, body: Buffer, text: string }>}
+ */
+export function request(baseUrl, path, { method = 'GET', headers = {}, body } = {}) {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path, method, headers: { connection: 'close', ...headers }, timeout: 15_000 },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => {
+          const buffer = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buffer, text: buffer.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${path}`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
