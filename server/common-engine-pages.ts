@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RenderMode } from '@angular/ssr';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
 import type * as AppServerBundle from './main.server.mjs';
+import type { RenderLimiter } from './render-limiter';
 import { createRouteLookup } from './render-modes';
+import { throttledWarning } from './throttled-log';
 
 export interface CommonEnginePagesOptions {
   /** The app's server bundle (dist/server/main.server.mjs): bootstrap, engine and tokens. */
@@ -11,6 +14,10 @@ export interface CommonEnginePagesOptions {
   browserDir: string;
   serverDir: string;
   allowedHosts: readonly string[];
+  renderTimeoutMs: number;
+  /** Bounds the renders running and waiting (shared with the health endpoint, which reports it). */
+  limiter: RenderLimiter;
+  log: Logger;
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -18,13 +25,16 @@ const HTML = 'text/html; charset=utf-8';
 /**
  * Renders pages with CommonEngine in production. Each route's render mode comes from the app's
  * server routes: client-only routes get the client-side shell, the rest are rendered (CommonEngine
- * itself answers prerendered routes from their files).
+ * itself answers prerendered routes from their files). Renders are bounded in number and in time:
+ * a render that takes too long is answered with the client-side shell, which the browser renders.
  */
 export function createCommonEnginePages(options: CommonEnginePagesOptions): Middleware {
-  const { app, browserDir, serverDir } = options;
+  const { app, browserDir, serverDir, log } = options;
   const engine = new app.CommonEngine({ allowedHosts: [...options.allowedHosts] });
   const documentFilePath = join(serverDir, 'index.server.html');
   const lookupRoute = createRouteLookup(app.serverRoutes);
+  const { limiter } = options;
+  const warnTimeout = throttledWarning(log, 'render timed out: answered with the client-side shell');
   // Read once: the build never changes under a running server.
   const clientShell = readFileSync(join(browserDir, 'index.csr.html'));
 
@@ -40,18 +50,81 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
 
     // The app may set the status (a 404 page does) through RESPONSE_INIT while it renders.
     const responseInit: ResponseInit = { status: route.status, headers: route.headers };
-    const html = await engine.render({
-      bootstrap: app.default,
-      documentFilePath,
-      publicPath: browserDir,
-      // Built from the validated Host header and the path only: never from an absolute-form target.
-      url: `${ctx.protocol}://${ctx.host}${ctx.path}${ctx.search}`,
-      providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
-    });
+    const deadline = AbortSignal.timeout(options.renderTimeoutMs);
+    const signal = AbortSignal.any([deadline, clientGone(ctx)]);
+    const rendering = limiter.run(
+      () =>
+        engine.render({
+          bootstrap: app.default,
+          documentFilePath,
+          publicPath: browserDir,
+          // Built from the validated host and the path only: never from an absolute-form target.
+          url: `${ctx.protocol}://${ctx.host}${ctx.path}${ctx.search}`,
+          providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
+        }),
+      signal,
+    );
+
+    let html: string;
+    try {
+      html = await untilAborted(rendering, signal);
+    } catch (error) {
+      if (!signal.aborted || error !== signal.reason) {
+        throw error; // the render failed, or the queue is full
+      }
+      if (deadline.aborted) {
+        warnTimeout();
+        ctx.status = 200;
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = clientShell;
+      }
+      // Otherwise the client left: nothing to answer.
+      return;
+    }
     ctx.status = responseInit.status ?? 200;
     for (const [name, value] of new Headers(responseInit.headers)) {
       ctx.set(name, value);
     }
     ctx.body = html;
   };
+}
+
+/** Aborts when the client closes the connection before the response is complete. */
+function clientGone(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) {
+      controller.abort(new Error('client closed the connection'));
+    }
+  });
+  return controller.signal;
+}
+
+/**
+ * Settles with `promise`, or rejects with the signal's reason as soon as it aborts. A render that
+ * is abandoned this way still runs to its end (Angular cannot cancel one) and holds its limiter
+ * slot until then; its late failure is expected and must not become an unhandled rejection.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => {});
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

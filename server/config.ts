@@ -7,6 +7,19 @@ export interface OriginConfig {
   host: string | undefined;
   /** Host names a request may name in its Host header (`*.example.com` and `*` allowed). */
   allowedHosts: string[];
+  /** Trust X-Forwarded-Proto/Host from a proxy in front (they are still checked against allowedHosts). */
+  trustProxy: boolean;
+  /** A render slower than this answers with the client-side shell instead. */
+  renderTimeoutMs: number;
+  /** Renders running at once; more wait in the queue. */
+  maxConcurrentRenders: number;
+  /** Renders waiting for a slot; more are shed with 503. */
+  renderQueueLimit: number;
+  /** After SIGTERM/SIGINT, how long in-flight requests may take before connections are cut. */
+  shutdownGraceMs: number;
+  /** One log line per request when true (off by default: it costs throughput). */
+  accessLog: boolean;
+  logLevel: string;
 }
 
 /** A setting that cannot be used: its message is one line naming the variable. */
@@ -19,21 +32,53 @@ const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a
 
 export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
   return {
-    port: readPort(env['PORT']),
+    port: readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535),
     host: readHost(env['HOST']),
     allowedHosts: readAllowedHosts(env['NG_ALLOWED_HOSTS']),
+    trustProxy: readBoolean('TRUST_PROXY', env['TRUST_PROXY'], false),
+    renderTimeoutMs: readInteger('RENDER_TIMEOUT_MS', env['RENDER_TIMEOUT_MS'], 5000, 1, 600_000),
+    maxConcurrentRenders: readInteger('MAX_CONCURRENT_RENDERS', env['MAX_CONCURRENT_RENDERS'], 8, 1, 10_000),
+    renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
+    shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
+    accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
+    logLevel: readLogLevel(env['LOG_LEVEL']),
   };
 }
 
-function readPort(value: string | undefined): number {
+function readInteger(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') {
-    return DEFAULT_PORT;
+    return fallback;
   }
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) {
-    throw new ConfigError(`PORT must be a whole number from 0 to 65535, got "${value}"`);
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < min || number > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   }
-  return port;
+  return number;
+}
+
+function readBoolean(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') {
+    return fallback;
+  }
+  if (['1', 'true', 'yes', 'on'].includes(value.toLowerCase())) {
+    return true;
+  }
+  if (['0', 'false', 'no', 'off'].includes(value.toLowerCase())) {
+    return false;
+  }
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function readLogLevel(value: string | undefined): string {
+  if (value === undefined || value === '') {
+    return 'info';
+  }
+  if (!LOG_LEVELS.includes(value)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  }
+  return value;
 }
 
 function readHost(value: string | undefined): string | undefined {

@@ -3,15 +3,26 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import conditional from 'koa-conditional-get';
 import serveStatic from 'koa-static';
-import { createHostCheck } from './allowed-hosts';
+import type { Logger } from 'pino';
+import { errorHandler } from './error-handler';
+import { healthEndpoints, type Readiness } from './lifecycle';
+import { requestGuard } from './request-guard';
+import { throttledWarning } from './throttled-log';
 
 export interface OriginOptions {
   /** Host names the origin answers for (see config.ts); anything else gets 400 before any work. */
   allowedHosts: readonly string[];
+  /** Take protocol and host from X-Forwarded-* (set only behind a proxy that sets them). */
+  trustProxy: boolean;
   /** The browser build to serve files from; undefined under `ng serve`, whose dev server serves them. */
   browserDir: string | undefined;
   /** Answers a page request: prerendered, rendered or the client-side shell. */
   renderPage: Middleware;
+  readiness: Readiness;
+  /** Renders running and queued, reported by /healthz. */
+  renderStats: () => object | undefined;
+  log: Logger;
+  accessLog: boolean;
 }
 
 /** Immutable for a year: the file name changes whenever the content does. */
@@ -23,6 +34,7 @@ const REVALIDATE = 'no-cache';
  * copies to media/ with hashed names. Files from public/ keep their names and are revalidated.
  */
 const HASHED_NAME = /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|[/\\]media[/\\][^/\\]+-[A-Za-z0-9_-]{8}\.\w+$/;
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET', 'ECONNABORTED']);
 /** A last path segment with an extension asks for a file, never for a page. */
 const FILE_LIKE = /\.[^/]*$/;
 
@@ -30,22 +42,38 @@ const FILE_LIKE = /\.[^/]*$/;
  * The origin's request path, top to bottom: each middleware is one step of a request's story.
  */
 export function createOrigin(options: OriginOptions): Koa {
-  const app = new Koa();
-  const isAllowedHost = createHostCheck(options.allowedHosts);
-
-  // 1. Guard: only hosts we serve. Nothing is read or rendered for a forged Host header.
-  app.use(async (ctx, next) => {
-    if (!isAllowedHost(ctx.hostname.toLowerCase())) {
-      ctx.throw(400, 'Host not allowed');
-    }
-    await next();
+  const app = new Koa({ proxy: options.trustProxy });
+  const { log } = options;
+  // Errors of a response already on its way end up here. A client that went away mid-body, a file
+  // stream closed early for HEAD or 304, or a client speaking broken HTTP is routine, not a warning.
+  app.on('error', (error: NodeJS.ErrnoException) => {
+    const routine = error.code !== undefined && (CLIENT_GONE.has(error.code) || error.code.startsWith('HPE_'));
+    log[routine ? 'debug' : 'warn']({ err: error }, 'response error');
   });
 
-  // 2. Validators: one place turns a matching If-None-Match into 304, for every kind of answer.
+  // 1. Failures become a clean status and page, never a stack; 5xx are logged once.
+  app.use(errorHandler(log, throttledWarning(log, 'shedding load: render queue full')));
+
+  // 2. Liveness and readiness for the supervisor and the load balancer.
+  app.use(healthEndpoints(options.readiness, options.renderStats));
+
+  // 3. Optional access log, after the response (off by default: a line per request costs throughput).
+  if (options.accessLog) {
+    app.use(async (ctx, next) => {
+      const start = performance.now();
+      await next();
+      log.info({ method: ctx.method, url: ctx.url, status: ctx.status, ms: +(performance.now() - start).toFixed(2) }, 'request');
+    });
+  }
+
+  // 4. Guard: cheap rejections before any work — forged hosts, odd request targets, unsafe paths.
+  app.use(requestGuard(options.allowedHosts));
+
+  // 5. Validators: one place turns a matching If-None-Match into 304, for every kind of answer.
   app.use(conditional());
   app.use(etag());
 
-  // 3. Files of the browser build, including prerendered pages (`<route>/index.html`).
+  // 6. Files of the browser build, including prerendered pages (`<route>/index.html`).
   if (options.browserDir) {
     app.use(
       serveStatic(options.browserDir, {
@@ -54,12 +82,14 @@ export function createOrigin(options: OriginOptions): Koa {
         gzip: false,
         setHeaders: (res, path) => {
           res.setHeader('Cache-Control', HASHED_NAME.test(path) ? HASHED_ASSET_CACHE : REVALIDATE);
+          // koa-send cannot answer Range requests: say so rather than ignore them silently.
+          res.setHeader('Accept-Ranges', 'none');
         },
       }),
     );
   }
 
-  // 4. Pages: everything else that is not a file is the Angular app's to answer.
+  // 7. Pages: everything else that is not a file is the Angular app's to answer.
   const router = new Router();
   router.get('/{*path}', async (ctx, next) => {
     if (FILE_LIKE.test(ctx.path)) {
@@ -72,7 +102,7 @@ export function createOrigin(options: OriginOptions): Koa {
     await options.renderPage(ctx, next);
   });
   app.use(router.routes());
-  // Pages answer GET and HEAD only: 405 with Allow for other methods, 501 for unknown ones.
+  // Pages answer GET and HEAD only: 405 with Allow for other methods, OPTIONS lists them.
   app.use(router.allowedMethods());
 
   return app;

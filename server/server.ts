@@ -1,23 +1,32 @@
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
+import type Koa from 'koa';
 import * as app from './main.server.mjs';
 import { createCommonEnginePages } from './common-engine-pages';
 import { ConfigError, readConfig, type OriginConfig } from './config';
 import { createDevPages } from './dev-pages';
-import type Koa from 'koa';
+import { manageLifecycle } from './lifecycle';
+import { createLogger } from './logger';
 import { createOrigin } from './origin';
+import { RenderLimiter } from './render-limiter';
+import { routeConsoleToLog } from './request-console';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
 const serverDir = import.meta.dirname;
 const browserDir = join(serverDir, '../browser');
+
+/** Startup failures are one plain line on stderr: read by a person, not a log collector. */
+function cannotStart(reason: string): never {
+  process.stderr.write(`Cannot start: ${reason}\n`);
+  process.exit(1);
+}
 
 function loadConfig(): OriginConfig {
   try {
     return readConfig(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(`Cannot start: ${error.message}`);
-      process.exit(1);
+      cannotStart(error.message);
     }
     throw error;
   }
@@ -26,20 +35,36 @@ function loadConfig(): OriginConfig {
 /** The production origin: `node dist/server/server.mjs` (what `npm run serve:ssr` runs). */
 function start(): void {
   const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  routeConsoleToLog(log);
+  // CommonEngine would install process handlers that only log uncaught errors and keep the process
+  // limping on; manageLifecycle installs ours, which log and exit so a supervisor restarts us.
+  (globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }).ngAttachNodeGlobalErrorHandlersCalled = true;
+  const readiness = { ready: true };
+  const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
   const origin = createOrigin({
     allowedHosts: config.allowedHosts,
+    trustProxy: config.trustProxy,
     browserDir,
-    renderPage: createCommonEnginePages({ app, browserDir, serverDir, allowedHosts: config.allowedHosts }),
+    readiness,
+    renderStats: () => limiter.stats,
+    log,
+    accessLog: config.accessLog,
+    renderPage: createCommonEnginePages({ app, browserDir, serverDir, log, limiter, ...config }),
   });
   const server = origin.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    console.log(`SSR origin listening on http://${config.host ?? 'localhost'}:${port}`);
+    const url = `http://${config.host ?? 'localhost'}:${port}`;
+    log.info({ url }, `SSR origin listening on ${url}`);
   });
-  server.on('error', (error: NodeJS.ErrnoException) => {
-    console.error(`Cannot start: ${error.code === 'EADDRINUSE' ? `port ${config.port} is in use` : error.message}`);
-    process.exit(1);
-  });
+  // Slow or stalled clients must not hold connections open forever.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.on('error', (error: NodeJS.ErrnoException) =>
+    cannotStart(error.code === 'EADDRINUSE' ? `port ${config.port} is in use` : error.message),
+  );
+  manageLifecycle(server, readiness, log, config.shutdownGraceMs);
 }
 
 if (isMainModule(import.meta.url) || process.env['pm_id']) {
@@ -53,10 +78,18 @@ if (isMainModule(import.meta.url) || process.env['pm_id']) {
  */
 let devHandler: ReturnType<Koa['callback']> | undefined;
 export const reqHandler = createNodeRequestHandler((req, res) => {
-  devHandler ??= createOrigin({
-    allowedHosts: loadConfig().allowedHosts,
-    browserDir: undefined,
-    renderPage: createDevPages(),
-  }).callback();
+  if (!devHandler) {
+    const config = loadConfig();
+    devHandler = createOrigin({
+      allowedHosts: config.allowedHosts,
+      trustProxy: config.trustProxy,
+      browserDir: undefined,
+      readiness: { ready: true },
+      renderStats: () => undefined,
+      log: createLogger(config.logLevel),
+      accessLog: config.accessLog,
+      renderPage: createDevPages(),
+    }).callback();
+  }
   return devHandler(req, res);
 });

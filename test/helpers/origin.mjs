@@ -1,6 +1,8 @@
 // Starts the production origin (dist/server/server.mjs) as a real process on a free loopback port.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '../..');
@@ -8,7 +10,7 @@ export const DIST = join(ROOT, 'dist');
 
 /**
  * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[] }} [options]
- * @returns {Promise<{ pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
+ * @returns {Promise<{ exited: Promise<number | null>, pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
  */
 export async function startOrigin(options = {}) {
   const dist = options.dist ?? DIST;
@@ -41,6 +43,7 @@ export async function startOrigin(options = {}) {
   });
 
   return {
+    exited,
     pid: child.pid,
     port,
     url: `http://127.0.0.1:${port}`,
@@ -80,7 +83,14 @@ export function request(baseUrl, path, { method = 'GET', headers = {}, body } = 
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path, method, headers: { connection: 'close', ...headers }, timeout: 15_000 },
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method,
+        headers: { connection: 'close', ...(body === undefined ? {} : { 'content-length': Buffer.byteLength(body) }), ...headers },
+        timeout: 15_000,
+      },
       (res) => {
         const chunks = [];
         res.on('data', (chunk) => chunks.push(chunk));
@@ -95,4 +105,47 @@ export function request(baseUrl, path, { method = 'GET', headers = {}, body } = 
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * Sends raw bytes over one TCP connection and collects everything until the server closes it:
+ * for requests no HTTP client would send (duplicate Host, absolute-form, garbage).
+ * @returns {Promise<{ status: number, raw: string, responses: string[] }>}
+ */
+export function rawRequest(port, bytes, { timeoutMs = 10_000, afterWrite } = {}) {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const chunks = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no close within ${timeoutMs} ms; got: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
+    }, timeoutMs);
+    socket.on('connect', () => {
+      socket.write(bytes);
+      afterWrite?.(socket);
+    });
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const raw = Buffer.concat(chunks).toString('latin1');
+      const responses = raw.split(/(?=HTTP\/1\.1 \d{3} )/).filter(Boolean);
+      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(raw)?.[1] ?? 0), raw, responses });
+    });
+  });
+}
+
+/** Resident set size of a process in bytes, from /proc (Linux). */
+export function rssOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
+}
+
+/** The origin's JSON log lines so far. */
+export function logLines(origin) {
+  return origin
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
 }

@@ -21,7 +21,9 @@ describe('configuration', () => {
   it('listens on PORT and HOST', async () => {
     const origin = await startOrigin({ env: { PORT: '0', HOST: '127.0.0.1' } });
     try {
-      assert.match(origin.stdout(), /^SSR origin listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+      const lines = origin.stdout().trim().split('\n').map((line) => JSON.parse(line));
+      assert.equal(lines.length, 1);
+      assert.equal(lines[0].msg, `SSR origin listening on http://127.0.0.1:${origin.port}`);
     } finally {
       await origin.stop();
     }

@@ -215,10 +215,13 @@ describe('allowed hosts', () => {
 });
 
 describe('logging', () => {
-  it('logs one startup line with the URL and nothing per request', async () => {
+  it('logs one startup line (JSON) with the URL and nothing per request', async () => {
     await get('/products/7');
     await get('/');
-    const lines = origin.stdout().trim().split('\n');
-    assert.deepEqual(lines, [`SSR origin listening on http://127.0.0.1:${origin.port}`]);
+    const lines = origin.stdout().trim().split('\n').map((line) => JSON.parse(line));
+    assert.equal(lines.length, 1, origin.stdout());
+    assert.equal(lines[0].level, 30);
+    assert.equal(lines[0].msg, `SSR origin listening on http://127.0.0.1:${origin.port}`);
+    assert.equal(lines[0].url, `http://127.0.0.1:${origin.port}`);
   });
 });

@@ -1,0 +1,92 @@
+// `npm run soak`: a long, bounded run of the production origin over loopback, to watch memory.
+// Phase 1 sends mixed traffic for --minutes; phase 2 floods --flood unique URLs. RSS is sampled
+// every second and reported as a curve. Usage: npm run soak -- [--minutes 3] [--flood 100000]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readdirSync } from 'node:fs';
+import { load, sampleRss } from '../test/helpers/load.mjs';
+import { DIST, ROOT, startOrigin } from '../test/helpers/origin.mjs';
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '3' },
+    flood: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '50' },
+  },
+});
+const minutes = Number(values.minutes);
+const flood = Number(values.flood);
+const connections = Number(values.connections);
+const MB = 1024 * 1024;
+
+const files = readdirSync(join(DIST, 'browser'));
+const css = `/${files.find((name) => /^styles-.+\.css$/.test(name))}`;
+const js = `/${files.find((name) => /^main-.+\.js$/.test(name))}`;
+
+// What browsers ask for: pages (prerendered, rendered, client-only, unknown), then their assets.
+const mixed = [
+  () => '/',
+  (n) => `/products/${(n % 5000) + 1}`,
+  () => css,
+  () => js,
+  () => '/dashboard',
+  (n) => `/products/${(n % 5000) + 1}`,
+  () => css,
+  () => js,
+  (n) => `/no-such-page-${n % 100}`,
+  () => '/favicon.ico',
+];
+// Every URL different: half of them rendered (products with unique query strings, unknown pages).
+const unique = [
+  (n) => `/products/${(n % 999_999) + 1}?u=${n}`,
+  (n) => `/missing-${n}.js`,
+  (n) => `/no-such-page-${n}`,
+  (n) => `/?u=${n}`,
+];
+
+const origin = await startOrigin({ env: { HOST: '127.0.0.1' } });
+console.log(`origin pid ${origin.pid} on ${origin.url}; ${minutes} min mixed traffic, then ${flood} unique URLs`);
+const stop = sampleRss(origin.pid, 1000);
+const started = Date.now();
+const phases = [];
+try {
+  const first = await load({ url: origin.url, connections, duration: Math.round(minutes * 60), path: (n) => mixed[n % mixed.length](n) });
+  phases.push({ name: 'mixed', ...summarize(first) });
+  console.log('mixed:', JSON.stringify(phases.at(-1)));
+  const second = await load({ url: origin.url, connections, amount: flood, path: (n) => unique[n % unique.length](n) });
+  phases.push({ name: 'unique URLs', ...summarize(second) });
+  console.log('unique URLs:', JSON.stringify(phases.at(-1)));
+} finally {
+  var samples = stop();
+  await origin.stop();
+}
+
+function summarize({ result, statuses, sent }) {
+  const fiveXX = Object.entries(statuses).filter(([code]) => code.startsWith('5')).reduce((sum, [, count]) => sum + count, 0);
+  return { sent, errors: result.errors, timeouts: result.timeouts, '5xx': fiveXX, statuses, reqPerSec: Math.round(result.requests.average) };
+}
+
+const rssMb = samples.map((bytes) => Math.round(bytes / MB));
+const report = {
+  date: new Date().toISOString(),
+  node: process.version,
+  seconds: Math.round((Date.now() - started) / 1000),
+  connections,
+  phases,
+  rssMb: { start: rssMb[0], end: rssMb.at(-1), peak: Math.max(...rssMb), everySecond: rssMb },
+};
+const outDir = join(ROOT, 'bench/results');
+mkdirSync(outDir, { recursive: true });
+const file = join(outDir, `soak-${report.date.replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, JSON.stringify(report, null, 2));
+
+const total = phases.reduce((sum, phase) => ({ sent: sum.sent + phase.sent, errors: sum.errors + phase.errors, fiveXX: sum.fiveXX + phase['5xx'] }), { sent: 0, errors: 0, fiveXX: 0 });
+console.log(`\nrequests sent: ${total.sent}, errors: ${total.errors}, 5xx: ${total.fiveXX}`);
+console.log(`RSS start ${report.rssMb.start} MB, end ${report.rssMb.end} MB, peak ${report.rssMb.peak} MB`);
+const step = Math.max(1, Math.floor(rssMb.length / 20));
+console.log(`RSS every ${step} s (MB): ${rssMb.filter((_, i) => i % step === 0).join(' ')}`);
+console.log(`written: ${file}`);
+if (total.errors > 0) {
+  process.exitCode = 1;
+}

@@ -1,0 +1,30 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { format } from 'node:util';
+import type { Logger } from 'pino';
+
+/** Console output written while one request is handled (the app's ErrorHandler writes there). */
+const perRequest = new AsyncLocalStorage<string[]>();
+
+/**
+ * Sends console.error/warn (Angular's ErrorHandler, Beasties, the engine) to the structured log as
+ * one line each. Inside a request they are collected instead, so the request is logged once with
+ * everything that went wrong in it (see errorHandler).
+ */
+export function routeConsoleToLog(log: Logger): void {
+  const route = (level: 'error' | 'warn') => (...args: unknown[]) => {
+    const message = format(...args);
+    const collected = perRequest.getStore();
+    if (collected) {
+      collected.push(message);
+    } else {
+      log[level](message);
+    }
+  };
+  console.error = route('error');
+  console.warn = route('warn');
+}
+
+/** Runs `handle` collecting the console output it causes into `collected`. */
+export function collectConsole<T>(collected: string[], handle: () => Promise<T>): Promise<T> {
+  return perRequest.run(collected, handle);
+}

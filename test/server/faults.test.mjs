@@ -1,0 +1,133 @@
+// Render faults, slow renders, clients that leave, and errors outside any request.
+import assert from 'node:assert/strict';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DIST, ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+
+const STACK = /\n\s+at |node_modules|chunk-|\.mjs/;
+
+describe('an exception during render', () => {
+  // A real build whose document lacks <app-root>: bootstrapping the app throws on every render.
+  const brokenDist = join(ROOT, 'test-results', `dist-broken-${process.pid}`);
+  let origin;
+  before(async () => {
+    cpSync(DIST, brokenDist, { recursive: true });
+    const documentFile = join(brokenDist, 'server/index.server.html');
+    writeFileSync(documentFile, readFileSync(documentFile, 'utf8').replace('<app-root></app-root>', ''));
+    origin = await startOrigin({ dist: brokenDist });
+  });
+  after(async () => {
+    await origin?.stop();
+    rmSync(brokenDist, { recursive: true, force: true });
+  });
+
+  it('answers 500 with a static page and no stack, and logs one line', async () => {
+    const res = await request(origin.url, '/products/5');
+    assert.equal(res.status, 500);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.ok(res.text.includes('Something went wrong'));
+    assert.ok(!STACK.test(res.text), res.text);
+    await sleep(50);
+    const errors = logLines(origin).filter((line) => line.level >= 50);
+    assert.equal(errors.length, 1, origin.stdout());
+    assert.equal(errors[0].msg, 'request failed');
+    assert.equal(errors[0].url, '/products/5');
+    assert.match(errors[0].err.message, /NG05104/, 'the log line names the error');
+    assert.equal(origin.stderr(), '', 'something wrote unstructured output');
+  });
+
+  it('keeps serving what does not need a render, and keeps failing cleanly', async () => {
+    assert.equal((await request(origin.url, '/')).status, 200);
+    assert.equal((await request(origin.url, '/favicon.ico')).status, 200);
+    assert.equal((await request(origin.url, '/products/6')).status, 500);
+  });
+});
+
+describe('a render slower than RENDER_TIMEOUT_MS', () => {
+  let origin;
+  before(async () => {
+    // Every real render takes longer than 1 ms, so every render times out.
+    origin = await startOrigin({ env: { RENDER_TIMEOUT_MS: '1', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+  });
+  after(async () => {
+    await origin?.stop();
+  });
+
+  it('is answered with the client-side shell, not stored by caches', async () => {
+    const res = await request(origin.url, '/products/9');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.deepEqual(res.body, readFileSync(join(DIST, 'browser/index.csr.html')));
+  });
+
+  it('does not pile up: abandoned renders keep their slot until they finish', async () => {
+    const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => request(origin.url, `/products/${100 + i}`)));
+    assert.ok(responses.every((res) => res.status === 200 && res.headers['cache-control'] === 'no-store'));
+    const { renders } = JSON.parse((await request(origin.url, '/healthz')).text);
+    assert.ok(renders.running <= 1, `more renders ran at once than allowed: ${JSON.stringify(renders)}`);
+    // They all drain: nothing stays queued or running once the abandoned renders finish.
+    for (let i = 0; i < 100; i++) {
+      const stats = JSON.parse((await request(origin.url, '/healthz')).text).renders;
+      if (stats.running === 0 && stats.queued === 0) {
+        break;
+      }
+      await sleep(50);
+    }
+    assert.deepEqual(JSON.parse((await request(origin.url, '/healthz')).text).renders, { running: 0, queued: 0 });
+  });
+
+  it('is logged as warnings summed up per second, not a line per request', async () => {
+    const warnings = logLines(origin).filter((line) => line.msg.startsWith('render timed out'));
+    assert.ok(warnings.length >= 1);
+    assert.ok(warnings.length < 20, `${warnings.length} lines for 41 timeouts`);
+    assert.equal(warnings.reduce((sum, line) => sum + line.count, 0) <= 41, true);
+  });
+});
+
+describe('clients that leave', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+  });
+  after(async () => {
+    await origin?.stop();
+  });
+
+  it('cost nothing once gone: queued renders are dropped, the origin stays healthy', async () => {
+    const leaving = Array.from({ length: 100 }, (_, i) =>
+      rawRequest(origin.port, `GET /products/${500 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`, {
+        afterWrite: (socket) => setTimeout(() => socket.destroy(), 5),
+      }).catch(() => {}),
+    );
+    await Promise.all(leaving);
+    for (let i = 0; i < 100; i++) {
+      const stats = JSON.parse((await request(origin.url, '/healthz')).text).renders;
+      if (stats.running === 0 && stats.queued === 0) {
+        break;
+      }
+      await sleep(50);
+    }
+    assert.deepEqual(JSON.parse((await request(origin.url, '/healthz')).text).renders, { running: 0, queued: 0 });
+    assert.equal((await request(origin.url, '/products/1')).status, 200);
+    assert.deepEqual(logLines(origin).filter((line) => line.level >= 40), [], 'a client leaving was logged as a problem');
+  });
+});
+
+describe('an error outside any request', () => {
+  for (const kind of ['exception', 'rejection']) {
+    it(`(uncaught ${kind}) is logged and the process exits non-zero`, async () => {
+      const origin = await startOrigin({
+        nodeArgs: ['--import', join(import.meta.dirname, '../fixtures/crash-later.mjs')],
+        env: { CRASH_KIND: kind, CRASH_AFTER_MS: '800' },
+      });
+      const code = await origin.exited;
+      assert.equal(code, 1);
+      const fatal = logLines(origin).filter((line) => line.level === 60);
+      assert.equal(fatal.length, 1, origin.stdout());
+      assert.match(fatal[0].err.message, /boom/);
+    });
+  }
+});

@@ -1,0 +1,90 @@
+// SIGTERM/SIGINT: stop accepting, finish what is in flight, exit 0; readiness turns false.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { describe, it } from 'node:test';
+import { logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+
+/** N pipelined renders on one connection: work that is surely in flight when the signal comes. */
+function pipelined(count) {
+  return Array.from({ length: count }, (_, i) => `GET /products/${1000 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+}
+
+/**
+ * Sends `signal` once the first answer arrives, then asks /readyz on the same connection once five
+ * more answers came (the event loop has turned, so the signal was handled) while ~290 are to come.
+ */
+function signalThenAskReadiness(pid, signal) {
+  return (socket) => {
+    let answers = 0;
+    socket.on('data', (chunk) => {
+      if (answers === 0) {
+        process.kill(pid, signal);
+      }
+      const before = answers;
+      answers += chunk.toString('latin1').split('HTTP/1.1 ').length - 1;
+      if (before < 6 && answers >= 6) {
+        socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      }
+    });
+  };
+}
+
+const refused = (port) =>
+  new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', (error) => resolve(error.code === 'ECONNREFUSED'));
+  });
+
+describe('graceful shutdown', () => {
+  it('answers liveness and readiness while serving', async () => {
+    const origin = await startOrigin();
+    try {
+      for (const path of ['/healthz', '/readyz']) {
+        const res = await request(origin.url, path, { headers: { host: '10.1.2.3:8080' } });
+        assert.equal(res.status, 200, path);
+        assert.equal(JSON.parse(res.text).status, 'ok');
+        assert.equal(res.headers['cache-control'], 'no-store');
+      }
+    } finally {
+      await origin.stop();
+    }
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT']) {
+    it(`on ${signal}: finishes in-flight requests, refuses new ones, reports not ready, exits 0`, async () => {
+      const origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+      const inFlight = rawRequest(origin.port, pipelined(300), {
+        timeoutMs: 30_000,
+        afterWrite: signalThenAskReadiness(origin.pid, signal),
+      });
+      const { responses } = await inFlight;
+      const code = await origin.exited;
+      assert.equal(code, 0);
+      const statuses = responses.map((response) => Number(response.slice(9, 12)));
+      assert.equal(statuses.length, 301, 'requests were lost');
+      assert.deepEqual(statuses.slice(0, 300), Array(300).fill(200));
+      assert.equal(statuses[300], 503, 'readiness did not turn false while draining');
+      assert.match(responses[300], /"status":"draining"/);
+      assert.match(responses[300], /Connection: close/i);
+      assert.equal(await refused(origin.port), true, 'still accepting connections');
+      const messages = logLines(origin).map((line) => line.msg);
+      assert.ok(messages.some((msg) => msg.startsWith('draining')));
+      assert.ok(messages.includes('drained, exiting'));
+    });
+  }
+
+  it('cuts what is left and exits 1 when the grace period runs out', async () => {
+    const origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000', SHUTDOWN_GRACE_MS: '50' } });
+    const { responses } = await rawRequest(origin.port, pipelined(300), {
+      timeoutMs: 30_000,
+      afterWrite: (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM')),
+    });
+    assert.equal(await origin.exited, 1);
+    assert.ok(responses.length < 301, 'everything finished within 50 ms: the test proves nothing');
+    assert.ok(logLines(origin).some((line) => line.msg.startsWith('grace period over')));
+  });
+});
