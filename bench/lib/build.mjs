@@ -1,0 +1,133 @@
+// Builds what the bench needs, once, and only when stale: the production build (dist/, through the
+// project's own scripts/ensure-build.mjs) and the stock server's build (dist-bench/stock/). Then
+// proves both serve the same browser build, file for file, since "same app" is the premise.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { DIST, ROOT, STOCK_DIST } from './variants.mjs';
+
+/** Everything the stock build is made from (server/ is not: it is not part of that bundle). */
+const STOCK_INPUTS = ['src', 'public', 'patches', 'bench/variants/stock', 'angular.json', 'tsconfig.json', 'tsconfig.app.json', 'package-lock.json'];
+
+function newestMtime(path) {
+  let stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return 0;
+  }
+  if (!stats.isDirectory()) return stats.mtimeMs;
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stats.mtimeMs);
+}
+
+/** @param {string[]} args @param {string} what */
+function run(args, what, { quiet }) {
+  const started = Date.now();
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', stdio: quiet ? 'pipe' : 'inherit' });
+  if (result.status !== 0) {
+    const output = quiet ? `\n${result.stdout ?? ''}${result.stderr ?? ''}` : '';
+    throw new Error(`${what} failed (exit ${result.status ?? result.signal})${output}`);
+  }
+  return Date.now() - started;
+}
+
+function buildStock(log) {
+  log('Building the stock server (ng build --configuration bench-stock)…');
+  const ms = run([join(ROOT, 'node_modules/@angular/cli/bin/ng.js'), 'build', '--configuration', 'bench-stock'], 'the bench-stock build', { quiet: true });
+  log(`  built dist-bench/stock in ${(ms / 1000).toFixed(1)} s`);
+}
+
+/** Every file under a folder with its size: what "the same build" compares. */
+function listing(dir) {
+  /** @type {Map<string, number>} */
+  const files = new Map();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) {
+      const path = join(entry.parentPath, entry.name);
+      files.set(relative(dir, path), statSync(path).size);
+    }
+  }
+  return files;
+}
+
+/** @returns {string[]} the differences, empty when both folders hold the same files with the same sizes */
+export function compareBuilds(a, b) {
+  const left = listing(a);
+  const right = listing(b);
+  const differences = [];
+  for (const [name, size] of left) {
+    if (!right.has(name)) differences.push(`${name} only in ${relative(ROOT, a)}`);
+    else if (right.get(name) !== size) differences.push(`${name}: ${size} B vs ${right.get(name)} B`);
+  }
+  for (const name of right.keys()) if (!left.has(name)) differences.push(`${name} only in ${relative(ROOT, b)}`);
+  return differences;
+}
+
+/**
+ * @param {{ stock: boolean, skip: boolean, log: (line: string) => void }} options
+ * @returns {{ builtStock: boolean }}
+ */
+export function ensureBuilds({ stock, skip, log }) {
+  if (!skip) {
+    run([join(ROOT, 'scripts/ensure-build.mjs')], 'the production build (scripts/ensure-build.mjs)', { quiet: false });
+  }
+  let builtStock = false;
+  if (stock) {
+    const built = newestMtime(join(STOCK_DIST, 'server/server.mjs'));
+    const changed = Math.max(...STOCK_INPUTS.map((input) => newestMtime(join(ROOT, input))));
+    if (built === 0 || (!skip && changed > built)) {
+      buildStock(log);
+      builtStock = true;
+    }
+    let differences = compareBuilds(join(DIST, 'browser'), join(STOCK_DIST, 'browser'));
+    if (differences.length > 0 && !builtStock && !skip) {
+      // dist/ may have been rebuilt since (e.g. by the tests): one fresh stock build settles it.
+      log('dist-bench/stock/browser differs from dist/browser: rebuilding the stock server.');
+      buildStock(log);
+      builtStock = true;
+      differences = compareBuilds(join(DIST, 'browser'), join(STOCK_DIST, 'browser'));
+    }
+    if (differences.length > 0) {
+      throw new Error(
+        `The stock build does not serve the same browser build as dist/ (names + sizes differ), so the ` +
+          `comparison would not be fair:\n  ${differences.slice(0, 12).join('\n  ')}`,
+      );
+    }
+  }
+  return { builtStock };
+}
+
+/**
+ * A cheap signature of the builds being served (every file's name, size and mtime): if it changes
+ * during the bench, something rebuilt dist/ under the running servers and the numbers that follow
+ * would compare different things (and file-based ETags would change mid-run).
+ * @param {string[]} dirs
+ */
+export function buildFingerprint(dirs) {
+  const parts = [];
+  for (const dir of dirs) {
+    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const path = join(entry.parentPath, entry.name);
+      const stats = statSync(path, { throwIfNoEntry: false });
+      parts.push(`${relative(ROOT, path)}:${stats?.size}:${stats?.mtimeMs}`);
+    }
+  }
+  return parts.sort().join('\n');
+}
+
+/**
+ * The project's patches to node_modules (patch-package, applied on install): they are part of every
+ * build and of every variant that loads those packages, so the report must name them.
+ * @returns {string[]} package@version of each patch
+ */
+export function listPatches() {
+  try {
+    return readdirSync(join(ROOT, 'patches'))
+      .filter((name) => name.endsWith('.patch'))
+      .map((name) => name.slice(0, -'.patch'.length).replace(/^(@[^+]+)\+/, '$1/').replace(/\+([^+]+)$/, '@$1'))
+      .sort();
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,86 @@
+// The runner's side of the load generator: one long-lived worker process (pinned to its CPU when
+// pinning), one autocannon job at a time, each bounded by its duration plus a grace period.
+import { join } from 'node:path';
+import { pinned, spawnTracked } from './process.mjs';
+
+/**
+ * @typedef {{ requests: number, duration: number, rps: number,
+ *   latency: { p50: number, p99: number, avg: number, max: number }, bytes: number, errors: number,
+ *   timeouts: number, mismatches: number, statusCodes: Record<string, number>, loadCpu: number }} LoadResult
+ * @typedef {Omit<import('./load-worker.mjs').LoadJob, 'id'>} LoadOptions
+ */
+
+/** Seconds a job may overrun its duration before the worker is declared hung and killed. */
+const GRACE_S = 20;
+
+/**
+ * @param {{ cpus?: string }} options
+ * @returns {Promise<{ run: (job: LoadOptions) => Promise<LoadResult>, close: () => Promise<void>, pid: number }>}
+ */
+export async function startLoadGenerator({ cpus }) {
+  const worker = join(import.meta.dirname, 'load-worker.mjs');
+  const command = pinned([process.execPath, worker], cpus);
+  const child = spawnTracked(command[0], command.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let nextId = 1;
+  /** @type {Map<number, { resolve: (result: LoadResult) => void, reject: (error: Error) => void }>} */
+  const pending = new Map();
+  const failAll = (error) => {
+    for (const { reject } of pending.values()) reject(error);
+    pending.clear();
+  };
+  child.on('exit', (code, signal) => failAll(new Error(`the load generator exited (${signal ?? `code ${code}`})`)));
+  child.on('message', (message) => {
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    if (message.type === 'result') waiter.resolve(message.result);
+    else waiter.reject(new Error(`load generator: ${message.error}`));
+  });
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the load generator did not start in 15 s')), 15_000);
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      if (message.type === 'ready') resolve(undefined);
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the load generator exited with ${code} while starting`));
+    });
+  });
+
+  return {
+    pid: child.pid ?? 0,
+    run: (job) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          child.kill('SIGKILL');
+          reject(new Error(`the load generator did not finish a ${job.duration} s run in ${job.duration + GRACE_S} s`));
+        }, (job.duration + GRACE_S) * 1000);
+        pending.set(id, {
+          resolve: (result) => {
+            clearTimeout(timer);
+            resolve(result);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
+        child.send({ type: 'run', job: { ...job, id } });
+      }),
+    close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      if (child.connected) child.send({ type: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+// Command-line flags of `npm run bench`, with the defaults that fit a 2-core machine in < 10 minutes.
+import { isAbsolute, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SCENARIO_NAMES } from './scenarios.mjs';
+import { ROOT, VARIANT_NAMES } from './variants.mjs';
+
+export const DEFAULTS = { connections: 50, duration: 4, rounds: 3, pipelining: 1, warmup: 2 };
+/** --quick: one short round, for a look or a smoke test (explicit flags still win). */
+const QUICK = { rounds: 1, duration: 1, warmup: 0.5 };
+
+export const HELP = `Usage: npm run bench -- [options]
+
+Starts every variant on a free loopback port, checks its answers, warms it up and loads it with
+autocannon, one scenario at a time, in interleaved rounds. Prints a table and writes
+bench/results/<timestamp>.json, .md and .svg.
+
+  --variants a,b,…     variants to run (default: all): ${VARIANT_NAMES.join(', ')}
+  --scenarios a,b,…    scenarios to run (default: all): ${SCENARIO_NAMES.join(', ')}
+  --connections N      concurrent connections (default ${DEFAULTS.connections})
+  --duration S         seconds per measured run (default ${DEFAULTS.duration})
+  --rounds N           interleaved rounds (default ${DEFAULTS.rounds})
+  --pipelining N       HTTP pipelining depth per connection (default ${DEFAULTS.pipelining})
+  --warmup S           seconds of unmeasured load before a variant's first run of a scenario (default ${DEFAULTS.warmup})
+  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-up (explicit flags win)
+  --pin / --no-pin     pin the servers to CPU 1 and the load generator to CPU 0 with taskset
+                       (default: on when there are ≥ 2 CPUs and taskset works)
+  --out DIR            where to write the results (default bench/results)
+  --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in README.md
+  --skip-build         use dist/ and dist-bench/stock/ as they are (still checks they match)
+  --help               this text
+`;
+
+/**
+ * @param {string[]} argv
+ */
+export function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      variants: { type: 'string' },
+      scenarios: { type: 'string' },
+      connections: { type: 'string' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      pipelining: { type: 'string' },
+      warmup: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      pin: { type: 'boolean' },
+      'no-pin': { type: 'boolean' },
+      out: { type: 'string' },
+      'update-readme': { type: 'boolean', default: false },
+      'skip-build': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const list = (value, known, what) => {
+    if (value === undefined) return [...known];
+    const names = value.split(',').map((name) => name.trim()).filter(Boolean);
+    for (const name of names) if (!known.includes(name)) throw new Error(`unknown ${what} "${name}" (known: ${known.join(', ')})`);
+    if (names.length === 0) throw new Error(`--${what}s needs at least one name`);
+    // Registry order, whatever order they were typed in: tables stay comparable.
+    return known.filter((name) => names.includes(name));
+  };
+  const number = (name, { min, integer }) => {
+    const raw = values[name];
+    const fallback = values.quick && name in QUICK ? QUICK[name] : DEFAULTS[name];
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+      throw new Error(`--${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
+    }
+    return value;
+  };
+  if (values.pin && values['no-pin']) throw new Error('--pin and --no-pin contradict each other');
+  const out = values.out ?? join(ROOT, 'bench/results');
+  return {
+    help: values.help,
+    variants: list(values.variants, VARIANT_NAMES, 'variant'),
+    scenarios: list(values.scenarios, SCENARIO_NAMES, 'scenario'),
+    connections: number('connections', { min: 1, integer: true }),
+    duration: number('duration', { min: 1, integer: true }),
+    rounds: number('rounds', { min: 1, integer: true }),
+    pipelining: number('pipelining', { min: 1, integer: true }),
+    warmup: number('warmup', { min: 0, integer: false }),
+    quick: values.quick,
+    /** true / false when asked, undefined for "decide from the machine" */
+    pin: values.pin ? true : values['no-pin'] ? false : undefined,
+    out: isAbsolute(out) ? out : join(process.cwd(), out),
+    updateReadme: values['update-readme'],
+    skipBuild: values['skip-build'],
+  };
+}

@@ -1,0 +1,200 @@
+// Server processes: start on a free loopback port, wait until they answer, read their memory, and
+// make sure none outlives the bench, whatever way it ends (normal exit, Ctrl-C, error).
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { httpGet } from './http.mjs';
+
+/** @type {Set<import('node:child_process').ChildProcess>} */
+const children = new Set();
+
+/** Kills every child still running; synchronous so that it also works from an 'exit' handler. */
+export function killAll() {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  children.clear();
+}
+
+let cleanupInstalled = false;
+/** Installs the handlers that take every child down with the runner. */
+export function installCleanup() {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      process.stderr.write(`\n${signal}: stopping every server and the load generator.\n`);
+      killAll();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+    });
+  }
+}
+
+/**
+ * Spawns a child that is killed with the runner.
+ * @param {string} command @param {string[]} args @param {import('node:child_process').SpawnOptions} options
+ */
+export function spawnTracked(command, args, options) {
+  const child = spawn(command, args, options);
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** A port nobody listens on right now (the variant binds it a moment later). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * Wraps a command in `taskset -c <cpus>` when pinning; taskset execs the command, so the pid we get
+ * is the server's own (needed for its memory figures).
+ * @param {string[]} command @param {string | undefined} cpus
+ */
+export function pinned(command, cpus) {
+  return cpus === undefined ? command : ['taskset', '-c', cpus, ...command];
+}
+
+/**
+ * @typedef {{ pid: number, port: number, url: string, output: () => string,
+ *   exited: () => { code: number | null, signal: string | null } | undefined, stop: () => Promise<void> }} RunningServer
+ */
+
+/**
+ * Starts a server and resolves once it printed its ready line and answered an HTTP request.
+ * @param {{ command: string[], env: Record<string, string | undefined>, cwd: string, ready: RegExp, timeoutMs?: number }} options
+ * @returns {Promise<RunningServer>}
+ */
+export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000 }) {
+  const port = await freePort();
+  const childEnv = { ...process.env, ...env, PORT: String(port) };
+  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
+  const child = spawnTracked(command[0], command.slice(1), { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk) => {
+    // Only the tail matters (the reason it failed); a chatty server must not grow the runner.
+    output = (output + chunk).slice(-8_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  /** @type {{ code: number | null, signal: string | null } | undefined} */
+  let exit;
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      resolve(exit);
+    });
+    child.once('error', (error) => {
+      keep(`\n${error.message}`);
+      exit = { code: null, signal: null };
+      resolve(exit);
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const server = {
+    pid: child.pid ?? 0,
+    port,
+    url,
+    output: () => output,
+    exited: () => exit,
+    stop: async () => {
+      if (!exit) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (!ready.test(output)) {
+      if (exit) throw new Error(`exited (${exit.signal ?? `code ${exit.code}`}) before it was ready`);
+      if (Date.now() > deadline) throw new Error(`printed no ready line in ${timeoutMs / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The ready line says it listens; one answered request says it serves.
+    for (;;) {
+      if (exit) throw new Error(`exited (${exit.signal ?? `code ${exit.code}`}) right after its ready line`);
+      try {
+        await httpGet(url, '/favicon.ico', { timeoutMs: 5_000 });
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    await server.stop();
+    const tail = output.trim().split('\n').slice(-15).join('\n');
+    throw new Error(`${error instanceof Error ? error.message : error}${tail ? `\n${tail}` : ''}`);
+  }
+  return server;
+}
+
+/** Peak resident memory of a process since start or since the last reset, in bytes (VmHWM). */
+export function readPeakRss(pid) {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Resets VmHWM to the current RSS (Linux: "5" into /proc/<pid>/clear_refs), so the next reading is
+ * the peak of one run rather than of the process's whole life. False where that is not allowed.
+ */
+export function resetPeakRss(pid) {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let clockTicks;
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat. */
+export function readCpuSeconds(pid) {
+  try {
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may itself contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits until the given processes are idle together (under `threshold` of one CPU over a short
+ * window). A load run ends with requests still in flight, and an SSR server keeps rendering them
+ * after autocannon has hung up: the next run, of this variant or of another one on the same CPU,
+ * must not start while that work still eats its CPU.
+ * @param {number[]} pids
+ * @returns {Promise<{ waitedMs: number, settled: boolean }>}
+ */
+export async function waitUntilIdle(pids, { threshold = 0.05, windowMs = 100, maxMs = 10_000 } = {}) {
+  const started = Date.now();
+  const total = () => pids.reduce((sum, pid) => sum + (readCpuSeconds(pid) ?? 0), 0);
+  let before = total();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const after = total();
+    if ((after - before) / (windowMs / 1000) < threshold) return { waitedMs: Date.now() - started, settled: true };
+    if (Date.now() - started > maxMs) return { waitedMs: Date.now() - started, settled: false };
+    before = after;
+  }
+}

@@ -1,0 +1,228 @@
+// From raw runs to what a reader sees: medians per variant and scenario, ratios, validity, and the
+// same summary as a terminal table and as Markdown. Nothing here measures; nothing is typed by hand.
+
+/**
+ * @typedef {import('./load.mjs').LoadResult} LoadResult
+ * @typedef {import('./validate.mjs').ScenarioCheck} ScenarioCheck
+ * @typedef {{ round: number, scenario: string, variant: string, result: LoadResult, serverCpu?: number,
+ *   peakRss?: number, problems: string[] }} Run
+ * @typedef {{ name: string, label: string, started: boolean, error?: string, crashed?: string,
+ *   checks: Record<string, ScenarioCheck> }} VariantState
+ * @typedef {{ scenario: string, variant: string, status: 'valid' | 'invalid' | 'failed', reasons: string[],
+ *   notes: string[], revalidation?: string, rounds: number, rps?: { median: number, min: number, max: number, values: number[] },
+ *   latencyP50?: number, latencyP99?: number, errors: number, badStatuses: number, bytesPerResponse?: number,
+ *   peakRss?: number, serverCpu?: number, loadCpu?: number, vsStock?: number, vsCeiling?: number, rank?: number }} SummaryRow
+ */
+
+export function median(values) {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Statuses that are neither success nor "not modified": what the table counts as non-2xx/304. */
+function badStatusCount(statusCodes) {
+  return Object.entries(statusCodes).reduce((sum, [code, count]) => (/^2\d\d$|^304$/.test(code) ? sum : sum + count), 0);
+}
+
+/**
+ * @param {{ scenarios: string[], variants: VariantState[], runs: Run[], rounds: number }} input
+ * @returns {SummaryRow[]}
+ */
+export function summarize({ scenarios, variants, runs, rounds }) {
+  /** @type {SummaryRow[]} */
+  const rows = [];
+  for (const scenario of scenarios) {
+    for (const variant of variants) {
+      const check = variant.checks[scenario];
+      const own = runs.filter((run) => run.scenario === scenario && run.variant === variant.name);
+      /** @type {SummaryRow} */
+      const row = {
+        scenario,
+        variant: variant.name,
+        status: 'valid',
+        reasons: [],
+        notes: [...(check?.notes ?? [])],
+        revalidation: check?.revalidation,
+        rounds: own.length,
+        errors: 0,
+        badStatuses: 0,
+      };
+      if (!variant.started) {
+        row.status = 'failed';
+        row.reasons.push(`did not start: ${variant.error}`);
+      } else if (check && !check.valid) {
+        row.status = 'invalid';
+        row.reasons.push(...check.problems);
+      }
+      for (const run of own) {
+        for (const problem of run.problems) row.reasons.push(`round ${run.round}: ${problem}`);
+      }
+      if (row.status === 'valid' && own.some((run) => run.problems.length > 0)) row.status = 'invalid';
+      if (row.status === 'valid' && own.length < rounds) {
+        row.status = 'failed';
+        row.reasons.push(variant.crashed ? `stopped after ${own.length} of ${rounds} rounds: ${variant.crashed}` : `only ${own.length} of ${rounds} rounds ran`);
+      }
+      if (own.length > 0) {
+        const values = own.map((run) => run.result.rps);
+        row.rps = { median: median(values), min: Math.min(...values), max: Math.max(...values), values };
+        // A run without a single response has no latency: a 0 there would look like the fastest.
+        const answered = own.filter((run) => run.result.requests > 0);
+        row.latencyP50 = median(answered.map((run) => run.result.latency.p50));
+        row.latencyP99 = median(answered.map((run) => run.result.latency.p99));
+        row.errors = own.reduce((sum, run) => sum + run.result.errors, 0);
+        row.badStatuses = own.reduce((sum, run) => sum + badStatusCount(run.result.statusCodes), 0);
+        row.bytesPerResponse = median(own.filter((run) => run.result.requests > 0).map((run) => run.result.bytes / run.result.requests));
+        row.serverCpu = median(own.map((run) => run.serverCpu).filter((value) => value !== undefined));
+        row.loadCpu = median(own.map((run) => run.result.loadCpu));
+        const peaks = own.map((run) => run.peakRss).filter((value) => value !== undefined);
+        row.peakRss = peaks.length ? Math.max(...peaks) : undefined;
+      }
+      rows.push(row);
+    }
+  }
+  // Ratios and ranks only between valid rows of the same scenario.
+  for (const scenario of scenarios) {
+    const group = rows.filter((row) => row.scenario === scenario);
+    const valid = (name) => group.find((row) => row.variant === name && row.status === 'valid' && row.rps);
+    const stock = valid('stock');
+    const ceiling = valid('ceiling');
+    for (const row of group) {
+      if (row.status !== 'valid' || !row.rps) continue;
+      if (stock) row.vsStock = row.rps.median / stock.rps.median;
+      if (ceiling) row.vsCeiling = row.rps.median / ceiling.rps.median;
+    }
+    group
+      .filter((row) => row.status === 'valid' && row.rps && row.variant !== 'ceiling')
+      .sort((a, b) => b.rps.median - a.rps.median)
+      .forEach((row, index) => (row.rank = index + 1));
+  }
+  return rows;
+}
+
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const fmt = {
+  rps: (value) => (value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value)),
+  ratio: (value) => (value === undefined ? '–' : `${value.toFixed(2)}×`),
+  // autocannon records whole milliseconds: 0 means "under a millisecond".
+  ms: (value) => (value === undefined ? '–' : value < 1 ? '<1' : value < 10 ? String(Math.round(value * 10) / 10) : integer.format(value)),
+  bytes: (value) => (value === undefined ? '–' : value < 1000 ? `${Math.round(value)} B` : `${(value / 1000).toFixed(1)} kB`),
+  rss: (value) => (value === undefined ? '–' : `${integer.format(value / 2 ** 20)} MiB`),
+  spread: (rps) => (!rps || rps.values.length < 2 ? '–' : `±${Math.round(((rps.max - rps.min) / 2 / rps.median) * 100)}%`),
+};
+
+/** A load generator using this share of its CPU or more was the bottleneck, not the server. */
+export const CLIENT_BOUND = 0.9;
+
+/** Short mark for a row's validity and the revalidation behaviour, explained in the legend. */
+function mark(row) {
+  if (row.status === 'failed') return 'FAILED';
+  if (row.status === 'invalid') return 'INVALID';
+  const marks = [];
+  if (row.revalidation === 'no-etag') marks.push('no ETag (200s)');
+  if (row.revalidation === 'ignored') marks.push('ignores If-None-Match (200s)');
+  if (row.loadCpu !== undefined && row.loadCpu >= CLIENT_BOUND) marks.push('client-bound');
+  return marks.length ? marks.join(', ') : 'ok';
+}
+
+const COLUMNS = [
+  ['#', (row) => (row.rank ? String(row.rank) : '')],
+  ['variant', (row) => row.variant],
+  ['req/s', (row) => (row.status === 'valid' ? fmt.rps(row.rps?.median) : '–')],
+  ['spread', (row) => (row.status === 'valid' ? fmt.spread(row.rps) : '–')],
+  ['×stock', (row) => fmt.ratio(row.vsStock)],
+  ['×ceiling', (row) => fmt.ratio(row.vsCeiling)],
+  ['p50 ms', (row) => fmt.ms(row.latencyP50)],
+  ['p99 ms', (row) => fmt.ms(row.latencyP99)],
+  ['errors', (row) => (row.rounds ? String(row.errors) : '–')],
+  ['non-2xx/304', (row) => (row.rounds ? String(row.badStatuses) : '–')],
+  ['B/resp', (row) => fmt.bytes(row.bytesPerResponse)],
+  ['peak RSS', (row) => fmt.rss(row.peakRss)],
+  ['CPU srv/load', (row) => (row.serverCpu === undefined ? '–' : `${Math.round(row.serverCpu * 100)}/${Math.round(row.loadCpu * 100)}%`)],
+  ['result', mark],
+];
+const LEFT = new Set(['variant', 'result']);
+
+/** @param {string[][]} table @param {string[]} headers */
+function alignText(headers, table) {
+  const widths = headers.map((header, i) => Math.max(header.length, ...table.map((cells) => cells[i].length)));
+  const line = (cells) =>
+    cells.map((cell, i) => (LEFT.has(headers[i]) ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ').trimEnd();
+  return [line(headers), widths.map((width) => '─'.repeat(width)).join('  '), ...table.map(line)].join('\n');
+}
+
+/**
+ * @param {SummaryRow[]} rows
+ * @param {{ title: (name: string) => string }} scenarios
+ */
+export function terminalTable(rows, scenarios) {
+  const headers = COLUMNS.map(([header]) => header);
+  const blocks = [];
+  for (const scenario of [...new Set(rows.map((row) => row.scenario))]) {
+    const group = rows.filter((row) => row.scenario === scenario);
+    const table = group.map((row) => COLUMNS.map(([, cell]) => cell(row)));
+    const problems = group
+      .filter((row) => row.status !== 'valid')
+      .map((row) => `  ${row.variant} ${row.status}: ${row.reasons.slice(0, 3).join('; ')}`);
+    blocks.push([scenarios.title(scenario), alignText(headers, table), ...problems].join('\n'));
+  }
+  return blocks.join('\n\n');
+}
+
+const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/**
+ * @param {{ rows: SummaryRow[], scenarios: { title: (name: string) => string, describe: (name: string) => string },
+ *   settings: Record<string, any>, machine: Record<string, any>, startedAt: string, resultsFile: string }} input
+ */
+export function markdown({ rows, scenarios, settings, machine, startedAt, resultsFile }) {
+  const date = startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const pin = settings.pin.enabled
+    ? `server pinned to CPU ${settings.pin.serverCpus} and load generator to CPU ${settings.pin.loadCpus} (taskset)`
+    : `no CPU pinning (${settings.pin.reason})`;
+  const lines = [
+    `Measured ${date} by \`npm run bench\` (${resultsFile}).`,
+    '',
+    `- **Machine:** ${machine.cpuModel}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB RAM, ${machine.os}; ${machine.busyBeforeStart === undefined ? '' : `CPUs ${Math.round(machine.busyBeforeStart * 100)}% busy with other work just before the start; `}load average ${machine.loadAverage.join(' / ')} at start, ${machine.loadAverageEnd?.join(' / ') ?? '?'} at the end.`,
+    `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
+    `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up; ${pin}.`,
+    `- **Critical CSS:** ${settings.criticalCss}.`,
+    ...(settings.patches?.length
+      ? [
+          `- **Patched dependencies:** node_modules carries the project's patches (${settings.patches.map((name) => `\`${name}\``).join(', ')}); ` +
+            'the CommonEngine variants render with the CommonEngine bundled in dist/server/main.server.mjs, patches included (bench/README.md says which variant runs which patched code).',
+        ]
+      : []),
+    '',
+    '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | result |',
+    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  let previous;
+  for (const row of rows) {
+    const cells = COLUMNS.map(([, cell]) => cell(row));
+    const scenario = row.scenario === previous ? '' : `**${row.scenario}**`;
+    previous = row.scenario;
+    const [rank, variant, ...rest] = cells;
+    lines.push(`| ${[scenario, rank, `\`${variant}\``, ...rest].map(escapeCell).join(' | ')} |`);
+  }
+  const failures = rows.filter((row) => row.status !== 'valid');
+  lines.push(
+    '',
+    '**How to read it.** Each req/s is the median of the interleaved rounds (spread: half the min–max range, relative to the median). ' +
+      '× stock and × ceiling divide medians of the same scenario; the ceiling of `ssr` is node:http + CommonEngine, the render\'s own cost. ' +
+      'p50/p99 are medians over rounds of each round\'s latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run. ' +
+      'CPU server/load: share of one CPU used by the server process and by the load generator during the runs (medians); "client-bound": the load generator used ≥ 90% of its CPU, so the server may be faster than shown. ' +
+      '# ranks the valid variants (the ceiling is a reference, not a contender). ' +
+      'INVALID: the answers were not what a browser needs (status, type, length, errors), so the row is not ranked. ' +
+      '"ignores If-None-Match" / "no ETag": the variant sends the full page where a 304 was possible; that is its result, not an error. ' +
+      'On a shared 2-core machine expect ±15% between runs: compare variants within one table, not across tables.',
+    '',
+    'Scenarios: ' + [...new Set(rows.map((row) => row.scenario))].map((name) => `\`${name}\` ${scenarios.describe(name)}`).join(' '),
+  );
+  if (failures.length > 0) {
+    lines.push('', 'Not ranked:', '');
+    for (const row of failures) lines.push(`- \`${row.variant}\` in \`${row.scenario}\` (${row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,164 @@
+// Is what a variant answers in a scenario what a browser needs? Checked before any load (a wrong
+// answer is never ranked, however fast) and again from the load's own counts afterwards.
+import { makeProduct } from '../../src/app/products.ts';
+import { httpGet } from './http.mjs';
+import { productIdAt } from './scenarios.mjs';
+
+const CONTENT_TYPES = { html: /^text\/html\b/i, js: /^(text|application)\/javascript\b/i, css: /^text\/css\b/i };
+/**
+ * Critical CSS inlined, as Beasties leaves it whoever runs it: a plain <style> block in the head and
+ * the global stylesheet deferred with media="print". Proves the "same setting" claim per variant.
+ */
+const CRITICAL_CSS = /<head>[\s\S]*<style>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
+/** Measured bytes per response (headers included) may not fall below this share of the expected body. */
+const MIN_BYTES_SHARE = 0.9;
+
+/**
+ * @typedef {import('./scenarios.mjs').BuildInfo} BuildInfo
+ * @typedef {import('./scenarios.mjs').BuildFile} BuildFile
+ * @typedef {'304' | 'ignored' | 'no-etag'} Revalidation
+ * @typedef {{ valid: boolean, problems: string[], notes: string[], context: { etag?: string },
+ *   revalidation?: Revalidation, expectedStatuses: number[], minBytesPerResponse: number }} ScenarioCheck
+ */
+
+/** @param {import('./http.mjs').HttpResponse} res */
+function describe(res) {
+  return `${res.status} ${res.headers['content-type'] ?? '(no content-type)'}, ${res.body.length} B`;
+}
+
+/**
+ * A file of the build, as a browser fetching it needs it: 200, its type, all of its bytes.
+ * @param {string} baseUrl @param {BuildFile} file @param {string[]} problems
+ */
+async function checkFile(baseUrl, file, problems) {
+  const res = await httpGet(baseUrl, file.path);
+  const type = res.headers['content-type'] ?? '';
+  if (res.status !== 200) problems.push(`GET ${file.path}: status ${res.status}, expected 200`);
+  else if (!CONTENT_TYPES[file.kind].test(type)) problems.push(`GET ${file.path}: content-type "${type}", expected ${file.kind}`);
+  else if (res.body.length !== file.size) problems.push(`GET ${file.path}: ${res.body.length} B, the file has ${file.size} B`);
+  return res;
+}
+
+/**
+ * A product page rendered for this id: 200, HTML, and the product's own title.
+ * @param {string} baseUrl @param {number} id @param {string[]} problems
+ */
+async function checkProduct(baseUrl, id, problems) {
+  const path = `/products/${id}`;
+  const res = await httpGet(baseUrl, path);
+  const text = res.body.toString('utf8');
+  const heading = `<h1>${makeProduct(id).name}</h1>`;
+  if (res.status !== 200) problems.push(`GET ${path}: status ${res.status}, expected 200`);
+  else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? '')) problems.push(`GET ${path}: ${describe(res)}, expected HTML`);
+  else if (!text.includes(heading)) problems.push(`GET ${path}: the page lacks ${heading} (${res.body.length} B)`);
+  else if (!text.trimEnd().endsWith('</html>')) problems.push(`GET ${path}: the page is truncated (no closing </html>)`);
+  else if (!CRITICAL_CSS.test(text)) problems.push(`GET ${path}: no inlined critical CSS (every variant must render with it on)`);
+  return res;
+}
+
+/**
+ * @param {string} baseUrl the variant's address
+ * @param {string} scenario
+ * @param {BuildInfo} build
+ * @returns {Promise<ScenarioCheck>}
+ */
+export async function checkScenario(baseUrl, scenario, build) {
+  /** @type {string[]} */
+  const problems = [];
+  /** @type {string[]} */
+  const notes = [];
+  /** @type {ScenarioCheck} */
+  const check = { valid: false, problems, notes, context: {}, expectedStatuses: [200], minBytesPerResponse: 0 };
+  const share = (bytes) => Math.floor(bytes * MIN_BYTES_SHARE);
+  try {
+    switch (scenario) {
+      case 'ssg': {
+        await checkFile(baseUrl, build.page, problems);
+        check.minBytesPerResponse = share(build.page.size);
+        break;
+      }
+      case 'ssr': {
+        // Ids far apart in the rotation: each page must be its own product, not a cached one.
+        const ids = [productIdAt(0), productIdAt(1), 999_999];
+        const pages = [];
+        for (const id of ids) pages.push(await checkProduct(baseUrl, id, problems));
+        if (new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length) {
+          problems.push('different product ids answered the same page');
+        }
+        const missing = await httpGet(baseUrl, '/products/0');
+        if (missing.status !== 404) problems.push(`GET /products/0 (no such product): status ${missing.status}, expected 404`);
+        check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
+        break;
+      }
+      case 'asset': {
+        await checkFile(baseUrl, build.mainJs, problems);
+        await checkFile(baseUrl, build.stylesCss, problems);
+        check.minBytesPerResponse = share((build.mainJs.size + build.stylesCss.size) / 2);
+        break;
+      }
+      case 'revalidate': {
+        const first = await checkFile(baseUrl, build.page, problems);
+        const etag = first.headers.etag;
+        if (!etag) {
+          check.revalidation = 'no-etag';
+          notes.push('no ETag on /: every request gets the full page (200)');
+          check.minBytesPerResponse = share(build.page.size);
+          break;
+        }
+        const again = await httpGet(baseUrl, '/', { headers: { 'if-none-match': etag } });
+        check.context.etag = etag;
+        if (again.status === 304) {
+          check.revalidation = '304';
+          check.expectedStatuses = [304];
+          if (again.body.length > 0) problems.push(`304 with a ${again.body.length} B body`);
+        } else if (again.status === 200) {
+          check.revalidation = 'ignored';
+          notes.push(`sends ETag ${etag} but answers If-None-Match with the full page (200)`);
+          check.minBytesPerResponse = share(build.page.size);
+        } else {
+          problems.push(`GET / with If-None-Match: ${etag}: status ${again.status}, expected 304 (or 200)`);
+        }
+        break;
+      }
+      case 'mixed': {
+        await checkFile(baseUrl, build.page, problems);
+        const product = await checkProduct(baseUrl, productIdAt(2), problems);
+        const assets = [build.stylesCss, build.mainJs, ...build.initialChunks];
+        for (const file of assets) await checkFile(baseUrl, file, problems);
+        const assetBytes = assets.reduce((sum, file) => sum + file.size, 0);
+        const cycle = build.page.size + product.body.length + 2 * assetBytes;
+        check.minBytesPerResponse = share(cycle / (2 + 2 * assets.length));
+        break;
+      }
+      default:
+        problems.push(`unknown scenario ${scenario}`);
+    }
+  } catch (error) {
+    problems.push(`no answer: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  check.valid = problems.length === 0;
+  return check;
+}
+
+/**
+ * Judges one load run by autocannon's own counts: any connection error or timeout, any status the
+ * checks did not expect, or fewer bytes per response than the expected bodies, and the run is invalid.
+ * @param {import('./load.mjs').LoadResult} result
+ * @param {ScenarioCheck} check
+ * @returns {string[]} the problems (empty when valid)
+ */
+export function judgeRun(result, check) {
+  const problems = [];
+  if (result.requests === 0) problems.push('no response at all');
+  if (result.errors > 0) problems.push(`${result.errors} connection errors (${result.timeouts} timeouts)`);
+  if (result.mismatches > 0) problems.push(`${result.mismatches} body mismatches`);
+  const unexpected = Object.entries(result.statusCodes).filter(([code]) => !check.expectedStatuses.includes(Number(code)));
+  if (unexpected.length > 0) {
+    problems.push(`unexpected statuses: ${unexpected.map(([code, count]) => `${count}× ${code}`).join(', ')}`);
+  }
+  const perResponse = result.requests > 0 ? result.bytes / result.requests : 0;
+  if (result.requests > 0 && perResponse < check.minBytesPerResponse) {
+    problems.push(`${Math.round(perResponse)} B per response, expected at least ${check.minBytesPerResponse} B (truncated bodies?)`);
+  }
+  return problems;
+}

@@ -1,0 +1,97 @@
+// The servers compared. All serve the same Angular build and render through the same app bundle;
+// only the server around it differs. Everything but `origin` lives under bench/ and never ships.
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '../..');
+export const DIST = join(ROOT, 'dist');
+export const STOCK_DIST = join(ROOT, 'dist-bench/stock');
+const VARIANTS_DIR = join(ROOT, 'bench/variants');
+const BUN = join(ROOT, 'node_modules/.bin/bun');
+
+/**
+ * @typedef {{ name: string, label: string, runtime: 'node' | 'bun', about: string, criticalCss: string,
+ *   command: () => string[], env: Record<string, string | undefined>, dist: string }} Variant
+ */
+
+/** How each variant inlines critical CSS: the setting is the same (on), the mechanism is not. */
+const BEASTIES_PER_RENDER = "CommonEngine's default inlineCriticalCss (a full Beasties pass per render)";
+
+/** Same for every variant: loopback only, the origin's default host list, production mode. */
+const COMMON_ENV = { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS: undefined, BENCH_DIST: DIST };
+
+/** @type {Variant[]} */
+export const VARIANTS = [
+  {
+    name: 'origin',
+    criticalCss: 'the origin\'s own inlining',
+    label: 'origin (this project: Koa + CommonEngine)',
+    runtime: 'node',
+    about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
+    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'stock',
+    criticalCss: 'AngularNodeAppEngine with the plans its build compiled',
+    label: 'stock (ng new --ssr: Express 5 + AngularNodeAppEngine)',
+    runtime: 'node',
+    about:
+      'The server.ts `ng new --ssr` generates in Angular 22.2, verbatim (bench/variants/stock/server.ts), built with the same app by the bench-stock configuration.',
+    command: () => [process.execPath, join(STOCK_DIST, 'server/server.mjs')],
+    env: COMMON_ENV,
+    dist: STOCK_DIST,
+  },
+  {
+    name: 'express-commonengine',
+    criticalCss: BEASTIES_PER_RENDER,
+    label: 'express-commonengine (Express 5 + express.static + CommonEngine)',
+    runtime: 'node',
+    about: "The reference article's starting point: Express + express.static + CommonEngine + res.send (default ETag on).",
+    command: () => [process.execPath, join(VARIANTS_DIR, 'express-commonengine.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'fastify',
+    criticalCss: BEASTIES_PER_RENDER,
+    label: 'fastify (Fastify 5 + @fastify/static + CommonEngine)',
+    runtime: 'node',
+    about: 'Fastify 5 + @fastify/static (default options, 1-year max-age) + CommonEngine from the not-found handler.',
+    command: () => [process.execPath, join(VARIANTS_DIR, 'fastify.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'bun-elysia',
+    criticalCss: BEASTIES_PER_RENDER,
+    label: 'bun-elysia (Bun + Elysia + @elysiajs/static + CommonEngine)',
+    runtime: 'bun',
+    about: "The article's fastest: Bun + Elysia + @elysiajs/static (alwaysStatic) + CommonEngine, weak ETag from the etag package.",
+    command: () => [BUN, join(VARIANTS_DIR, 'bun-elysia.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'ceiling',
+    criticalCss: BEASTIES_PER_RENDER,
+    label: 'ceiling (node:http from memory; CommonEngine for SSR)',
+    runtime: 'node',
+    about:
+      'The physical limit: node:http answering every file from a Buffer with a fixed ETag; node:http + CommonEngine (same render options as origin) for rendered pages.',
+    command: () => [process.execPath, join(VARIANTS_DIR, 'ceiling.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+];
+
+export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);
+/** Any line saying it listens: each server prints one when it is ready. */
+export const READY_LINE = /listening on http:\/\//i;
+
+/** @param {string} name */
+export function getVariant(name) {
+  const variant = VARIANTS.find((candidate) => candidate.name === name);
+  if (!variant) throw new Error(`unknown variant "${name}" (known: ${VARIANT_NAMES.join(', ')})`);
+  return variant;
+}

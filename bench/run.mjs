@@ -1,0 +1,313 @@
+// `npm run bench`: the comparison of this project's origin with the stock Angular server, the
+// reference article's servers and the physical ceiling. See bench/README.md for how to read it.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
+import { barChart } from './lib/chart.mjs';
+import { startLoadGenerator } from './lib/load.mjs';
+import { canPin, describeMachine, measureBusyCpu, pinProcess } from './lib/machine.mjs';
+import { HELP, parseOptions } from './lib/options.mjs';
+import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
+import { createProgress, formatDuration } from './lib/progress.mjs';
+import { updateReadme } from './lib/readme.mjs';
+import { markdown, summarize, terminalTable } from './lib/report.mjs';
+import { describeBuild, getScenario } from './lib/scenarios.mjs';
+import { checkScenario, judgeRun } from './lib/validate.mjs';
+import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant } from './lib/variants.mjs';
+
+const SERVER_CPUS = '1';
+const LOAD_CPUS = '0';
+/** Seconds per request a load run may wait for an answer before autocannon counts a timeout. */
+const REQUEST_TIMEOUT_S = 10;
+/** Rough costs for the up-front estimate (measured on a 2-core machine). */
+const STARTUP_ESTIMATE_S = 3;
+const RUN_OVERHEAD_S = 0.7;
+
+/** The critical-CSS line of the report: one setting (on, checked on every rendered page), by mechanism. */
+function describeCriticalCss(names) {
+  const byMechanism = new Map();
+  for (const name of names) {
+    const { criticalCss } = getVariant(name);
+    byMechanism.set(criticalCss, [...(byMechanism.get(criticalCss) ?? []), name]);
+  }
+  const mechanisms = [...byMechanism].map(([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`);
+  return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered / was inlined by the build`;
+}
+
+/** Round r runs the variants starting from a different one, so no variant always goes first. */
+function rotate(list, by) {
+  const shift = by % list.length;
+  return [...list.slice(shift), ...list.slice(0, shift)];
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  installCleanup();
+  const startedAt = new Date().toISOString();
+  const say = (line = '') => process.stdout.write(`${line}\n`);
+
+  const pinPossible = canPin();
+  if (options.pin === true && !pinPossible) throw new Error('--pin needs taskset and at least 2 CPUs');
+  const pin = {
+    enabled: options.pin ?? pinPossible,
+    serverCpus: SERVER_CPUS,
+    loadCpus: LOAD_CPUS,
+    reason: options.pin === false ? 'disabled with --no-pin' : pinPossible ? 'taskset available' : 'needs taskset and ≥ 2 CPUs',
+  };
+  const pairs = options.variants.length * options.scenarios.length;
+  const plannedSeconds =
+    options.variants.length * (STARTUP_ESTIMATE_S + 1) +
+    pairs * options.warmup +
+    options.rounds * pairs * (options.duration + RUN_OVERHEAD_S);
+
+  say(`Angular SSR bench · ${startedAt}`);
+  say(`  variants:   ${options.variants.join(', ')}`);
+  say(`  scenarios:  ${options.scenarios.join(', ')}`);
+  say(
+    `  load:       autocannon, ${options.connections} connections, pipelining ${options.pipelining}, ` +
+      `${options.rounds} round(s) × ${options.duration} s, ${options.warmup} s warm-up${options.quick ? ' (--quick)' : ''}`,
+  );
+  say(
+    `  pinning:    ${pin.enabled ? `yes: servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS} (taskset)` : `no (${pin.reason})`}`,
+  );
+  say(`  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`);
+  if (plannedSeconds > 600) say('  (more than 10 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)');
+  say();
+
+  const variantNames = options.variants;
+  const criticalCss = describeCriticalCss(variantNames);
+  const { builtStock } = ensureBuilds({ stock: variantNames.includes('stock'), skip: options.skipBuild, log: say });
+  const build = describeBuild(join(DIST, 'browser'));
+  const servedDirs = [DIST, ...(variantNames.includes('stock') ? [STOCK_DIST] : [])];
+  const fingerprint = buildFingerprint(servedDirs);
+  const assertBuildUnchanged = () => {
+    let now;
+    try {
+      now = buildFingerprint(servedDirs);
+    } catch {
+      now = undefined;
+    }
+    if (now !== fingerprint) {
+      throw new Error(
+        'dist/ (or dist-bench/stock/) changed while the bench was running: something rebuilt it under the ' +
+          'running servers, so these numbers would compare different things. Nothing was written; run again ' +
+          'when nothing else builds.',
+      );
+    }
+  };
+  const machine = describeMachine();
+  const busy = await measureBusyCpu();
+  machine.busyBeforeStart = busy === undefined ? undefined : Math.round(busy * 100) / 100;
+  if (busy !== undefined && busy > 0.2) {
+    say(`warning: ${Math.round(busy * 100)}% of the CPUs were busy with something else just before the bench: expect noisy numbers`);
+  }
+  if (pin.enabled && !pinProcess(process.pid, LOAD_CPUS)) throw new Error('taskset could not pin the runner');
+
+  const progress = createProgress({ plannedSeconds });
+  const load = await startLoadGenerator({ cpus: pin.enabled ? LOAD_CPUS : undefined });
+
+  /** @type {Map<string, { server?: import('./lib/process.mjs').RunningServer }>} */
+  const servers = new Map();
+  /** @type {import('./lib/report.mjs').VariantState[]} */
+  const states = [];
+  /** @type {import('./lib/report.mjs').Run[]} */
+  const runs = [];
+
+  try {
+    // Start every variant once, then check every scenario's answers before any load.
+    for (const name of variantNames) {
+      const variant = getVariant(name);
+      progress.step(`starting ${name}`, STARTUP_ESTIMATE_S + 1);
+      /** @type {import('./lib/report.mjs').VariantState & { startupMs?: number, pid?: number }} */
+      const state = {
+        name,
+        label: variant.label,
+        runtime: variant.runtime,
+        about: variant.about,
+        command: variant.command().map((part) => (part.startsWith(ROOT) ? relative(ROOT, part) : part)).join(' '),
+        started: false,
+        checks: {},
+      };
+      states.push(state);
+      const started = Date.now();
+      try {
+        const command = variant.command();
+        const server = await startServer({
+          command: pin.enabled ? pinned(command, SERVER_CPUS) : command,
+          env: variant.env,
+          cwd: ROOT,
+          ready: READY_LINE,
+        });
+        servers.set(name, { server });
+        state.started = true;
+        state.pid = server.pid;
+        state.startupMs = Date.now() - started;
+      } catch (error) {
+        state.error = error instanceof Error ? error.message : String(error);
+        progress.log(`✗ ${name} did not start: ${state.error}`);
+        continue;
+      }
+      const server = servers.get(name).server;
+      const verdicts = [];
+      for (const scenario of options.scenarios) {
+        const check = await checkScenario(server.url, scenario, build);
+        state.checks[scenario] = check;
+        verdicts.push(
+          check.valid
+            ? `${scenario} ok${check.revalidation && check.revalidation !== '304' ? ` (${check.revalidation})` : ''}`
+            : `${scenario} INVALID`,
+        );
+      }
+      progress.log(`✓ ${name} ready in ${(state.startupMs / 1000).toFixed(1)} s (pid ${server.pid}) · ${verdicts.join(', ')}`);
+      for (const scenario of options.scenarios) {
+        const check = state.checks[scenario];
+        if (!check.valid) progress.log(`    ${scenario}: ${check.problems.join('; ')}`);
+      }
+    }
+
+    const warmed = new Set();
+    const livePids = () => [...servers.values()].filter(({ server }) => server && !server.exited()).map(({ server }) => server.pid);
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const scenarioName of options.scenarios) {
+        const scenario = getScenario(scenarioName);
+        for (const name of rotate(variantNames, round - 1)) {
+          const state = states.find((candidate) => candidate.name === name);
+          const server = servers.get(name)?.server;
+          const check = state.checks[scenarioName];
+          if (!server || state.crashed || !check?.valid) continue;
+          const job = {
+            url: server.url,
+            requests: scenario.requests(build, check.context),
+            connections: options.connections,
+            pipelining: options.pipelining,
+            timeout: REQUEST_TIMEOUT_S,
+          };
+          const key = `${name}/${scenarioName}`;
+          const settle = async () => {
+            const idle = await waitUntilIdle(livePids());
+            if (!idle.settled) progress.log(`  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`);
+          };
+          if (!warmed.has(key) && options.warmup > 0) {
+            await settle();
+            progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · warm-up`, options.warmup);
+            await load.run({ ...job, duration: options.warmup });
+          }
+          warmed.add(key);
+
+          await settle();
+          const resetOk = resetPeakRss(server.pid);
+          progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · measuring`, options.duration + RUN_OVERHEAD_S);
+          const cpuBefore = readCpuSeconds(server.pid);
+          const result = await load.run({ ...job, duration: options.duration });
+          const cpuAfter = readCpuSeconds(server.pid);
+          const serverCpu =
+            cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0 ? undefined : (cpuAfter - cpuBefore) / result.duration;
+          const peakRss = readPeakRss(server.pid);
+          const problems = judgeRun(result, check);
+          const exit = server.exited();
+          if (exit) {
+            state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}): ${server.output().trim().split('\n').slice(-3).join(' / ')}`;
+            problems.push(state.crashed);
+          } else {
+            // Still correct after the load? A server that degrades under load must not look fast.
+            const after = await checkScenario(server.url, scenarioName, build);
+            if (!after.valid) problems.push(...after.problems.map((problem) => `after load: ${problem}`));
+          }
+          assertBuildUnchanged();
+          runs.push({ round, scenario: scenarioName, variant: name, result, serverCpu, peakRss, peakRssReset: resetOk, problems });
+          const cpu = `CPU server ${serverCpu === undefined ? '?' : Math.round(serverCpu * 100)}% / load ${Math.round(result.loadCpu * 100)}%`;
+          const latency = `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${cpu}`;
+          progress.log(
+            `  r${round} ${scenarioName.padEnd(10)} ${name.padEnd(20)} ${Math.round(result.rps).toString().padStart(7)} req/s, ${latency}` +
+              (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
+          );
+        }
+      }
+    }
+  } finally {
+    progress.done();
+    await load.close();
+    await Promise.all([...servers.values()].map(({ server }) => server?.stop()));
+    killAll();
+  }
+
+  const finishedAt = new Date().toISOString();
+  machine.loadAverageEnd = describeMachine().loadAverage;
+  const rows = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
+  const scenarioText = {
+    title: (name) => getScenario(name).title,
+    describe: (name) => getScenario(name).describe,
+  };
+  const settings = {
+    variants: options.variants,
+    scenarios: options.scenarios,
+    connections: options.connections,
+    duration: options.duration,
+    rounds: options.rounds,
+    pipelining: options.pipelining,
+    warmup: options.warmup,
+    quick: options.quick,
+    requestTimeout: REQUEST_TIMEOUT_S,
+    pin,
+    criticalCss,
+    nodeEnv: 'production',
+    patches: listPatches(),
+    order: 'for each round: each scenario in turn, all variants back to back, starting one variant later each round; every run starts once all servers are idle (< 5% CPU)',
+    peakRss: 'VmHWM of the server process, reset before each measured run (/proc/<pid>/clear_refs)',
+  };
+
+  mkdirSync(options.out, { recursive: true });
+  const stamp = startedAt.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+  const base = join(options.out, stamp);
+  const files = { json: `${base}.json`, md: `${base}.md`, svg: `${base}.svg` };
+  const shown = (path) => (path.startsWith(ROOT) ? relative(ROOT, path) : path);
+  const md = markdown({ rows, scenarios: scenarioText, settings, machine, startedAt, resultsFile: shown(files.json) });
+  const subtitle = [
+    `${startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} · ${machine.cpuModel}, ${machine.cpus} CPUs · Node ${machine.node}${machine.bun ? ` · Bun ${machine.bun}` : ''}`,
+    `${options.connections} connections, ${options.rounds} round(s) × ${options.duration} s, ${pin.enabled ? 'server and load generator on separate CPUs' : 'no CPU pinning'}, critical CSS on everywhere`,
+  ];
+  const svg = barChart({ rows, title: scenarioText.title, subtitle });
+  const json = {
+    tool: 'bench/run.mjs',
+    startedAt,
+    finishedAt,
+    machine,
+    settings,
+    build: {
+      dist: relative(ROOT, DIST),
+      stockBuiltThisRun: builtStock,
+      files: Object.fromEntries(
+        [build.page, build.mainJs, build.stylesCss, ...build.initialChunks].map((file) => [file.path, file.size]),
+      ),
+    },
+    variants: states,
+    runs,
+    summary: rows,
+    files: { md: shown(files.md), svg: shown(files.svg) },
+  };
+  writeFileSync(files.json, JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(files.md, `# Angular SSR origin benchmark\n\n${md}`);
+  writeFileSync(files.svg, svg);
+
+  say();
+  say(terminalTable(rows, scenarioText));
+  say();
+  say(`Critical CSS: ${criticalCss}.`);
+  if (settings.patches.length) say(`Patched dependencies (patches/): ${settings.patches.join(', ')}; see bench/README.md.`);
+  say(`Pinning: ${pin.enabled ? `servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS}` : `none (${pin.reason})`}.`);
+  say(`Took ${formatDuration((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000)}. Results: ${shown(files.json)}, ${shown(files.md)}, ${shown(files.svg)}`);
+  if (options.updateReadme) {
+    updateReadme(join(ROOT, 'README.md'), md);
+    say('README.md: table updated between <!-- bench:start --> and <!-- bench:end -->.');
+  }
+}
+
+main().catch((error) => {
+  killAll();
+  process.stderr.write(`\nbench failed: ${error instanceof Error ? error.message : error}\n`);
+  process.exit(1);
+});

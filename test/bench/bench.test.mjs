@@ -1,0 +1,129 @@
+// The bench in smoke mode: a second per scenario, two variants. Asserts correctness only (every
+// variant started, answered every scenario validly, the files and the chart were written), never
+// a timing: speed is the bench's output, not something a test on a shared machine can pin down.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+const ROOT = join(import.meta.dirname, '../..');
+const VARIANTS = ['origin', 'stock'];
+const SCENARIOS = ['ssg', 'ssr', 'asset', 'revalidate', 'mixed'];
+
+/** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
+function runBench(args, timeoutMs) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    // SIGINT lets the runner take its servers down with it.
+    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm run bench (smoke mode)', { timeout: 110_000 }, () => {
+  let out;
+  let run;
+  let json;
+  const file = (ext) => readdirSync(out).find((name) => name.endsWith(ext));
+
+  before(async () => {
+    out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    run = await runBench(
+      ['--variants', VARIANTS.join(','), '--duration', '1', '--rounds', '1', '--quick', '--out', out],
+      100_000,
+    );
+    const name = file('.json');
+    json = name ? JSON.parse(readFileSync(join(out, name), 'utf8')) : undefined;
+  });
+  after(() => {
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it('exits 0 and prints the table', () => {
+    assert.equal(run.code, 0, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);
+    for (const scenario of SCENARIOS) assert.match(run.stdout, new RegExp(`^${scenario}: `, 'm'));
+    assert.match(run.stdout, /Critical CSS: on/);
+    assert.match(run.stdout, /Pinning: /);
+  });
+
+  it('writes JSON with the settings asked for', () => {
+    assert.ok(json, `no JSON in ${out}`);
+    assert.deepEqual(json.settings.variants, VARIANTS);
+    assert.deepEqual(json.settings.scenarios, SCENARIOS);
+    assert.equal(json.settings.rounds, 1);
+    assert.equal(json.settings.duration, 1);
+    assert.equal(typeof json.settings.pin.enabled, 'boolean');
+    assert.ok(json.machine.cpuModel && json.machine.cpus >= 1 && json.machine.node);
+  });
+
+  it('started every variant and stopped it afterwards', () => {
+    for (const name of VARIANTS) {
+      const variant = json.variants.find((candidate) => candidate.name === name);
+      assert.ok(variant, `${name} missing`);
+      assert.equal(variant.started, true, `${name} did not start: ${variant.error}`);
+      assert.ok(!isRunning(variant.pid), `${name} (pid ${variant.pid}) still running`);
+    }
+  });
+
+  it('every variant answered every scenario validly, with load actually served', () => {
+    for (const name of VARIANTS) {
+      for (const scenario of SCENARIOS) {
+        const row = json.summary.find((candidate) => candidate.variant === name && candidate.scenario === scenario);
+        assert.ok(row, `no row for ${name}/${scenario}`);
+        assert.equal(row.status, 'valid', `${name}/${scenario}: ${row.status}: ${row.reasons.join('; ')}`);
+        assert.equal(row.rounds, 1);
+        assert.ok(row.rps.median > 0, `${name}/${scenario}: no requests served`);
+        assert.equal(row.errors, 0);
+        assert.equal(row.badStatuses, 0);
+      }
+    }
+    // The stock server sends an ETag and honours If-None-Match.
+    assert.equal(json.variants.find((variant) => variant.name === 'stock').checks.revalidate.revalidation, '304');
+  });
+
+  it('writes the Markdown table with machine, settings and date', () => {
+    const md = readFileSync(join(out, file('.md')), 'utf8');
+    assert.match(md, /\| Scenario \| # \| Variant \| req\/s \(median\)/);
+    assert.match(md, /\*\*Machine:\*\*/);
+    assert.match(md, /Node v\d+/);
+    assert.match(md, /\*\*Critical CSS:\*\* on/);
+    assert.match(md, /Measured \d{4}-\d{2}-\d{2} /);
+    for (const name of VARIANTS) assert.ok(md.includes(`\`${name}\``), `${name} not in the table`);
+  });
+
+  it('draws an SVG chart with a bar per variant and scenario', () => {
+    const svg = readFileSync(join(out, file('.svg')), 'utf8');
+    assert.ok(svg.startsWith('<svg'), 'not an SVG document');
+    assert.ok(svg.trimEnd().endsWith('</svg>'));
+    const bars = [...svg.matchAll(/<rect class="bar" data-scenario="([^"]+)" data-variant="([^"]+)" data-status="([^"]+)"/g)];
+    assert.equal(bars.length, VARIANTS.length * SCENARIOS.length);
+    for (const name of VARIANTS) {
+      for (const scenario of SCENARIOS) {
+        const bar = bars.find(([, s, v]) => s === scenario && v === name);
+        assert.ok(bar, `no bar for ${name}/${scenario}`);
+        assert.equal(bar[3], 'valid');
+      }
+    }
+  });
+});
