@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const output = join(root, 'dist/server/server.mjs');
-const inputs = ['src', 'server', 'public', 'angular.json', 'tsconfig.json', 'tsconfig.app.json', 'package-lock.json'];
+const inputs = ['src', 'server', 'public', 'patches', 'angular.json', 'tsconfig.json', 'tsconfig.app.json', 'package-lock.json'];
 
 function newestMtime(path) {
   let stats;

@@ -19,6 +19,13 @@ export interface OriginConfig {
   shutdownGraceMs: number;
   /** One log line per request when true (off by default: it costs throughput). */
   accessLog: boolean;
+  /** Bytes of the browser build held in memory; 0 serves every file from disk through koa-static. */
+  staticMemoryBytes: number;
+  /**
+   * How rendered pages get their critical CSS: `compiled` (stylesheets compiled at startup),
+   * `per-request` (CommonEngine's full Beasties pass) or `off`.
+   */
+  criticalCss: CriticalCssMode;
   logLevel: string;
 }
 
@@ -26,6 +33,8 @@ export interface OriginConfig {
 export class ConfigError extends Error {}
 
 export const DEFAULT_PORT = 4000;
+export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
+const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
 export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1'];
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -41,7 +50,9 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
     shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
     accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
-    logLevel: readLogLevel(env['LOG_LEVEL']),
+    staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
+    criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
+    logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
 
@@ -69,16 +80,17 @@ function readBoolean(name: string, value: string | undefined, fallback: boolean)
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['info', 'fatal', 'error', 'warn', 'debug', 'trace', 'silent'];
 
-function readLogLevel(value: string | undefined): string {
+/** One of `choices`; the first is the default. */
+function readChoice<T extends string>(name: string, value: string | undefined, choices: readonly T[]): T {
   if (value === undefined || value === '') {
-    return 'info';
+    return choices[0];
   }
-  if (!LOG_LEVELS.includes(value)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  if (!choices.includes(value as T)) {
+    throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${value}"`);
   }
-  return value;
+  return value as T;
 }
 
 function readHost(value: string | undefined): string | undefined {

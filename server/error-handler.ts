@@ -1,30 +1,27 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { OVERLOADED_PAGE, SERVER_ERROR_PAGE } from './error-pages';
-import { collectConsole } from './request-console';
 
 interface HttpError {
   status?: number;
   expose?: boolean;
   message?: string;
   headers?: Record<string, string>;
+  /** What the app wrote to the console while rendering (see RenderError). */
+  consoleOutput?: string[];
 }
 
 /**
  * Turns any error below it into a clean answer: 4xx with its short message as text, 503 and 5xx
  * as a static HTML page with no detail. A server error is logged as one line with the stack and
- * whatever the app wrote to the console while handling that request.
+ * whatever the app wrote to the console while rendering.
  */
 export function errorHandler(log: Logger, onShed: () => void): Middleware {
   return async (ctx, next) => {
-    const consoleOutput: string[] = [];
     try {
-      await collectConsole(consoleOutput, next);
-      if (consoleOutput.length > 0) {
-        log.warn({ method: ctx.method, url: ctx.url, status: ctx.status, console: consoleOutput }, 'console output while answering');
-      }
+      await next();
     } catch (error) {
-      const { status = 500, expose = false, message = '', headers = {} } = (error ?? {}) as HttpError;
+      const { status = 500, expose = false, message = '', headers = {}, consoleOutput } = (error ?? {}) as HttpError;
       const valid = Number.isInteger(status) && status >= 400 && status <= 599;
       const code = valid ? status : 500;
       if (code === 503 && expose) {

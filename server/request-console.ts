@@ -2,13 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { format } from 'node:util';
 import type { Logger } from 'pino';
 
-/** Console output written while one request is handled (the app's ErrorHandler writes there). */
+/** Console output written during one render (the app's ErrorHandler writes there). */
 const perRequest = new AsyncLocalStorage<string[]>();
 
 /**
  * Sends console.error/warn (Angular's ErrorHandler, Beasties, the engine) to the structured log as
- * one line each. Inside a request they are collected instead, so the request is logged once with
- * everything that went wrong in it (see errorHandler).
+ * one line each. During a render they are collected instead, so the request is logged once with
+ * everything that went wrong in it (see errorHandler and common-engine-pages).
  */
 export function routeConsoleToLog(log: Logger): void {
   const route = (level: 'error' | 'warn') => (...args: unknown[]) => {
@@ -24,7 +24,7 @@ export function routeConsoleToLog(log: Logger): void {
   console.warn = route('warn');
 }
 
-/** Runs `handle` collecting the console output it causes into `collected`. */
+/** Runs `handle` collecting the console output it causes into `collected`. Only renders pay for it. */
 export function collectConsole<T>(collected: string[], handle: () => Promise<T>): Promise<T> {
   return perRequest.run(collected, handle);
 }

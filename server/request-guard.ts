@@ -11,12 +11,15 @@ const MAX_URL_LENGTH = 8192;
  */
 export function requestGuard(allowedHosts: readonly string[]): Middleware {
   const isAllowedHost = createHostCheck(allowedHosts);
+  // Host header values already seen and allowed (a handful in practice; only allowed ones are kept,
+  // so forged values cannot grow it): skips parsing and matching on every request.
+  const allowedHostHeaders = new Set<string>();
   return async (ctx, next) => {
     const url = ctx.req.url ?? '';
     if (url.length > MAX_URL_LENGTH) {
       return ctx.throw(414, 'URI Too Long');
     }
-    if (!url.startsWith('/')) {
+    if (url.charCodeAt(0) !== 0x2f /* / */) {
       // Absolute-form ("GET http://other.example/") and asterisk-form targets: an origin behind a
       // CDN never needs them, and absolute-form would name a host the Host check did not see.
       return ctx.throw(400, 'Bad Request: request target must be a path');
@@ -24,19 +27,31 @@ export function requestGuard(allowedHosts: readonly string[]): Middleware {
     if (countHostHeaders(ctx.req.rawHeaders) > 1) {
       return ctx.throw(400, 'Bad Request: more than one Host header');
     }
-    if (!isAllowedHost(ctx.hostname.toLowerCase())) {
-      return ctx.throw(400, 'Bad Request: host not allowed');
+    const host = ctx.host;
+    if (!allowedHostHeaders.has(host)) {
+      if (!isAllowedHost(ctx.hostname.toLowerCase())) {
+        return ctx.throw(400, 'Bad Request: host not allowed');
+      }
+      if (allowedHostHeaders.size < 64) {
+        allowedHostHeaders.add(host);
+      }
     }
-    const path = decode(ctx.path);
-    if (path === undefined || decode(ctx.querystring.replaceAll('+', ' ')) === undefined) {
-      return ctx.throw(400, 'Bad Request: malformed percent-encoding');
-    }
-    if (path.includes('\0') || path.includes('\\') || /(^|\/)\.\.?(\/|$)/.test(path)) {
-      return ctx.throw(400, 'Bad Request: path must not contain dot segments, backslashes or null bytes');
+    // Most URLs hold no '%', '.' or '\\': they skip decoding and the dot-segment regex.
+    if (UNUSUAL_URL.test(url)) {
+      const path = decode(ctx.path);
+      if (path === undefined || decode(ctx.querystring.replaceAll('+', ' ')) === undefined) {
+        return ctx.throw(400, 'Bad Request: malformed percent-encoding');
+      }
+      if (path.includes('\0') || path.includes('\\') || /(^|\/)\.\.?(\/|$)/.test(path)) {
+        return ctx.throw(400, 'Bad Request: path must not contain dot segments, backslashes or null bytes');
+      }
     }
     await next();
   };
 }
+
+/** Characters that can hide a dot segment, a backslash or a null byte, or break decoding. */
+const UNUSUAL_URL = /[%.\\]/;
 
 function decode(value: string): string | undefined {
   try {

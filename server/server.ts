@@ -10,6 +10,7 @@ import { createLogger } from './logger';
 import { createOrigin } from './origin';
 import { RenderLimiter } from './render-limiter';
 import { routeConsoleToLog } from './request-console';
+import { buildStaticIndex, readPrerenderedRoutes } from './static-index';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
 const serverDir = import.meta.dirname;
@@ -42,10 +43,13 @@ function start(): void {
   (globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }).ngAttachNodeGlobalErrorHandlersCalled = true;
   const readiness = { ready: true };
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
+  const index = buildStaticIndex(browserDir, readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')), {
+    maxTotalBytes: config.staticMemoryBytes,
+  });
   const origin = createOrigin({
     allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
-    browserDir,
+    files: { browserDir, index },
     readiness,
     renderStats: () => limiter.stats,
     log,
@@ -83,7 +87,7 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
     devHandler = createOrigin({
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
-      browserDir: undefined,
+      files: undefined,
       readiness: { ready: true },
       renderStats: () => undefined,
       log: createLogger(config.logLevel),

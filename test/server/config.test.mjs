@@ -37,6 +37,12 @@ describe('configuration', () => {
     [{ NG_ALLOWED_HOSTS: 'https://shop.example' }, 'NG_ALLOWED_HOSTS'],
     [{ NG_ALLOWED_HOSTS: 'shop.example,,' }, 'NG_ALLOWED_HOSTS'],
     [{ NG_ALLOWED_HOSTS: 'shop.example/path' }, 'NG_ALLOWED_HOSTS'],
+    [{ RENDER_TIMEOUT_MS: '0' }, 'RENDER_TIMEOUT_MS'],
+    [{ MAX_CONCURRENT_RENDERS: 'many' }, 'MAX_CONCURRENT_RENDERS'],
+    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ CRITICAL_CSS: 'fast' }, 'CRITICAL_CSS'],
+    [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
@@ -59,4 +65,39 @@ describe('configuration', () => {
       await origin.stop();
     }
   });
+});
+
+describe('serving options', () => {
+  it('serves the same answers with every file from disk (STATIC_MEMORY_BYTES=0)', async () => {
+    const [memory, disk] = await Promise.all([startOrigin(), startOrigin({ env: { STATIC_MEMORY_BYTES: '0' } })]);
+    try {
+      for (const path of ['/', '/favicon.ico', '/dashboard', '/missing.js']) {
+        const [a, b] = await Promise.all([request(memory.url, path), request(disk.url, path)]);
+        assert.equal(b.status, a.status, path);
+        assert.deepEqual(b.body, a.body, path);
+        assert.equal(b.headers['content-type'], a.headers['content-type'], path);
+        assert.equal(b.headers['cache-control'], a.headers['cache-control'], path);
+        const etag = b.headers.etag;
+        if (etag) {
+          assert.equal((await request(disk.url, path, { headers: { 'if-none-match': etag } })).status, 304, path);
+        }
+      }
+    } finally {
+      await Promise.all([memory.stop(), disk.stop()]);
+    }
+  });
+
+  for (const mode of ['per-request', 'off']) {
+    it(`renders pages with CRITICAL_CSS=${mode}`, async () => {
+      const origin = await startOrigin({ env: { CRITICAL_CSS: mode } });
+      try {
+        const res = await request(origin.url, '/products/4');
+        assert.equal(res.status, 200);
+        assert.ok(res.text.includes('<h1>'), 'no page');
+        assert.equal(/<style>[^<]*mat-sys/.test(res.text), mode !== 'off', 'critical CSS inlined or not as configured');
+      } finally {
+        await origin.stop();
+      }
+    });
+  }
 });

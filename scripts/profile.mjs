@@ -1,0 +1,52 @@
+// `npm run profile -- [--path /products/N] [--seconds 10] [--connections 50]`: runs the production
+// origin under Node's CPU profiler (--cpu-prof) while autocannon loads one URL pattern over loopback
+// (N becomes a rotating product id), then prints where the time went. Open the written
+// .cpuprofile in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
+import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { load } from '../test/helpers/load.mjs';
+import { ROOT, startOrigin } from '../test/helpers/origin.mjs';
+
+const { values } = parseArgs({
+  options: {
+    path: { type: 'string', default: '/products/N' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    top: { type: 'string', default: '25' },
+  },
+});
+const dir = join(ROOT, 'profiles');
+mkdirSync(dir, { recursive: true });
+const before = new Set(readdirSync(dir));
+
+const origin = await startOrigin({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+console.log(`profiling ${origin.url}${values.path} for ${values.seconds} s with ${values.connections} connections…`);
+const { result, statuses } = await load({
+  url: origin.url,
+  connections: Number(values.connections),
+  duration: Number(values.seconds),
+  path: (n) => values.path.replace('N', String((n % 50_000) + 1)),
+});
+await origin.stop(); // SIGTERM: the origin drains and exits, and Node writes the profile
+console.log(`${Math.round(result.requests.average)} req/s, statuses ${JSON.stringify(statuses)}`);
+
+const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile') && !before.has(name));
+if (!file) {
+  throw new Error('no profile was written');
+}
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+const interval = (profile.endTime - profile.startTime) / profile.samples.length;
+const self = new Map();
+for (const node of profile.nodes) {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const where = url ? `${relative(ROOT, url.replace('file://', ''))}:${lineNumber + 1}` : '(native)';
+  const key = `${functionName || '(anonymous)'} ${where}`;
+  self.set(key, (self.get(key) ?? 0) + node.hitCount);
+}
+const total = profile.samples.length;
+console.log(`\nTop ${values.top} functions by self time (${total} samples, ${(interval / 1000).toFixed(2)} ms each):`);
+for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
+  console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
+}
+console.log(`\nprofile: ${relative(ROOT, join(dir, file))}`);
