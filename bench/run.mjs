@@ -265,7 +265,8 @@ async function main() {
   const base = join(options.out, stamp);
   const files = { json: `${base}.json`, md: `${base}.md`, svg: `${base}.svg` };
   const shown = (path) => (path.startsWith(ROOT) ? relative(ROOT, path) : path);
-  const md = markdown({ rows, scenarios: scenarioText, settings, machine, startedAt, resultsFile: shown(files.json) });
+  const startups = states.filter((state) => state.started).map((state) => [state.name, state.startupMs]);
+  const md = markdown({ rows, scenarios: scenarioText, settings, machine, startedAt, resultsFile: shown(files.json), startups });
   const subtitle = [
     `${startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} · ${machine.cpuModel}, ${machine.cpus} CPUs · Node ${machine.node}${machine.bun ? ` · Bun ${machine.bun}` : ''}`,
     `${options.connections} connections, ${options.rounds} round(s) × ${options.duration} s, ${pin.enabled ? 'server and load generator on separate CPUs' : 'no CPU pinning'}, critical CSS on everywhere`,

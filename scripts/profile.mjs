@@ -1,4 +1,4 @@
-// `npm run profile -- [--path /products/N] [--seconds 10] [--connections 50]`: runs the production
+// `npm run profile -- [--path /products/N] [--seconds 10] [--connections 50] [--revalidate]`: runs the production
 // origin under Node's CPU profiler (--cpu-prof) while autocannon loads one URL pattern over loopback
 // (N becomes a rotating product id), then prints where the time went. Open the written
 // .cpuprofile in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load } from '../test/helpers/load.mjs';
-import { ROOT, startOrigin } from '../test/helpers/origin.mjs';
+import { ROOT, request, startOrigin } from '../test/helpers/origin.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -14,6 +14,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     top: { type: 'string', default: '25' },
+    revalidate: { type: 'boolean', default: false },
   },
 });
 const dir = join(ROOT, 'profiles');
@@ -21,12 +22,15 @@ mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
 
 const origin = await startOrigin({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+// --revalidate: ask with the ETag the origin gave, as a browser revalidating its copy does (304s).
+const etag = values.revalidate ? (await request(origin.url, values.path.replace('N', '1'))).headers.etag : undefined;
 console.log(`profiling ${origin.url}${values.path} for ${values.seconds} s with ${values.connections} connections…`);
 const { result, statuses } = await load({
   url: origin.url,
   connections: Number(values.connections),
   duration: Number(values.seconds),
   path: (n) => values.path.replace('N', String((n % 50_000) + 1)),
+  headers: etag ? { 'if-none-match': etag } : undefined,
 });
 await origin.stop(); // SIGTERM: the origin drains and exits, and Node writes the profile
 console.log(`${Math.round(result.requests.average)} req/s, statuses ${JSON.stringify(statuses)}`);

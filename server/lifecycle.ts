@@ -13,7 +13,7 @@ export interface Readiness {
  * probes often use an IP address as host.
  */
 export function healthEndpoints(readiness: Readiness, renderStats: () => object | undefined): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (!readiness.ready) {
       // Keep-alive clients are told to reconnect elsewhere once this answer is sent.
       ctx.set('Connection', 'close');
@@ -25,7 +25,7 @@ export function healthEndpoints(readiness: Readiness, renderStats: () => object 
       ctx.body = { status: up ? 'ok' : 'draining', ready: readiness.ready, renders: renderStats() };
       return;
     }
-    await next();
+    return next();
   };
 }
 

@@ -1,13 +1,13 @@
 import etag from '@koa/etag';
 import Router from '@koa/router';
-import Koa, { type Middleware } from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import conditional from 'koa-conditional-get';
 import fresh from 'fresh';
 import serveStatic from 'koa-static';
 import type { Logger } from 'pino';
 import { errorHandler } from './error-handler';
 import { relative, sep } from 'node:path';
-import { cacheControlFor, REVALIDATE, type StaticIndex } from './static-index';
+import { cacheControlFor, REVALIDATE, type StaticFile, type StaticIndex } from './static-index';
 import { healthEndpoints, type Readiness } from './lifecycle';
 import { requestGuard } from './request-guard';
 import { throttledWarning } from './throttled-log';
@@ -70,19 +70,10 @@ export function createOrigin(options: OriginOptions): Koa {
   //    async frames and a copy of the response headers per file (see bench/README.md).
   if (options.files) {
     const { index } = options.files;
-    app.use(async (ctx, next) => {
+    // Plain functions, not async ones: each async frame per request showed in the 304 profile.
+    app.use((ctx, next) => {
       const file = ctx.method === 'GET' || ctx.method === 'HEAD' ? index.get(ctx.path) : undefined;
-      if (file === undefined) {
-        return next();
-      }
-      for (const [name, value] of file.headers) {
-        ctx.res.setHeader(name, value);
-      }
-      if (fresh(ctx.req.headers, file.validators)) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.body = file.body;
+      return file === undefined ? next() : sendFile(ctx, file);
     });
   }
 
@@ -122,4 +113,17 @@ export function createOrigin(options: OriginOptions): Koa {
   app.use(router.allowedMethods());
 
   return app;
+}
+
+/** Answers from memory: precomputed headers, and 304 when the client's copy is current. */
+function sendFile(ctx: Context, file: StaticFile): void {
+  const notModified = fresh(ctx.req.headers, file.validators);
+  for (const [name, value] of notModified ? file.notModifiedHeaders : file.headers) {
+    ctx.res.setHeader(name, value);
+  }
+  if (notModified) {
+    ctx.status = 304;
+  } else {
+    ctx.body = file.body;
+  }
 }

@@ -14,7 +14,7 @@ export function requestGuard(allowedHosts: readonly string[]): Middleware {
   // Host header values already seen and allowed (a handful in practice; only allowed ones are kept,
   // so forged values cannot grow it): skips parsing and matching on every request.
   const allowedHostHeaders = new Set<string>();
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const url = ctx.req.url ?? '';
     if (url.length > MAX_URL_LENGTH) {
       return ctx.throw(414, 'URI Too Long');
@@ -46,7 +46,7 @@ export function requestGuard(allowedHosts: readonly string[]): Middleware {
         return ctx.throw(400, 'Bad Request: path must not contain dot segments, backslashes or null bytes');
       }
     }
-    await next();
+    return next();
   };
 }
 

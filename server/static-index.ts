@@ -7,6 +7,8 @@ import { contentType } from 'mime-types';
 export interface StaticFile {
   body: Buffer;
   headers: [name: string, value: string][];
+  /** What a 304 must repeat (RFC 9110 15.4.5): nothing that describes a body it does not carry. */
+  notModifiedHeaders: [name: string, value: string][];
   /** The validators, in the shape `fresh` compares a request against. */
   validators: { etag: string; 'last-modified': string };
 }
@@ -69,14 +71,18 @@ export function buildStaticIndex(
     const body = readFileSync(file);
     heldBytes += size;
     const validators = { etag: contentEtag(body), 'last-modified': mtime.toUTCString() };
+    const notModifiedHeaders: [string, string][] = [
+      ['Cache-Control', cacheControlFor(urlPath)],
+      ['ETag', validators.etag],
+      ['Last-Modified', validators['last-modified']],
+    ];
     files.set(urlPath, {
       body,
       validators,
+      notModifiedHeaders,
       headers: [
         ['Content-Type', contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream'],
-        ['Cache-Control', cacheControlFor(urlPath)],
-        ['ETag', validators.etag],
-        ['Last-Modified', validators['last-modified']],
+        ...notModifiedHeaders,
         // Whole files only: nothing in a browser build needs byte ranges (see README).
         ['Accept-Ranges', 'none'],
       ],

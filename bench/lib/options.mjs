@@ -2,7 +2,7 @@
 import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SCENARIO_NAMES } from './scenarios.mjs';
-import { ROOT, VARIANT_NAMES } from './variants.mjs';
+import { DEFAULT_VARIANT_NAMES, ROOT, VARIANT_NAMES } from './variants.mjs';
 
 export const DEFAULTS = { connections: 50, duration: 4, rounds: 3, pipelining: 1, warmup: 2 };
 /** --quick: one short round, for a look or a smoke test (explicit flags still win). */
@@ -14,7 +14,8 @@ Starts every variant on a free loopback port, checks its answers, warms it up an
 autocannon, one scenario at a time, in interleaved rounds. Prints a table and writes
 bench/results/<timestamp>.json, .md and .svg.
 
-  --variants a,b,…     variants to run (default: all): ${VARIANT_NAMES.join(', ')}
+  --variants a,b,…     variants to run (default: ${DEFAULT_VARIANT_NAMES.join(', ')};
+                       ablations of the origin: ${VARIANT_NAMES.filter((name) => !DEFAULT_VARIANT_NAMES.includes(name)).join(', ')})
   --scenarios a,b,…    scenarios to run (default: all): ${SCENARIO_NAMES.join(', ')}
   --connections N      concurrent connections (default ${DEFAULTS.connections})
   --duration S         seconds per measured run (default ${DEFAULTS.duration})
@@ -54,8 +55,8 @@ export function parseOptions(argv) {
       help: { type: 'boolean', default: false },
     },
   });
-  const list = (value, known, what) => {
-    if (value === undefined) return [...known];
+  const list = (value, known, what, defaults = known) => {
+    if (value === undefined) return [...defaults];
     const names = value.split(',').map((name) => name.trim()).filter(Boolean);
     for (const name of names) if (!known.includes(name)) throw new Error(`unknown ${what} "${name}" (known: ${known.join(', ')})`);
     if (names.length === 0) throw new Error(`--${what}s needs at least one name`);
@@ -76,7 +77,7 @@ export function parseOptions(argv) {
   const out = values.out ?? join(ROOT, 'bench/results');
   return {
     help: values.help,
-    variants: list(values.variants, VARIANT_NAMES, 'variant'),
+    variants: list(values.variants, VARIANT_NAMES, 'variant', DEFAULT_VARIANT_NAMES),
     scenarios: list(values.scenarios, SCENARIO_NAMES, 'scenario'),
     connections: number('connections', { min: 1, integer: true }),
     duration: number('duration', { min: 1, integer: true }),

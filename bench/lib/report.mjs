@@ -176,7 +176,7 @@ const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n'
  * @param {{ rows: SummaryRow[], scenarios: { title: (name: string) => string, describe: (name: string) => string },
  *   settings: Record<string, any>, machine: Record<string, any>, startedAt: string, resultsFile: string }} input
  */
-export function markdown({ rows, scenarios, settings, machine, startedAt, resultsFile }) {
+export function markdown({ rows, scenarios, settings, machine, startedAt, resultsFile, startups = [] }) {
   const date = startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const pin = settings.pin.enabled
     ? `server pinned to CPU ${settings.pin.serverCpus} and load generator to CPU ${settings.pin.loadCpus} (taskset)`
@@ -188,6 +188,9 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
     `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up; ${pin}.`,
     `- **Critical CSS:** ${settings.criticalCss}.`,
+    ...(startups.length
+      ? [`- **Start to first answer** (process spawned → ready line → first request answered, polled every 50–100 ms): ${startups.map(([name, ms]) => `\`${name}\` ${ms} ms`).join(', ')}.`]
+      : []),
     ...(settings.patches?.length
       ? [
           `- **Patched dependencies:** node_modules carries the project's patches (${settings.patches.map((name) => `\`${name}\``).join(', ')}); ` +
@@ -220,9 +223,34 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     '',
     'Scenarios: ' + [...new Set(rows.map((row) => row.scenario))].map((name) => `\`${name}\` ${scenarios.describe(name)}`).join(' '),
   );
+  lines.push(...runtimeComparison(rows));
   if (failures.length > 0) {
     lines.push('', 'Not ranked:', '');
     for (const row of failures) lines.push(`- \`${row.variant}\` in \`${row.scenario}\` (${row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The origin under Node and under Bun, side by side, when both ran: the numbers behind the
+ * README's "Node or Bun" advice, generated like the rest.
+ */
+function runtimeComparison(rows) {
+  const pairs = [...new Set(rows.map((row) => row.scenario))]
+    .map((scenario) => {
+      const find = (name) => rows.find((row) => row.scenario === scenario && row.variant === name && row.status === 'valid' && row.rps);
+      return { scenario, node: find('origin'), bun: find('origin-bun') };
+    })
+    .filter(({ node, bun }) => node && bun);
+  if (pairs.length === 0) return [];
+  return [
+    '',
+    '**Node or Bun** (the same `dist/server/server.mjs`; `origin` runs on Node, `origin-bun` on Bun):',
+    '',
+    '| scenario | Node req/s | Bun req/s | Bun ÷ Node | Node p99 ms | Bun p99 ms | Node peak RSS | Bun peak RSS |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    ...pairs.map(({ scenario, node, bun }) =>
+      `| \`${scenario}\` | ${fmt.rps(node.rps.median)} | ${fmt.rps(bun.rps.median)} | ${fmt.ratio(bun.rps.median / node.rps.median)} | ${fmt.ms(node.latencyP99)} | ${fmt.ms(bun.latencyP99)} | ${fmt.rss(node.peakRss)} | ${fmt.rss(bun.peakRss)} |`,
+    ),
+  ];
 }

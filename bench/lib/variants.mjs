@@ -10,7 +10,7 @@ const BUN = join(ROOT, 'node_modules/.bin/bun');
 
 /**
  * @typedef {{ name: string, label: string, runtime: 'node' | 'bun', about: string, criticalCss: string,
- *   command: () => string[], env: Record<string, string | undefined>, dist: string }} Variant
+ *   command: () => string[], env: Record<string, string | undefined>, dist: string, ablation?: boolean }} Variant
  */
 
 /** How each variant inlines critical CSS: the setting is the same (on), the mechanism is not. */
@@ -23,11 +23,21 @@ const COMMON_ENV = { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS
 export const VARIANTS = [
   {
     name: 'origin',
-    criticalCss: 'the origin\'s own inlining',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
     label: 'origin (this project: Koa + CommonEngine)',
     runtime: 'node',
     about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
     command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'origin-bun',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    label: 'origin-bun (this project under Bun: npm run serve:ssr:bun)',
+    runtime: 'bun',
+    about: 'The same dist/server/server.mjs, unchanged, run by Bun instead of Node.',
+    command: () => [BUN, join(DIST, 'server/server.mjs')],
     env: COMMON_ENV,
     dist: DIST,
   },
@@ -74,7 +84,7 @@ export const VARIANTS = [
   },
   {
     name: 'ceiling',
-    criticalCss: BEASTIES_PER_RENDER,
+    criticalCss: "the origin's compiled stylesheets (server/critical-css.ts), as the origin",
     label: 'ceiling (node:http from memory; CommonEngine for SSR)',
     runtime: 'node',
     about:
@@ -85,7 +95,40 @@ export const VARIANTS = [
   },
 ];
 
+// Ablations: the origin with one optimization turned off through its own settings, to measure what
+// that optimization is worth. Not in the default run (--variants origin,origin-disk,… to add them).
+const ORIGIN = VARIANTS[0];
+VARIANTS.push(
+  {
+    ...ORIGIN,
+    name: 'origin-disk',
+    ablation: true,
+    label: 'origin-disk (ablation: STATIC_MEMORY_BYTES=0, every file through koa-static)',
+    about: 'The origin with its in-memory file index off: koa-static streams every file and prerendered page from disk.',
+    env: { ...COMMON_ENV, STATIC_MEMORY_BYTES: '0' },
+  },
+  {
+    ...ORIGIN,
+    name: 'origin-beasties',
+    ablation: true,
+    criticalCss: BEASTIES_PER_RENDER,
+    label: 'origin-beasties (ablation: CRITICAL_CSS=per-request)',
+    about: "The origin with CommonEngine's per-request Beasties pass instead of compiled stylesheets.",
+    env: { ...COMMON_ENV, CRITICAL_CSS: 'per-request' },
+  },
+  {
+    ...ORIGIN,
+    name: 'origin-accesslog',
+    ablation: true,
+    label: 'origin-accesslog (ACCESS_LOG=true: a JSON line per request)',
+    about: 'The origin with its optional access log on, to show what the log costs.',
+    env: { ...COMMON_ENV, ACCESS_LOG: 'true' },
+  },
+);
+
 export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);
+/** What `npm run bench` runs without --variants: everything but the ablations. */
+export const DEFAULT_VARIANT_NAMES = VARIANTS.filter((variant) => !variant.ablation).map((variant) => variant.name);
 /** Any line saying it listens: each server prints one when it is ready. */
 export const READY_LINE = /listening on http:\/\//i;
 

@@ -1,6 +1,7 @@
 // The physical limit: node:http with no framework. Every file of the browser build, the
 // prerendered page included, is read once into a Buffer with a fixed ETag and answered from
-// memory; anything else is rendered by CommonEngine with the same options as the origin.
+// memory; anything else is rendered by CommonEngine with the same options as the origin, critical
+// CSS included: inlined from the stylesheets compiled at startup (the origin's server/critical-css.ts).
 // Nothing here is meant to be a server anyone should ship (no host guard, no method checks).
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -16,6 +17,7 @@ import {
   indexHtml,
   port,
 } from './app-bundle.mjs';
+import { createCriticalCss } from '../../server/critical-css.ts';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -41,6 +43,7 @@ for (const entry of readdirSync(browserDistFolder, { recursive: true, withFileTy
 }
 
 const commonEngine = new CommonEngine({ allowedHosts });
+const inlineCriticalCss = createCriticalCss(browserDistFolder);
 
 createServer((req, res) => {
   const file = files.get(req.url);
@@ -62,10 +65,11 @@ createServer((req, res) => {
       url: `http://${req.headers.host}${req.url}`,
       publicPath: browserDistFolder,
       providers: [{ provide: RESPONSE_INIT, useValue: responseInit }],
+      inlineCriticalCss: false,
     })
     .then((html) => {
       res.writeHead(responseInit.status ?? 200, { 'Content-Type': TYPES['.html'] });
-      res.end(html);
+      res.end(inlineCriticalCss(html));
     })
     .catch((error) => {
       res.writeHead(500);

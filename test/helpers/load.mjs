@@ -3,15 +3,16 @@ import autocannon from 'autocannon';
 import { rssOf } from './origin.mjs';
 
 /**
- * @param {{ url: string, connections: number, duration?: number, amount?: number, path: (n: number) => string, timeout?: number }} options
+ * @param {{ url: string, connections: number, duration?: number, amount?: number, path: (n: number) => string, timeout?: number, headers?: Record<string, string> }} options
  */
-export async function load({ url, connections, duration, amount, path, timeout = 10 }) {
+export async function load({ url, connections, duration, amount, path, timeout = 10, headers }) {
   let n = 0;
   const result = await autocannon({
     url,
     connections,
     ...(amount === undefined ? { duration } : { amount }),
     timeout,
+    headers,
     requests: [{ setupRequest: (request) => ({ ...request, path: path(n++) }) }],
   });
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]));
