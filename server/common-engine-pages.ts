@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RenderMode } from '@angular/ssr';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type * as AppServerBundle from './main.server.mjs';
 import type { CriticalCssMode } from './config';
@@ -56,8 +56,17 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
 
     // The app may set the status (a 404 page does) through RESPONSE_INIT while it renders.
     const responseInit: ResponseInit = { status: route.status, headers: route.headers };
-    const deadline = AbortSignal.timeout(options.renderTimeoutMs);
-    const signal = AbortSignal.any([deadline, clientGone(ctx)]);
+    // One controller per request, aborted by the deadline or by the client leaving; its timer is
+    // cleared as soon as the render settles (AbortSignal.timeout would keep one per render alive
+    // for the whole timeout, and AbortSignal.any adds weak-ref bookkeeping per render).
+    const controller = new AbortController();
+    const { signal } = controller;
+    const deadline = setTimeout(() => controller.abort(TIMED_OUT), options.renderTimeoutMs);
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) {
+        controller.abort(CLIENT_GONE);
+      }
+    });
     // What the app writes to the console while rendering (Angular's ErrorHandler) belongs to this
     // request's log line, not to lines of its own.
     const consoleOutput: string[] = [];
@@ -83,7 +92,7 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
         // The render failed (500, logged with the app's console output), or the queue is full (503).
         throw Object.assign(error as object, { consoleOutput });
       }
-      if (deadline.aborted) {
+      if (signal.reason === TIMED_OUT) {
         warnTimeout();
         ctx.status = 200;
         ctx.set('Cache-Control', 'no-store');
@@ -91,6 +100,8 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
       }
       // Otherwise the client left: nothing to answer.
       return;
+    } finally {
+      clearTimeout(deadline);
     }
     if (consoleOutput.length > 0) {
       log.warn({ url: ctx.url, console: consoleOutput }, 'the app wrote to the console while rendering');
@@ -104,16 +115,9 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
   };
 }
 
-/** Aborts when the client closes the connection before the response is complete. */
-function clientGone(ctx: Context): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) {
-      controller.abort(new Error('client closed the connection'));
-    }
-  });
-  return controller.signal;
-}
+/** Why a render was given up; compared by identity. */
+const TIMED_OUT = new Error('render timed out');
+const CLIENT_GONE = new Error('client closed the connection');
 
 /**
  * Settles with `promise`, or rejects with the signal's reason as soon as it aborts. A render that

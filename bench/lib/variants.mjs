@@ -117,6 +117,17 @@ VARIANTS.push(
     env: { ...COMMON_ENV, CRITICAL_CSS: 'per-request' },
   },
   {
+    name: 'koa-floor',
+    ablation: true,
+    criticalCss: "the origin's compiled stylesheets (server/critical-css.ts), as the origin",
+    label: 'koa-floor (reference: the ceiling inside one bare Koa middleware)',
+    runtime: 'node',
+    about: "What Koa itself costs: the ceiling's work in a single Koa middleware, with nothing of the origin's steps.",
+    command: () => [process.execPath, join(VARIANTS_DIR, 'koa-floor.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
     ...ORIGIN,
     name: 'origin-accesslog',
     ablation: true,

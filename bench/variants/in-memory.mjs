@@ -1,0 +1,48 @@
+// The framework-free parts of the reference servers (ceiling, koa-floor): every file of the build
+// in memory with a fixed ETag, and rendering with the origin's options (compiled critical CSS).
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { createCriticalCss } from '../../server/critical-css.ts';
+import { CommonEngine, RESPONSE_INIT, allowedHosts, bootstrap, browserDistFolder, indexHtml } from './app-bundle.mjs';
+
+export const HTML = 'text/html; charset=utf-8';
+const TYPES = {
+  '.html': HTML,
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.ico': 'image/x-icon',
+};
+
+/** @type {Map<string, { body: Buffer, headers: Record<string, string | number> }>} */
+export const files = new Map();
+for (const entry of readdirSync(browserDistFolder, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile()) continue;
+  const path = join(entry.parentPath, entry.name);
+  const body = readFileSync(path);
+  const url = '/' + path.slice(browserDistFolder.length + 1).split('\\').join('/');
+  const headers = {
+    'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
+    'Content-Length': body.length,
+    ETag: `W/"${body.length.toString(16)}-${crc32(body).toString(16)}"`,
+  };
+  files.set(url, { body, headers });
+  if (url.endsWith('/index.html')) files.set(url.slice(0, -'index.html'.length), { body, headers });
+}
+
+const commonEngine = new CommonEngine({ allowedHosts });
+const inlineCriticalCss = createCriticalCss(browserDistFolder);
+
+/** Renders a page as the origin does; resolves to its status and HTML. */
+export async function renderPage(url) {
+  const responseInit = {};
+  const html = await commonEngine.render({
+    bootstrap,
+    documentFilePath: indexHtml,
+    url,
+    publicPath: browserDistFolder,
+    providers: [{ provide: RESPONSE_INIT, useValue: responseInit }],
+    inlineCriticalCss: false,
+  });
+  return { status: responseInit.status ?? 200, html: inlineCriticalCss(html) };
+}
