@@ -302,8 +302,8 @@ async function main() {
   say(`Pinning: ${pin.enabled ? `servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS}` : `none (${pin.reason})`}.`);
   say(`Took ${formatDuration((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000)}. Results: ${shown(files.json)}, ${shown(files.md)}, ${shown(files.svg)}`);
   if (options.updateReadme) {
-    updateReadme(join(ROOT, 'README.md'), md);
-    say('README.md: table updated between <!-- bench:start --> and <!-- bench:end -->.');
+    updateReadme(options.readme, md);
+    say(`${shown(options.readme)}: table updated between <!-- bench:start --> and <!-- bench:end -->.`);
   }
 }
 

@@ -1,7 +1,8 @@
 // `npm run soak`: a long, bounded run of the production origin over loopback, to watch memory.
 // Phase 1 sends mixed traffic for --minutes; phase 2 floods --flood unique URLs. RSS is sampled
 // every second and reported as a curve. Usage: npm run soak -- [--minutes 3] [--flood 100000]
-import { mkdirSync, writeFileSync } from 'node:fs';
+// [--update-readme] (writes the summary into README.md between <!-- soak:start --> and <!-- soak:end -->)
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '3' },
     flood: { type: 'string', default: '100000' },
     connections: { type: 'string', default: '50' },
+    'update-readme': { type: 'boolean', default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -82,11 +84,32 @@ const file = join(outDir, `soak-${report.date.replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, JSON.stringify(report, null, 2));
 
 const total = phases.reduce((sum, phase) => ({ sent: sum.sent + phase.sent, errors: sum.errors + phase.errors, fiveXX: sum.fiveXX + phase['5xx'] }), { sent: 0, errors: 0, fiveXX: 0 });
-console.log(`\nrequests sent: ${total.sent}, errors: ${total.errors}, 5xx: ${total.fiveXX}`);
-console.log(`RSS start ${report.rssMb.start} MB, end ${report.rssMb.end} MB, peak ${report.rssMb.peak} MB`);
 const step = Math.max(1, Math.floor(rssMb.length / 20));
-console.log(`RSS every ${step} s (MB): ${rssMb.filter((_, i) => i % step === 0).join(' ')}`);
+const summary = [
+  ...phases.map((phase) => `${phase.name}: ${phase.sent} requests, ${phase.errors} errors, ${phase['5xx']} 5xx, statuses ${JSON.stringify(phase.statuses)}, ${phase.reqPerSec} req/s`),
+  `requests sent: ${total.sent}, errors: ${total.errors}, 5xx: ${total.fiveXX}`,
+  `RSS start ${report.rssMb.start} MB, end ${report.rssMb.end} MB, peak ${report.rssMb.peak} MB`,
+  `RSS every ${step} s (MB): ${rssMb.filter((_, i) => i % step === 0).join(' ')}`,
+];
+console.log(`\n${summary.join('\n')}`);
 console.log(`written: ${file}`);
+if (values['update-readme']) {
+  const readme = join(ROOT, 'README.md');
+  const text = readFileSync(readme, 'utf8');
+  const start = text.indexOf('<!-- soak:start -->');
+  const end = text.indexOf('<!-- soak:end -->');
+  const block = [
+    '<!-- soak:start -->',
+    `Output of \`npm run soak -- --minutes ${minutes} --flood ${flood} --update-readme\`, ${report.date} (Node ${report.node}, ${connections} connections, ${report.seconds} s; written by the script):`,
+    '',
+    '```',
+    ...summary,
+    '```',
+    '',
+  ].join('\n');
+  writeFileSync(readme, text.slice(0, start) + block + text.slice(end));
+  console.log('README.md: soak summary updated');
+}
 if (total.errors > 0) {
   process.exitCode = 1;
 }

@@ -27,6 +27,7 @@ bench/results/<timestamp>.json, .md and .svg.
                        (default: on when there are ≥ 2 CPUs and taskset works)
   --out DIR            where to write the results (default bench/results)
   --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in README.md
+  --readme FILE        the file --update-readme writes (default README.md; bench/README.md holds the ablations)
   --skip-build         use dist/ and dist-bench/stock/ as they are (still checks they match)
   --help               this text
 `;
@@ -51,6 +52,7 @@ export function parseOptions(argv) {
       'no-pin': { type: 'boolean' },
       out: { type: 'string' },
       'update-readme': { type: 'boolean', default: false },
+      readme: { type: 'string', default: 'README.md' },
       'skip-build': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -89,6 +91,7 @@ export function parseOptions(argv) {
     pin: values.pin ? true : values['no-pin'] ? false : undefined,
     out: isAbsolute(out) ? out : join(process.cwd(), out),
     updateReadme: values['update-readme'],
+    readme: isAbsolute(values.readme) ? values.readme : join(ROOT, values.readme),
     skipBuild: values['skip-build'],
   };
 }
