@@ -9,12 +9,12 @@ export const ROOT = join(import.meta.dirname, '../..');
 export const DIST = join(ROOT, 'dist');
 
 /**
- * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[] }} [options]
+ * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string }} [options]
  * @returns {Promise<{ exited: Promise<number | null>, pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
  */
 export async function startOrigin(options = {}) {
   const dist = options.dist ?? DIST;
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(dist, 'server/server.mjs')], {
+  const child = spawn(options.executable ?? process.execPath, [...(options.nodeArgs ?? []), join(dist, 'server/server.mjs')], {
     cwd: ROOT,
     env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
