@@ -53,4 +53,22 @@ console.log(`\nTop ${values.top} functions by self time (${total} samples, ${(in
 for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
   console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
+// The same samples by area: how much is the render, how much the server around it.
+const AREAS = [
+  ['Angular app bundle (the render)', (url) => /dist\/server\/(main\.server|chunk-)/.test(url)],
+  ['origin (dist/server/server.mjs)', (url) => /dist\/server\/server\.mjs/.test(url)],
+  ['critical CSS (beasties)', (url) => /node_modules\/beasties\//.test(url)],
+  ['Koa stack and its helpers', (url) => /node_modules\/(koa|@koa|koa-[^/]+|fresh|pino|mime-types|on-finished|delegates)\//.test(url)],
+  ['Node core (http, buffers, url)', (url) => url.startsWith('node:')],
+];
+const areas = new Map();
+for (const node of profile.nodes) {
+  const { functionName, url } = node.callFrame;
+  const area = AREAS.find(([, test]) => test(url))?.[0] ?? (functionName === '(garbage collector)' ? 'garbage collector' : functionName === '(idle)' ? 'idle' : 'native and other');
+  areas.set(area, (areas.get(area) ?? 0) + node.hitCount);
+}
+console.log('\nBy area:');
+for (const [area, hits] of [...areas].sort((a, b) => b[1] - a[1])) {
+  console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${area}`);
+}
 console.log(`\nprofile: ${relative(ROOT, join(dir, file))}`);
