@@ -1,25 +1,12 @@
 // Builds the production bundle when dist/ is missing or older than anything it is built from,
 // so `npm run serve:ssr` and the tests never run against a stale build.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { newestMtime } from './newest-mtime.mjs';
 
 const root = join(import.meta.dirname, '..');
 const output = join(root, 'dist/server/server.mjs');
 const inputs = ['src', 'server', 'public', 'patches', 'angular.json', 'tsconfig.json', 'tsconfig.app.json', 'package-lock.json'];
-
-function newestMtime(path) {
-  let stats;
-  try {
-    stats = statSync(path);
-  } catch {
-    return 0;
-  }
-  if (!stats.isDirectory()) {
-    return stats.mtimeMs;
-  }
-  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stats.mtimeMs);
-}
 
 const built = newestMtime(output);
 const changed = Math.max(...inputs.map((input) => newestMtime(join(root, input))));

@@ -3,22 +3,12 @@
 // proves both serve the same browser build, file for file, since "same app" is the premise.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { newestMtime } from '../../scripts/newest-mtime.mjs';
 import { join, relative } from 'node:path';
 import { DIST, ROOT, STOCK_DIST } from './variants.mjs';
 
 /** Everything the stock build is made from (server/ is not: it is not part of that bundle). */
 const STOCK_INPUTS = ['src', 'public', 'patches', 'bench/variants/stock', 'angular.json', 'tsconfig.json', 'tsconfig.app.json', 'package-lock.json'];
-
-function newestMtime(path) {
-  let stats;
-  try {
-    stats = statSync(path);
-  } catch {
-    return 0;
-  }
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stats.mtimeMs);
-}
 
 /** @param {string[]} args @param {string} what */
 function run(args, what, { quiet }) {
