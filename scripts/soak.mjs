@@ -52,6 +52,7 @@ console.log(`origin pid ${origin.pid} on ${origin.url}; ${minutes} min mixed tra
 const stop = sampleRss(origin.pid, 1000);
 const started = Date.now();
 const phases = [];
+let samples;
 try {
   const first = await load({ url: origin.url, connections, duration: Math.round(minutes * 60), path: (n) => mixed[n % mixed.length](n) });
   phases.push({ name: 'mixed', ...summarize(first) });
@@ -60,7 +61,7 @@ try {
   phases.push({ name: 'unique URLs', ...summarize(second) });
   console.log('unique URLs:', JSON.stringify(phases.at(-1)));
 } finally {
-  var samples = stop();
+  samples = stop();
   await origin.stop();
 }
 

@@ -107,8 +107,10 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
       log.warn({ url: ctx.url, console: consoleOutput }, 'the app wrote to the console while rendering');
     }
     ctx.status = responseInit.status ?? 200;
-    for (const [name, value] of new Headers(responseInit.headers)) {
-      ctx.set(name, value);
+    if (responseInit.headers) {
+      for (const [name, value] of new Headers(responseInit.headers)) {
+        ctx.set(name, value);
+      }
     }
     // A Buffer body spares Koa a regex and a byte count over the whole page.
     ctx.body = Buffer.from(html);

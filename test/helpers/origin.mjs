@@ -9,16 +9,23 @@ export const ROOT = join(import.meta.dirname, '../..');
 export const DIST = join(ROOT, 'dist');
 
 /**
+ * The origin process: any free loopback port, default hosts, output piped to the caller.
+ * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string }} options
+ */
+function spawnOrigin({ env, dist = DIST, nodeArgs = [], executable = process.execPath }) {
+  return spawn(executable, [...nodeArgs, join(dist, 'server/server.mjs')], {
+    cwd: ROOT,
+    env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/**
  * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string }} [options]
  * @returns {Promise<{ exited: Promise<number | null>, pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
  */
 export async function startOrigin(options = {}) {
-  const dist = options.dist ?? DIST;
-  const child = spawn(options.executable ?? process.execPath, [...(options.nodeArgs ?? []), join(dist, 'server/server.mjs')], {
-    cwd: ROOT,
-    env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnOrigin(options);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -60,11 +67,7 @@ export async function startOrigin(options = {}) {
 
 /** Runs the origin with the given environment until it exits; for startup errors. */
 export async function runOriginExpectingExit(env, timeoutMs = 15_000) {
-  const child = spawn(process.execPath, [join(DIST, 'server/server.mjs')], {
-    cwd: ROOT,
-    env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnOrigin({ env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
