@@ -72,7 +72,7 @@ export function createOrigin(options: OriginOptions): Koa {
     const { index } = options.files;
     app.use((ctx, next) => {
       const file = ctx.method === 'GET' || ctx.method === 'HEAD' ? index.get(ctx.path) : undefined;
-      return file === undefined ? next() : sendFile(ctx, file);
+      return file === undefined ? next() : sendFile(ctx, file.encoded ? negotiate(ctx, file, file.encoded) : file);
     });
   }
 
@@ -84,15 +84,26 @@ export function createOrigin(options: OriginOptions): Koa {
   if (options.files) {
     const { index, browserDir } = options.files;
     const fromDisk = serveStatic(browserDir, {
-      // The build writes no .br/.gz siblings; probing for them costs two fs calls per request.
-      brotli: false,
-      gzip: false,
+      // Looking for .br/.gz copies costs two fs calls per request: only when the build has some.
+      brotli: index.precompressed,
+      gzip: index.precompressed,
       setHeaders: (res, path) => {
-        res.setHeader('Cache-Control', cacheControlFor('/' + relative(browserDir, path).split(sep).join('/')));
+        // The policy of the file asked for, also when its .br or .gz copy is sent.
+        const file = res.hasHeader('Content-Encoding') ? path.replace(/\.(?:br|gz)$/, '') : path;
+        res.setHeader('Cache-Control', cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')));
         res.setHeader('Accept-Ranges', 'none');
       },
     });
-    app.use((ctx, next) => (index.isOnDisk(ctx.path) ? fromDisk(ctx, next) : next()));
+    app.use((ctx, next) => {
+      const file = index.onDisk(ctx.path);
+      if (file === undefined) {
+        return next();
+      }
+      if (file.encoded) {
+        ctx.vary('Accept-Encoding');
+      }
+      return fromDisk(ctx, next);
+    });
   }
 
   // 8. Pages: everything else that is not a file is the Angular app's to answer.
@@ -112,6 +123,14 @@ export function createOrigin(options: OriginOptions): Koa {
   app.use(router.allowedMethods());
 
   return app;
+}
+
+/**
+ * The build's .br copy of a file if the client accepts brotli, else its .gz copy if it accepts
+ * gzip, else the file itself: the rule koa-send applies to the files served from disk.
+ */
+function negotiate(ctx: Context, file: StaticFile, encoded: NonNullable<StaticFile['encoded']>): StaticFile {
+  return encoded.find(({ encoding }) => ctx.acceptsEncodings(encoding, 'identity') === encoding)?.file ?? file;
 }
 
 /** Answers from memory: precomputed headers, and 304 when the client's copy is current. */

@@ -11,14 +11,32 @@ export interface StaticFile {
   notModifiedHeaders: [name: string, value: string][];
   /** The validators, in the shape `fresh` compares a request against. */
   validators: { etag: string; 'last-modified': string };
+  /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
+  encoded?: { encoding: Encoding; file: StaticFile }[];
+}
+
+/** A file over the memory limits, served from disk by koa-static. */
+export interface DiskFile {
+  /** The build holds `.br` or `.gz` copies of it: answers vary with Accept-Encoding. */
+  encoded: boolean;
 }
 
 export interface StaticIndex {
   /** The file for a URL path (prerendered routes included), if held in memory. */
   get(path: string): StaticFile | undefined;
-  /** Whether a URL path names a file or prerendered page not held in memory (koa-static serves it). */
-  isOnDisk(path: string): boolean;
+  /** A file or prerendered page not held in memory (koa-static serves it), if the path names one. */
+  onDisk(path: string): DiskFile | undefined;
+  /** Whether the build holds any `.br`/`.gz` copies (only then may koa-static look for them). */
+  precompressed: boolean;
 }
+
+type Encoding = 'br' | 'gzip';
+/** Precompressed copies a build step may write next to a file, in order of preference. */
+const ENCODINGS: { encoding: Encoding; extension: string }[] = [
+  { encoding: 'br', extension: '.br' },
+  { encoding: 'gzip', extension: '.gz' },
+];
+
 
 export interface StaticIndexOptions {
   /** Files up to this size are held in memory (default 1 MiB). */
@@ -58,35 +76,46 @@ export function buildStaticIndex(
   { maxFileBytes = 1024 * 1024, maxTotalBytes = 64 * 1024 * 1024 }: StaticIndexOptions = {},
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
-  const largeFiles = new Set<string>();
+  const largeFiles = new Map<string, DiskFile>();
+  const onDisk = new Map<string, { path: string; size: number; mtime: Date }>();
+  for (const path of listFiles(browserDir)) {
+    const { size, mtime } = statSync(path);
+    onDisk.set('/' + relative(browserDir, path).split(sep).join('/'), { path, size, mtime });
+  }
+  // Each file's bytes are read once and counted once, also when a `.br` copy is both a file of its
+  // own and the compressed form of another.
+  const bodies = new Map<string, Buffer>();
   let heldBytes = 0;
+  const read = (urlPath: string): Buffer => {
+    let body = bodies.get(urlPath);
+    if (body === undefined) {
+      body = readFileSync(onDisk.get(urlPath)!.path);
+      bodies.set(urlPath, body);
+      heldBytes += body.length;
+    }
+    return body;
+  };
 
-  for (const file of listFiles(browserDir)) {
-    const urlPath = '/' + relative(browserDir, file).split(sep).join('/');
-    const { size, mtime } = statSync(file);
-    if (size > maxFileBytes || heldBytes + size > maxTotalBytes) {
-      largeFiles.add(urlPath);
+  for (const [urlPath, { size, mtime }] of onDisk) {
+    const siblings = ENCODINGS.filter(({ extension }) => onDisk.has(urlPath + extension));
+    // A file and its compressed copies are held together or not at all.
+    const groupPaths = [urlPath, ...siblings.map(({ extension }) => urlPath + extension)];
+    const unreadBytes = groupPaths.reduce((sum, path) => sum + (bodies.has(path) ? 0 : onDisk.get(path)!.size), 0);
+    if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
+      largeFiles.set(urlPath, { encoded: siblings.length > 0 });
       continue;
     }
-    const body = readFileSync(file);
-    heldBytes += size;
-    const validators = { etag: contentEtag(body), 'last-modified': mtime.toUTCString() };
-    const notModifiedHeaders: [string, string][] = [
-      ['Cache-Control', cacheControlFor(urlPath)],
-      ['ETag', validators.etag],
-      ['Last-Modified', validators['last-modified']],
-    ];
-    files.set(urlPath, {
-      body,
-      validators,
-      notModifiedHeaders,
-      headers: [
-        ['Content-Type', contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream'],
-        ...notModifiedHeaders,
-        // Whole files only: nothing in a browser build needs byte ranges (see README).
-        ['Accept-Ranges', 'none'],
-      ],
-    });
+    const type = contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
+    const cacheControl = cacheControlFor(urlPath);
+    const vary = siblings.length > 0;
+    const file = staticFile(read(urlPath), mtime, type, cacheControl, undefined, vary);
+    if (vary) {
+      file.encoded = siblings.map(({ encoding, extension }) => ({
+        encoding,
+        file: staticFile(read(urlPath + extension), onDisk.get(urlPath + extension)!.mtime, type, cacheControl, encoding, vary),
+      }));
+    }
+    files.set(urlPath, file);
   }
 
   // A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html.
@@ -96,13 +125,45 @@ export function buildStaticIndex(
     if (page) {
       files.set(route, page);
     } else if (largeFiles.has(pagePath)) {
-      largeFiles.add(route);
+      largeFiles.set(route, largeFiles.get(pagePath)!);
     }
   }
 
   return {
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
-    isOnDisk: (path) => largeFiles.has(path.includes('%') ? safeDecode(path) : path),
+    onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
+    precompressed: [...onDisk.keys()].some((path) => ENCODINGS.some(({ extension }) => onDisk.has(path + extension))),
+  };
+}
+
+/** One representation of a file, with every header it is answered with. */
+function staticFile(
+  body: Buffer,
+  mtime: Date,
+  type: string,
+  cacheControl: string,
+  encoding: Encoding | undefined,
+  vary: boolean,
+): StaticFile {
+  const validators = { etag: contentEtag(body), 'last-modified': mtime.toUTCString() };
+  const notModifiedHeaders: [string, string][] = [
+    ['Cache-Control', cacheControl],
+    ['ETag', validators.etag],
+    ['Last-Modified', validators['last-modified']],
+    // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
+    ...(vary ? [['Vary', 'Accept-Encoding'] as [string, string]] : []),
+  ];
+  return {
+    body,
+    validators,
+    notModifiedHeaders,
+    headers: [
+      ['Content-Type', type],
+      ...(encoding ? [['Content-Encoding', encoding] as [string, string]] : []),
+      ...notModifiedHeaders,
+      // Whole files only: nothing in a browser build needs byte ranges (see README).
+      ['Accept-Ranges', 'none'],
+    ],
   };
 }
 
