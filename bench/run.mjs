@@ -10,7 +10,7 @@ import { HELP, parseOptions } from './lib/options.mjs';
 import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { updateReadme } from './lib/readme.mjs';
-import { markdown, summarize, terminalTable } from './lib/report.mjs';
+import { equalLoadRate, equalLoadTable, markdown, summarize, terminalTable } from './lib/report.mjs';
 import { describeBuild, getScenario } from './lib/scenarios.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant } from './lib/variants.mjs';
@@ -22,6 +22,9 @@ const REQUEST_TIMEOUT_S = 10;
 /** Rough costs for the up-front estimate (measured on a 2-core machine). */
 const STARTUP_ESTIMATE_S = 3;
 const RUN_OVERHEAD_S = 0.7;
+
+/** Equal-load runs are single, so twice the usual length gives their percentiles enough samples. */
+const equalLoadSeconds = (options) => options.duration * 2;
 
 /** The critical-CSS line of the report: one setting (on, checked on every rendered page), by mechanism. */
 function describeCriticalCss(names) {
@@ -47,6 +50,8 @@ async function main() {
     return;
   }
   installCleanup();
+  /** Warm-up seconds before a variant's first run of a scenario: longer where pages render. */
+  const warmupFor = (scenarioName) => (getScenario(scenarioName).renders ? options.renderWarmup : options.warmup);
   const startedAt = new Date().toISOString();
   const say = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -61,21 +66,22 @@ async function main() {
   const pairs = options.variants.length * options.scenarios.length;
   const plannedSeconds =
     options.variants.length * (STARTUP_ESTIMATE_S + 1) +
-    pairs * options.warmup +
-    options.rounds * pairs * (options.duration + RUN_OVERHEAD_S);
+    options.variants.length * options.scenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
+    options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) +
+    (options.equalLoad > 0 ? pairs * (equalLoadSeconds(options) + RUN_OVERHEAD_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
   say(`  variants:   ${options.variants.join(', ')}`);
   say(`  scenarios:  ${options.scenarios.join(', ')}`);
   say(
     `  load:       autocannon, ${options.connections} connections, pipelining ${options.pipelining}, ` +
-      `${options.rounds} round(s) × ${options.duration} s, ${options.warmup} s warm-up${options.quick ? ' (--quick)' : ''}`,
+      `${options.rounds} round(s) × ${options.duration} s, ${options.warmup} s warm-up (${options.renderWarmup} s where pages render)${options.quick ? ' (--quick)' : ''}`,
   );
   say(
     `  pinning:    ${pin.enabled ? `yes: servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS} (taskset)` : `no (${pin.reason})`}`,
   );
   say(`  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`);
-  if (plannedSeconds > 600) say('  (more than 10 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)');
+  if (plannedSeconds > 1200) say('  (more than 20 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)');
   say();
 
   const variantNames = options.variants;
@@ -116,6 +122,8 @@ async function main() {
   const states = [];
   /** @type {import('./lib/report.mjs').Run[]} */
   const runs = [];
+  /** @type {import('./lib/report.mjs').EqualLoadRun[]} */
+  const equalLoadRuns = [];
 
   try {
     // Start every variant once, then check every scenario's answers before any load.
@@ -171,30 +179,37 @@ async function main() {
 
     const warmed = new Set();
     const livePids = () => [...servers.values()].filter(({ server }) => server && !server.exited()).map(({ server }) => server.pid);
+    const settle = async () => {
+      const idle = await waitUntilIdle(livePids());
+      if (!idle.settled) progress.log(`  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`);
+    };
+    /** What a variant is loaded with in a scenario, or undefined when it cannot be (not valid, not running). */
+    const target = (name, scenarioName) => {
+      const state = states.find((candidate) => candidate.name === name);
+      const server = servers.get(name)?.server;
+      const check = state.checks[scenarioName];
+      if (!server || state.crashed || !check?.valid) return undefined;
+      const job = {
+        url: server.url,
+        requests: getScenario(scenarioName).requests(build, check.context),
+        connections: options.connections,
+        pipelining: options.pipelining,
+        timeout: REQUEST_TIMEOUT_S,
+      };
+      return { state, server, check, job };
+    };
     for (let round = 1; round <= options.rounds; round++) {
       for (const scenarioName of options.scenarios) {
-        const scenario = getScenario(scenarioName);
         for (const name of rotate(variantNames, round - 1)) {
-          const state = states.find((candidate) => candidate.name === name);
-          const server = servers.get(name)?.server;
-          const check = state.checks[scenarioName];
-          if (!server || state.crashed || !check?.valid) continue;
-          const job = {
-            url: server.url,
-            requests: scenario.requests(build, check.context),
-            connections: options.connections,
-            pipelining: options.pipelining,
-            timeout: REQUEST_TIMEOUT_S,
-          };
+          const loaded = target(name, scenarioName);
+          if (!loaded) continue;
+          const { state, server, check, job } = loaded;
           const key = `${name}/${scenarioName}`;
-          const settle = async () => {
-            const idle = await waitUntilIdle(livePids());
-            if (!idle.settled) progress.log(`  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`);
-          };
-          if (!warmed.has(key) && options.warmup > 0) {
+          const warmup = warmupFor(scenarioName);
+          if (!warmed.has(key) && warmup > 0) {
             await settle();
-            progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · warm-up`, options.warmup);
-            await load.run({ ...job, duration: options.warmup });
+            progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · warm-up`, warmup);
+            await load.run({ ...job, duration: warmup });
           }
           warmed.add(key);
 
@@ -228,6 +243,38 @@ async function main() {
         }
       }
     }
+
+    // Latency at equal load. Flat out (above), latency is mostly queueing: connections ÷ throughput,
+    // and a server that answers files faster sends its connections sooner to the render queue. Here
+    // every variant gets the same fixed rate, one the slowest variant sustained in that scenario.
+    if (options.equalLoad > 0) {
+      const throughput = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
+      for (const scenarioName of options.scenarios) {
+        const rate = equalLoadRate(throughput, scenarioName, options.equalLoad);
+        if (rate === undefined) continue;
+        for (const name of variantNames) {
+          const loaded = target(name, scenarioName);
+          if (!loaded) continue;
+          const { state, server, check, job } = loaded;
+          await settle();
+          progress.step(`equal load · ${scenarioName} · ${name} · ${rate} req/s`, equalLoadSeconds(options) + RUN_OVERHEAD_S);
+          const result = await load.run({ ...job, duration: equalLoadSeconds(options), rate });
+          const problems = judgeRun(result, check);
+          const exit = server.exited();
+          if (exit) {
+            state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}) during the equal-load run`;
+            problems.push(state.crashed);
+          }
+          assertBuildUnchanged();
+          equalLoadRuns.push({ scenario: scenarioName, variant: name, rate, result, problems });
+          progress.log(
+            `  = ${scenarioName.padEnd(10)} ${name.padEnd(20)} at ${rate} req/s: ${Math.round(result.rps)} answered/s, ` +
+              `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms` +
+              (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
+          );
+        }
+      }
+    }
   } finally {
     progress.done();
     await load.close();
@@ -250,6 +297,9 @@ async function main() {
     rounds: options.rounds,
     pipelining: options.pipelining,
     warmup: options.warmup,
+    renderWarmup: options.renderWarmup,
+    equalLoad: options.equalLoad,
+    equalLoadSeconds: equalLoadSeconds(options),
     quick: options.quick,
     requestTimeout: REQUEST_TIMEOUT_S,
     pin,
@@ -266,7 +316,7 @@ async function main() {
   const files = { json: `${base}.json`, md: `${base}.md`, svg: `${base}.svg` };
   const shown = (path) => (path.startsWith(ROOT) ? relative(ROOT, path) : path);
   const startups = states.filter((state) => state.started).map((state) => [state.name, state.startupMs]);
-  const md = markdown({ rows, scenarios: scenarioText, settings, machine, startedAt, resultsFile: shown(files.json), startups });
+  const md = markdown({ rows, scenarios: scenarioText, settings, machine, startedAt, resultsFile: shown(files.json), startups, equalLoadRuns });
   const subtitle = [
     `${startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} · ${machine.cpuModel}, ${machine.cpus} CPUs · Node ${machine.node}${machine.bun ? ` · Bun ${machine.bun}` : ''}`,
     `${options.connections} connections, ${options.rounds} round(s) × ${options.duration} s, ${pin.enabled ? 'server and load generator on separate CPUs' : 'no CPU pinning'}, critical CSS on everywhere`,
@@ -287,6 +337,7 @@ async function main() {
     },
     variants: states,
     runs,
+    equalLoadRuns,
     summary: rows,
     files: { md: shown(files.md), svg: shown(files.svg) },
   };
@@ -296,6 +347,10 @@ async function main() {
 
   say();
   say(terminalTable(rows, scenarioText));
+  if (equalLoadRuns.length > 0) {
+    say();
+    say(equalLoadTable(equalLoadRuns, variantNames, options.equalLoad));
+  }
   say();
   say(`Critical CSS: ${criticalCss}.`);
   if (settings.patches.length) say(`Patched dependencies (patches/): ${settings.patches.join(', ')}; see bench/README.md.`);

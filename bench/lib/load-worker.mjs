@@ -1,13 +1,15 @@
 // The load generator, in its own process so that it can be pinned to a CPU of its own (taskset)
 // and never shares an event loop with the runner's bookkeeping. It receives one job at a time over
-// IPC, runs autocannon for a bounded time and answers with a summary (never the raw histograms).
+// IPC, runs autocannon (or, for a fixed rate, open-loop.mjs) for a bounded time and answers with a
+// summary (never the raw histograms).
 import autocannon from 'autocannon';
+import { runOpenLoop } from './open-loop.mjs';
 import { nextProductPath } from './scenarios.mjs';
 
 /**
  * @typedef {{ path: string, method?: string, headers?: Record<string, string>, rotate?: 'product' }} LoadRequest
  * @typedef {{ id: number, url: string, requests: LoadRequest[], connections: number, duration: number,
- *   pipelining: number, timeout: number }} LoadJob
+ *   pipelining: number, timeout: number, rate?: number }} LoadJob
  */
 
 /** @param {LoadRequest} request */
@@ -22,6 +24,16 @@ function toAutocannonRequest({ path, method = 'GET', headers, rotate }) {
 
 /** @param {LoadJob} job */
 async function run(job) {
+  if (job.rate) {
+    return runOpenLoop({
+      ...job,
+      rate: job.rate,
+      next: (index) => {
+        const request = job.requests[index % job.requests.length];
+        return request.rotate === 'product' ? { ...request, path: nextProductPath() } : request;
+      },
+    });
+  }
   const instance = autocannon({
     url: job.url,
     connections: job.connections,

@@ -4,9 +4,11 @@ import { parseArgs } from 'node:util';
 import { SCENARIO_NAMES } from './scenarios.mjs';
 import { DEFAULT_VARIANT_NAMES, ROOT, VARIANT_NAMES } from './variants.mjs';
 
-export const DEFAULTS = { connections: 50, duration: 4, rounds: 3, pipelining: 1, warmup: 2 };
+// Renders need a longer warm-up than files: the render's CPU cost per response kept falling from
+// ~9 to ~5.5 ms over six 4-s rounds after a 2-s warm-up (JIT), and stayed within ±7% after 20 s.
+export const DEFAULTS = { connections: 50, duration: 4, rounds: 3, pipelining: 1, warmup: 2, 'render-warmup': 10, 'equal-load': 0.7 };
 /** --quick: one short round, for a look or a smoke test (explicit flags still win). */
-const QUICK = { rounds: 1, duration: 1, warmup: 0.5 };
+const QUICK = { rounds: 1, duration: 1, warmup: 0.5, 'render-warmup': 0.5, 'equal-load': 0 };
 
 export const HELP = `Usage: npm run bench -- [options]
 
@@ -22,6 +24,11 @@ bench/results/<timestamp>.json, .md and .svg.
   --rounds N           interleaved rounds (default ${DEFAULTS.rounds})
   --pipelining N       HTTP pipelining depth per connection (default ${DEFAULTS.pipelining})
   --warmup S           seconds of unmeasured load before a variant's first run of a scenario (default ${DEFAULTS.warmup})
+  --render-warmup S    the same for scenarios that render pages (ssr, mixed): the render's JIT
+                       warms up for longer (default ${DEFAULTS['render-warmup']})
+  --equal-load F       after the rounds, one run per variant at the same fixed rate, F × the
+                       slowest variant's median in that scenario, for latency at equal load
+                       (default ${DEFAULTS['equal-load']}; 0 skips it)
   --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-up (explicit flags win)
   --pin / --no-pin     pin the servers to CPU 1 and the load generator to CPU 0 with taskset
                        (default: on when there are ≥ 2 CPUs and taskset works)
@@ -47,6 +54,8 @@ export function parseOptions(argv) {
       rounds: { type: 'string' },
       pipelining: { type: 'string' },
       warmup: { type: 'string' },
+      'render-warmup': { type: 'string' },
+      'equal-load': { type: 'string' },
       quick: { type: 'boolean', default: false },
       pin: { type: 'boolean' },
       'no-pin': { type: 'boolean' },
@@ -75,6 +84,7 @@ export function parseOptions(argv) {
     }
     return value;
   };
+  if (Number(values['equal-load'] ?? 0) > 1) throw new Error('--equal-load is a share of the slowest variant\'s req/s: from 0 to 1');
   if (values.pin && values['no-pin']) throw new Error('--pin and --no-pin contradict each other');
   const out = values.out ?? join(ROOT, 'bench/results');
   return {
@@ -86,6 +96,8 @@ export function parseOptions(argv) {
     rounds: number('rounds', { min: 1, integer: true }),
     pipelining: number('pipelining', { min: 1, integer: true }),
     warmup: number('warmup', { min: 0, integer: false }),
+    renderWarmup: number('render-warmup', { min: 0, integer: false }),
+    equalLoad: number('equal-load', { min: 0, integer: false }),
     quick: values.quick,
     /** true / false when asked, undefined for "decide from the machine" */
     pin: values.pin ? true : values['no-pin'] ? false : undefined,

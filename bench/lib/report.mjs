@@ -11,7 +11,8 @@
  * @typedef {{ scenario: string, variant: string, status: 'valid' | 'invalid' | 'failed', reasons: string[],
  *   notes: string[], revalidation?: string, rounds: number, rps?: { median: number, min: number, max: number, values: number[] },
  *   latencyP50?: number, latencyP99?: number, errors: number, badStatuses: number, bytesPerResponse?: number,
- *   peakRss?: number, serverCpu?: number, loadCpu?: number, vsStock?: number, vsCeiling?: number, rank?: number }} SummaryRow
+ *   peakRss?: number, serverCpu?: number, loadCpu?: number, serverUsPerResponse?: number, vsStock?: number, vsCeiling?: number, rank?: number }} SummaryRow
+ * @typedef {{ scenario: string, variant: string, rate: number, result: LoadResult, problems: string[] }} EqualLoadRun
  */
 
 export function median(values) {
@@ -76,6 +77,10 @@ export function summarize({ scenarios, variants, runs, rounds }) {
         row.bytesPerResponse = median(own.filter((run) => run.result.requests > 0).map((run) => run.result.bytes / run.result.requests));
         row.serverCpu = median(own.map((run) => run.serverCpu).filter((value) => value !== undefined));
         row.loadCpu = median(own.map((run) => run.result.loadCpu));
+        // Server CPU time per response: still comparable when the load generator, not the server,
+        // limits req/s (client-bound rows).
+        const costs = own.filter((run) => run.serverCpu !== undefined && run.result.rps > 0).map((run) => (run.serverCpu / run.result.rps) * 1e6);
+        row.serverUsPerResponse = costs.length ? median(costs) : undefined;
         const peaks = own.map((run) => run.peakRss).filter((value) => value !== undefined);
         row.peakRss = peaks.length ? Math.max(...peaks) : undefined;
       }
@@ -101,6 +106,60 @@ export function summarize({ scenarios, variants, runs, rounds }) {
   return rows;
 }
 
+/**
+ * The fixed rate of a scenario's equal-load runs: a share of the slowest valid contender's median,
+ * so that every variant can keep up with it. Undefined when no variant has a valid median.
+ * @param {SummaryRow[]} rows
+ */
+export function equalLoadRate(rows, scenario, share) {
+  const valid = rows.filter((row) => row.scenario === scenario && row.status === 'valid' && row.rps);
+  const contenders = valid.filter((row) => row.variant !== 'ceiling');
+  const medians = (contenders.length ? contenders : valid).map((row) => row.rps.median);
+  return medians.length ? Math.max(1, Math.round(Math.min(...medians) * share)) : undefined;
+}
+
+/** An equal-load run that answered less than this share of its rate fell behind it. */
+const KEPT_UP = 0.95;
+
+/**
+ * Latency at equal load, one row per scenario: `p50 / p99` ms of each variant at the same rate.
+ * @param {EqualLoadRun[]} equalLoadRuns
+ * @param {string[]} variants
+ */
+export function equalLoadTable(equalLoadRuns, variants, share, { markdown = false } = {}) {
+  const scenarios = [...new Set(equalLoadRuns.map((run) => run.scenario))];
+  const headers = ['scenario', 'rate req/s', ...variants];
+  const table = scenarios.map((scenario) => {
+    const own = equalLoadRuns.filter((run) => run.scenario === scenario);
+    return [
+      markdown ? `\`${scenario}\`` : scenario,
+      integer.format(own[0].rate),
+      ...variants.map((variant) => {
+        const run = own.find((candidate) => candidate.variant === variant);
+        if (!run) return '–';
+        if (run.problems.length > 0) return 'INVALID';
+        const cell = `${fmt.ms(run.result.latency.p50)} / ${fmt.ms(run.result.latency.p99)}`;
+        return run.result.rps < run.rate * KEPT_UP ? `${cell} (fell behind: ${fmt.rps(run.result.rps)}/s)` : cell;
+      }),
+    ];
+  });
+  const title =
+    `Latency at equal load: p50 / p99 ms of each variant at the same constant rate, ${Math.round(share * 100)}% of the slowest ` +
+    'variant\'s median req/s in that scenario (one open-loop run each, after the rounds).';
+  if (!markdown) return [title, alignText(headers, table)].join('\n');
+  return [
+    `**${title}** Flat out, as in the table above, latency is mostly queueing (connections ÷ throughput): a server that ` +
+      'answers files sooner sends its connections sooner to the render queue, so its p99 there says little about speed. ' +
+      'Here request k is sent at k ÷ rate whether or not earlier ones were answered, over at most as many connections, and its ' +
+      'latency counts from then (no coordinated omission), so at the same offered load lower is faster. "fell behind": the ' +
+      'variant answered under 95% of the rate.',
+    '',
+    `| ${headers.map(escapeCell).join(' | ')} |`,
+    `|---|--:|${variants.map(() => '--:').join('|')}|`,
+    ...table.map((cells) => `| ${cells.map(escapeCell).join(' | ')} |`),
+  ].join('\n');
+}
+
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const fmt = {
   rps: (value) => (value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value)),
@@ -108,6 +167,7 @@ const fmt = {
   // autocannon records whole milliseconds: 0 means "under a millisecond".
   ms: (value) => (value === undefined ? '–' : value < 1 ? '<1' : value < 10 ? String(Math.round(value * 10) / 10) : integer.format(value)),
   bytes: (value) => (value === undefined ? '–' : value < 1000 ? `${Math.round(value)} B` : `${(value / 1000).toFixed(1)} kB`),
+  us: (value) => (value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value)),
   rss: (value) => (value === undefined ? '–' : `${integer.format(value / 2 ** 20)} MiB`),
   spread: (rps) => (!rps || rps.values.length < 2 ? '–' : `±${Math.round(((rps.max - rps.min) / 2 / rps.median) * 100)}%`),
 };
@@ -140,9 +200,10 @@ const COLUMNS = [
   ['B/resp', (row) => fmt.bytes(row.bytesPerResponse)],
   ['peak RSS', (row) => fmt.rss(row.peakRss)],
   ['CPU srv/load', (row) => (row.serverCpu === undefined ? '–' : `${Math.round(row.serverCpu * 100)}/${Math.round(row.loadCpu * 100)}%`)],
+  ['srv µs/resp', (row) => fmt.us(row.serverUsPerResponse)],
   ['result', mark],
 ];
-const LEFT = new Set(['variant', 'result']);
+const LEFT = new Set(['variant', 'result', 'scenario']);
 
 /** @param {string[][]} table @param {string[]} headers */
 function alignText(headers, table) {
@@ -176,7 +237,7 @@ const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n'
  * @param {{ rows: SummaryRow[], scenarios: { title: (name: string) => string, describe: (name: string) => string },
  *   settings: Record<string, any>, machine: Record<string, any>, startedAt: string, resultsFile: string }} input
  */
-export function markdown({ rows, scenarios, settings, machine, startedAt, resultsFile, startups = [] }) {
+export function markdown({ rows, scenarios, settings, machine, startedAt, resultsFile, startups = [], equalLoadRuns = [] }) {
   const date = startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const pin = settings.pin.enabled
     ? `server pinned to CPU ${settings.pin.serverCpus} and load generator to CPU ${settings.pin.loadCpus} (taskset)`
@@ -186,7 +247,7 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     '',
     `- **Machine:** ${machine.cpuModel}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB RAM, ${machine.os}; ${machine.busyBeforeStart === undefined ? '' : `CPUs ${Math.round(machine.busyBeforeStart * 100)}% busy with other work just before the start; `}load average ${machine.loadAverage.join(' / ')} at start, ${machine.loadAverageEnd?.join(' / ') ?? '?'} at the end.`,
     `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
-    `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up; ${pin}.`,
+    `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up (${settings.renderWarmup ?? settings.warmup} s in scenarios that render); ${pin}.`,
     `- **Critical CSS:** ${settings.criticalCss}.`,
     ...(startups.length
       ? [`- **Start to first answer** (process spawned → ready line → first request answered, polled every 50–100 ms): ${startups.map(([name, ms]) => `\`${name}\` ${ms} ms`).join(', ')}.`]
@@ -198,8 +259,8 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
         ]
       : []),
     '',
-    '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | result |',
-    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+    '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | server µs/resp | result |',
+    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
   let previous;
   for (const row of rows) {
@@ -216,6 +277,7 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
       '× stock and × ceiling divide medians of the same scenario; the ceiling of `ssr` is node:http + CommonEngine, the render\'s own cost. ' +
       'p50/p99 are medians over rounds of each round\'s latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run. ' +
       'CPU server/load: share of one CPU used by the server process and by the load generator during the runs (medians); "client-bound": the load generator used ≥ 90% of its CPU, so the server may be faster than shown. ' +
+      'Server µs/resp: the server process\'s CPU time per response (median over rounds), the cost to compare where rows are client-bound. ' +
       '# ranks the valid variants (the ceiling is a reference, not a contender). ' +
       'INVALID: the answers were not what a browser needs (status, type, length, errors), so the row is not ranked. ' +
       '"ignores If-None-Match" / "no ETag": the variant sends the full page where a 304 was possible; that is its result, not an error. ' +
@@ -223,6 +285,9 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     '',
     'Scenarios: ' + [...new Set(rows.map((row) => row.scenario))].map((name) => `\`${name}\` ${scenarios.describe(name)}`).join(' '),
   );
+  if (equalLoadRuns.length > 0) {
+    lines.push('', equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, { markdown: true }));
+  }
   lines.push(...runtimeComparison(rows));
   if (failures.length > 0) {
     lines.push('', 'Not ranked:', '');

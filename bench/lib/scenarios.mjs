@@ -56,7 +56,7 @@ export function describeBuild(browserDir) {
 
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
- * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[] }} Scenario
+ * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean }} Scenario
  */
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
@@ -77,6 +77,7 @@ export const SCENARIOS = [
     title: 'ssr: /products/:id rendered per request',
     describe: 'GET /products/<id>, a different id on every request (ids 1..999999 in a fixed pseudo-random order).',
     requests: () => [{ path: '/products/1', rotate: 'product' }],
+    renders: true,
   },
   {
     name: 'asset',
@@ -99,6 +100,7 @@ export const SCENARIOS = [
       ...pageLoad(build, { path: '/' }),
       ...pageLoad(build, { path: '/products/1', rotate: 'product' }),
     ],
+    renders: true,
   },
 ];
 

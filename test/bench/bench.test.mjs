@@ -41,7 +41,7 @@ function isRunning(pid) {
   }
 }
 
-describe('npm run bench (smoke mode)', { timeout: 110_000 }, () => {
+describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
   let out;
   let run;
   let json;
@@ -50,8 +50,8 @@ describe('npm run bench (smoke mode)', { timeout: 110_000 }, () => {
   before(async () => {
     out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
     run = await runBench(
-      ['--variants', VARIANTS.join(','), '--duration', '1', '--rounds', '1', '--quick', '--out', out],
-      100_000,
+      ['--variants', VARIANTS.join(','), '--duration', '1', '--rounds', '1', '--quick', '--equal-load', '0.5', '--out', out],
+      160_000,
     );
     const name = file('.json');
     json = name ? JSON.parse(readFileSync(join(out, name), 'utf8')) : undefined;
@@ -102,6 +102,21 @@ describe('npm run bench (smoke mode)', { timeout: 110_000 }, () => {
     assert.equal(json.variants.find((variant) => variant.name === 'stock').checks.revalidate.revalidation, '304');
   });
 
+  it('ran every variant at the same constant rate per scenario, with valid answers', () => {
+    assert.equal(json.settings.equalLoad, 0.5);
+    for (const scenario of SCENARIOS) {
+      const runs = json.equalLoadRuns.filter((run) => run.scenario === scenario);
+      assert.deepEqual(runs.map((run) => run.variant).sort(), [...VARIANTS].sort(), scenario);
+      const slowest = Math.min(...json.summary.filter((row) => row.scenario === scenario).map((row) => row.rps.median));
+      for (const run of runs) {
+        assert.equal(run.rate, Math.max(1, Math.round(slowest * 0.5)), `${scenario}: half the slowest median`);
+        assert.deepEqual(run.problems, [], `${run.variant}/${scenario}`);
+        assert.ok(run.result.requests > 0 && run.result.latency.p99 >= run.result.latency.p50, `${run.variant}/${scenario}`);
+      }
+    }
+    assert.match(run.stdout, /^Latency at equal load: /m);
+  });
+
   it('writes the Markdown table with machine, settings and date', () => {
     const md = readFileSync(join(out, file('.md')), 'utf8');
     assert.match(md, /\| Scenario \| # \| Variant \| req\/s \(median\)/);
@@ -109,6 +124,7 @@ describe('npm run bench (smoke mode)', { timeout: 110_000 }, () => {
     assert.match(md, /Node v\d+/);
     assert.match(md, /\*\*Critical CSS:\*\* on/);
     assert.match(md, /Measured \d{4}-\d{2}-\d{2} /);
+    assert.match(md, /\*\*Latency at equal load: .*\n\n\| scenario \| rate req\/s \| origin \| stock \|/);
     for (const name of VARIANTS) assert.ok(md.includes(`\`${name}\``), `${name} not in the table`);
   });
 
