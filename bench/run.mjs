@@ -23,8 +23,8 @@ const REQUEST_TIMEOUT_S = 10;
 const STARTUP_ESTIMATE_S = 3;
 const RUN_OVERHEAD_S = 0.7;
 
-/** Equal-load runs are single, so twice the usual length gives their percentiles enough samples. */
-const equalLoadSeconds = (options) => options.duration * 2;
+/** Equal-load runs last as long as the flat-out ones (and are interleaved in as many rounds). */
+const equalLoadSeconds = (options) => options.duration;
 
 /** The critical-CSS line of the report: one setting (on, checked on every rendered page), by mechanism. */
 function describeCriticalCss(names) {
@@ -68,7 +68,7 @@ async function main() {
     options.variants.length * (STARTUP_ESTIMATE_S + 1) +
     options.variants.length * options.scenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
     options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) +
-    (options.equalLoad > 0 ? pairs * (equalLoadSeconds(options) + RUN_OVERHEAD_S) : 0);
+    (options.equalLoad > 0 ? options.rounds * pairs * (equalLoadSeconds(options) + RUN_OVERHEAD_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
   say(`  variants:   ${options.variants.join(', ')}`);
@@ -247,31 +247,35 @@ async function main() {
     // Latency at equal load. Flat out (above), latency is mostly queueing: connections ÷ throughput,
     // and a server that answers files faster sends its connections sooner to the render queue. Here
     // every variant gets the same fixed rate, one the slowest variant sustained in that scenario.
+    // Interleaved rounds as above: one run's p99 hangs on a few slow answers, the median of rounds less so.
     if (options.equalLoad > 0) {
       const throughput = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
-      for (const scenarioName of options.scenarios) {
-        const rate = equalLoadRate(throughput, scenarioName, options.equalLoad);
-        if (rate === undefined) continue;
-        for (const name of variantNames) {
-          const loaded = target(name, scenarioName);
-          if (!loaded) continue;
-          const { state, server, check, job } = loaded;
-          await settle();
-          progress.step(`equal load · ${scenarioName} · ${name} · ${rate} req/s`, equalLoadSeconds(options) + RUN_OVERHEAD_S);
-          const result = await load.run({ ...job, duration: equalLoadSeconds(options), rate });
-          const problems = judgeRun(result, check);
-          const exit = server.exited();
-          if (exit) {
-            state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}) during the equal-load run`;
-            problems.push(state.crashed);
+      const rates = new Map(options.scenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]));
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const scenarioName of options.scenarios) {
+          const rate = rates.get(scenarioName);
+          if (rate === undefined) continue;
+          for (const name of rotate(variantNames, round - 1)) {
+            const loaded = target(name, scenarioName);
+            if (!loaded) continue;
+            const { state, server, check, job } = loaded;
+            await settle();
+            progress.step(`equal load · round ${round}/${options.rounds} · ${scenarioName} · ${name} · ${rate} req/s`, equalLoadSeconds(options) + RUN_OVERHEAD_S);
+            const result = await load.run({ ...job, duration: equalLoadSeconds(options), rate });
+            const problems = judgeRun(result, check);
+            const exit = server.exited();
+            if (exit) {
+              state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}) during the equal-load run`;
+              problems.push(state.crashed);
+            }
+            assertBuildUnchanged();
+            equalLoadRuns.push({ round, scenario: scenarioName, variant: name, rate, result, problems });
+            progress.log(
+              `  = r${round} ${scenarioName.padEnd(10)} ${name.padEnd(20)} at ${rate} req/s: ${Math.round(result.rps)} answered/s, ` +
+                `p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms` +
+                (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
+            );
           }
-          assertBuildUnchanged();
-          equalLoadRuns.push({ scenario: scenarioName, variant: name, rate, result, problems });
-          progress.log(
-            `  = ${scenarioName.padEnd(10)} ${name.padEnd(20)} at ${rate} req/s: ${Math.round(result.rps)} answered/s, ` +
-              `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms` +
-              (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
-          );
         }
       }
     }

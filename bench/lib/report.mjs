@@ -12,7 +12,7 @@
  *   notes: string[], revalidation?: string, rounds: number, rps?: { median: number, min: number, max: number, values: number[] },
  *   latencyP50?: number, latencyP99?: number, errors: number, badStatuses: number, bytesPerResponse?: number,
  *   peakRss?: number, serverCpu?: number, loadCpu?: number, serverUsPerResponse?: number, vsStock?: number, vsCeiling?: number, rank?: number }} SummaryRow
- * @typedef {{ scenario: string, variant: string, rate: number, result: LoadResult, problems: string[] }} EqualLoadRun
+ * @typedef {{ round: number, scenario: string, variant: string, rate: number, result: LoadResult, problems: string[] }} EqualLoadRun
  */
 
 export function median(values) {
@@ -107,22 +107,30 @@ export function summarize({ scenarios, variants, runs, rounds }) {
 }
 
 /**
+ * The most the open-loop generator is asked for: node:http on one core sent 2,200 requests/s for
+ * ~90 KB answers at ~55% of its CPU; far above that it, not the server, would set the latency.
+ */
+export const MAX_EQUAL_LOAD_RATE = 3000;
+
+/**
  * The fixed rate of a scenario's equal-load runs: a share of the slowest valid contender's median,
- * so that every variant can keep up with it. Undefined when no variant has a valid median.
+ * so that every variant can keep up with it (at most MAX_EQUAL_LOAD_RATE). Undefined when no
+ * variant has a valid median.
  * @param {SummaryRow[]} rows
  */
 export function equalLoadRate(rows, scenario, share) {
   const valid = rows.filter((row) => row.scenario === scenario && row.status === 'valid' && row.rps);
   const contenders = valid.filter((row) => row.variant !== 'ceiling');
   const medians = (contenders.length ? contenders : valid).map((row) => row.rps.median);
-  return medians.length ? Math.max(1, Math.round(Math.min(...medians) * share)) : undefined;
+  return medians.length ? Math.min(MAX_EQUAL_LOAD_RATE, Math.max(1, Math.round(Math.min(...medians) * share))) : undefined;
 }
 
 /** An equal-load run that answered less than this share of its rate fell behind it. */
 const KEPT_UP = 0.95;
 
 /**
- * Latency at equal load, one row per scenario: `p50 / p99` ms of each variant at the same rate.
+ * Latency at equal load, one row per scenario: `p50 / p99` ms of each variant at the same rate,
+ * medians over the rounds.
  * @param {EqualLoadRun[]} equalLoadRuns
  * @param {string[]} variants
  */
@@ -135,24 +143,31 @@ export function equalLoadTable(equalLoadRuns, variants, share, { markdown = fals
       markdown ? `\`${scenario}\`` : scenario,
       integer.format(own[0].rate),
       ...variants.map((variant) => {
-        const run = own.find((candidate) => candidate.variant === variant);
-        if (!run) return '–';
-        if (run.problems.length > 0) return 'INVALID';
-        const cell = `${fmt.ms(run.result.latency.p50)} / ${fmt.ms(run.result.latency.p99)}`;
-        return run.result.rps < run.rate * KEPT_UP ? `${cell} (fell behind: ${fmt.rps(run.result.rps)}/s)` : cell;
+        const mine = own.filter((candidate) => candidate.variant === variant);
+        if (mine.length === 0) return '–';
+        if (mine.some((run) => run.problems.length > 0)) return 'INVALID';
+        const of = (pick) => median(mine.map((run) => pick(run.result)));
+        const cell = `${fmt.ms(of((result) => result.latency.p50))} / ${fmt.ms(of((result) => result.latency.p99))}`;
+        const answered = of((result) => result.rps);
+        const notes = [
+          ...(answered < mine[0].rate * KEPT_UP ? [`fell behind: ${fmt.rps(answered)}/s`] : []),
+          ...(of((result) => result.loadCpu) >= CLIENT_BOUND ? ['client-bound'] : []),
+        ];
+        return notes.length ? `${cell} (${notes.join(', ')})` : cell;
       }),
     ];
   });
   const title =
     `Latency at equal load: p50 / p99 ms of each variant at the same constant rate, ${Math.round(share * 100)}% of the slowest ` +
-    'variant\'s median req/s in that scenario (one open-loop run each, after the rounds).';
+    'variant\'s median req/s in that scenario (open-loop runs after the flat-out ones, medians of as many interleaved rounds).';
   if (!markdown) return [title, alignText(headers, table)].join('\n');
   return [
     `**${title}** Flat out, as in the table above, latency is mostly queueing (connections ÷ throughput): a server that ` +
       'answers files sooner sends its connections sooner to the render queue, so its p99 there says little about speed. ' +
       'Here request k is sent at k ÷ rate whether or not earlier ones were answered, over at most as many connections, and its ' +
       'latency counts from then (no coordinated omission), so at the same offered load lower is faster. "fell behind": the ' +
-      'variant answered under 95% of the rate.',
+      'variant answered under 95% of the rate; "client-bound": the load generator used ≥ 90% of its CPU. ' +
+      `Rates are capped at ${integer.format(MAX_EQUAL_LOAD_RATE)}/s, what the generator (node:http, one core) sends without becoming the bottleneck.`,
     '',
     `| ${headers.map(escapeCell).join(' | ')} |`,
     `|---|--:|${variants.map(() => '--:').join('|')}|`,
