@@ -26,10 +26,10 @@ bench/results/<timestamp>.json, .md and .svg.
   --warmup S           seconds of unmeasured load before a variant's first run of a scenario (default ${DEFAULTS.warmup})
   --render-warmup S    the same for scenarios that render pages (ssr, mixed): the render's JIT
                        warms up for longer (default ${DEFAULTS['render-warmup']})
-  --equal-load F       after the rounds, one run per variant at the same fixed rate, F × the
-                       slowest variant's median in that scenario, for latency at equal load
-                       (default ${DEFAULTS['equal-load']}; 0 skips it)
-  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-up (explicit flags win)
+  --equal-load F       after the rounds, as many rounds of open-loop runs at one constant rate per
+                       scenario, F × the slowest variant's median (at most 3,000/s), for latency
+                       at equal load (default ${DEFAULTS['equal-load']}; 0 skips them)
+  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load runs (explicit flags win)
   --pin / --no-pin     pin the servers to CPU 1 and the load generator to CPU 0 with taskset
                        (default: on when there are ≥ 2 CPUs and taskset works)
   --out DIR            where to write the results (default bench/results)
