@@ -23,9 +23,6 @@ const REQUEST_TIMEOUT_S = 10;
 const STARTUP_ESTIMATE_S = 3;
 const RUN_OVERHEAD_S = 0.7;
 
-/** Equal-load runs last as long as the flat-out ones (and are interleaved in as many rounds). */
-const equalLoadSeconds = (options) => options.duration;
-
 /** The critical-CSS line of the report: one setting (on, checked on every rendered page), by mechanism. */
 function describeCriticalCss(names) {
   const byMechanism = new Map();
@@ -68,7 +65,8 @@ async function main() {
     options.variants.length * (STARTUP_ESTIMATE_S + 1) +
     options.variants.length * options.scenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
     options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) +
-    (options.equalLoad > 0 ? options.rounds * pairs * (equalLoadSeconds(options) + RUN_OVERHEAD_S) : 0);
+    // Equal-load runs: as many rounds, as long as the flat-out ones.
+    (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
   say(`  variants:   ${options.variants.join(', ')}`);
@@ -198,6 +196,13 @@ async function main() {
       };
       return { state, server, check, job };
     };
+    /** Marks a variant whose server died during a run; returns the reason, or undefined if it runs. */
+    const crashed = (state, server) => {
+      const exit = server.exited();
+      if (!exit) return undefined;
+      state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}): ${server.output().trim().split('\n').slice(-3).join(' / ')}`;
+      return state.crashed;
+    };
     for (let round = 1; round <= options.rounds; round++) {
       for (const scenarioName of options.scenarios) {
         for (const name of rotate(variantNames, round - 1)) {
@@ -223,10 +228,9 @@ async function main() {
             cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0 ? undefined : (cpuAfter - cpuBefore) / result.duration;
           const peakRss = readPeakRss(server.pid);
           const problems = judgeRun(result, check);
-          const exit = server.exited();
-          if (exit) {
-            state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}): ${server.output().trim().split('\n').slice(-3).join(' / ')}`;
-            problems.push(state.crashed);
+          const died = crashed(state, server);
+          if (died) {
+            problems.push(died);
           } else {
             // Still correct after the load? A server that degrades under load must not look fast.
             const after = await checkScenario(server.url, scenarioName, build);
@@ -260,14 +264,11 @@ async function main() {
             if (!loaded) continue;
             const { state, server, check, job } = loaded;
             await settle();
-            progress.step(`equal load · round ${round}/${options.rounds} · ${scenarioName} · ${name} · ${rate} req/s`, equalLoadSeconds(options) + RUN_OVERHEAD_S);
-            const result = await load.run({ ...job, duration: equalLoadSeconds(options), rate });
+            progress.step(`equal load · round ${round}/${options.rounds} · ${scenarioName} · ${name} · ${rate} req/s`, options.duration + RUN_OVERHEAD_S);
+            const result = await load.run({ ...job, duration: options.duration, rate });
             const problems = judgeRun(result, check);
-            const exit = server.exited();
-            if (exit) {
-              state.crashed = `the server exited (${exit.signal ?? `code ${exit.code}`}) during the equal-load run`;
-              problems.push(state.crashed);
-            }
+            const died = crashed(state, server);
+            if (died) problems.push(died);
             assertBuildUnchanged();
             equalLoadRuns.push({ round, scenario: scenarioName, variant: name, rate, result, problems });
             progress.log(
@@ -303,7 +304,6 @@ async function main() {
     warmup: options.warmup,
     renderWarmup: options.renderWarmup,
     equalLoad: options.equalLoad,
-    equalLoadSeconds: equalLoadSeconds(options),
     quick: options.quick,
     requestTimeout: REQUEST_TIMEOUT_S,
     pin,

@@ -72,7 +72,7 @@ export function createOrigin(options: OriginOptions): Koa {
     const { index } = options.files;
     app.use((ctx, next) => {
       const file = ctx.method === 'GET' || ctx.method === 'HEAD' ? index.get(ctx.path) : undefined;
-      return file === undefined ? next() : sendFile(ctx, file.encoded ? negotiate(ctx, file, file.encoded) : file);
+      return file === undefined ? next() : sendFile(ctx, representation(ctx, file));
     });
   }
 
@@ -129,8 +129,8 @@ export function createOrigin(options: OriginOptions): Koa {
  * The build's .br copy of a file if the client accepts brotli, else its .gz copy if it accepts
  * gzip, else the file itself: the rule koa-send applies to the files served from disk.
  */
-function negotiate(ctx: Context, file: StaticFile, encoded: NonNullable<StaticFile['encoded']>): StaticFile {
-  return encoded.find(({ encoding }) => ctx.acceptsEncodings(encoding, 'identity') === encoding)?.file ?? file;
+function representation(ctx: Context, file: StaticFile): StaticFile {
+  return file.encoded?.find(({ encoding }) => ctx.acceptsEncodings(encoding, 'identity') === encoding)?.file ?? file;
 }
 
 /** Answers from memory: precomputed headers, and 304 when the client's copy is current. */

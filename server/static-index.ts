@@ -37,7 +37,6 @@ const ENCODINGS: { encoding: Encoding; extension: string }[] = [
   { encoding: 'gzip', extension: '.gz' },
 ];
 
-
 export interface StaticIndexOptions {
   /** Files up to this size are held in memory (default 1 MiB). */
   maxFileBytes?: number;
@@ -77,11 +76,12 @@ export function buildStaticIndex(
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
-  const onDisk = new Map<string, { path: string; size: number; mtime: Date }>();
+  const listed = new Map<string, { path: string; size: number; mtime: Date }>();
   for (const path of listFiles(browserDir)) {
     const { size, mtime } = statSync(path);
-    onDisk.set('/' + relative(browserDir, path).split(sep).join('/'), { path, size, mtime });
+    listed.set('/' + relative(browserDir, path).split(sep).join('/'), { path, size, mtime });
   }
+  let precompressed = false;
   // Each file's bytes are read once and counted once, also when a `.br` copy is both a file of its
   // own and the compressed form of another.
   const bodies = new Map<string, Buffer>();
@@ -89,18 +89,19 @@ export function buildStaticIndex(
   const read = (urlPath: string): Buffer => {
     let body = bodies.get(urlPath);
     if (body === undefined) {
-      body = readFileSync(onDisk.get(urlPath)!.path);
+      body = readFileSync(listed.get(urlPath)!.path);
       bodies.set(urlPath, body);
       heldBytes += body.length;
     }
     return body;
   };
 
-  for (const [urlPath, { size, mtime }] of onDisk) {
-    const siblings = ENCODINGS.filter(({ extension }) => onDisk.has(urlPath + extension));
+  for (const [urlPath, { size, mtime }] of listed) {
+    const siblings = ENCODINGS.filter(({ extension }) => listed.has(urlPath + extension));
+    precompressed ||= siblings.length > 0;
     // A file and its compressed copies are held together or not at all.
     const groupPaths = [urlPath, ...siblings.map(({ extension }) => urlPath + extension)];
-    const unreadBytes = groupPaths.reduce((sum, path) => sum + (bodies.has(path) ? 0 : onDisk.get(path)!.size), 0);
+    const unreadBytes = groupPaths.reduce((sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size), 0);
     if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
       largeFiles.set(urlPath, { encoded: siblings.length > 0 });
       continue;
@@ -112,7 +113,7 @@ export function buildStaticIndex(
     if (vary) {
       file.encoded = siblings.map(({ encoding, extension }) => ({
         encoding,
-        file: staticFile(read(urlPath + extension), onDisk.get(urlPath + extension)!.mtime, type, cacheControl, encoding, vary),
+        file: staticFile(read(urlPath + extension), listed.get(urlPath + extension)!.mtime, type, cacheControl, encoding, vary),
       }));
     }
     files.set(urlPath, file);
@@ -132,7 +133,7 @@ export function buildStaticIndex(
   return {
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
-    precompressed: [...onDisk.keys()].some((path) => ENCODINGS.some(({ extension }) => onDisk.has(path + extension))),
+    precompressed,
   };
 }
 

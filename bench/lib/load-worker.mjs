@@ -12,27 +12,30 @@ import { nextProductPath } from './scenarios.mjs';
  *   pipelining: number, timeout: number, rate?: number }} LoadJob
  */
 
+/**
+ * The request as sent this time: a rotating one asks for the next product. One counter for every
+ * connection, so consecutive requests ask for different products.
+ * @param {LoadRequest} request
+ */
+function resolve(request) {
+  return request.rotate === 'product' ? { ...request, path: nextProductPath() } : request;
+}
+
 /** @param {LoadRequest} request */
-function toAutocannonRequest({ path, method = 'GET', headers, rotate }) {
-  const request = { path, method, ...(headers ? { headers } : {}) };
-  if (rotate === 'product') {
-    // One counter for every connection: consecutive requests ask for different products.
-    request.setupRequest = (req) => ({ ...req, path: nextProductPath() });
-  }
-  return request;
+function toAutocannonRequest(request) {
+  const { path, method = 'GET', headers, rotate } = request;
+  return {
+    path,
+    method,
+    ...(headers ? { headers } : {}),
+    ...(rotate ? { setupRequest: (req) => ({ ...req, path: resolve(request).path }) } : {}),
+  };
 }
 
 /** @param {LoadJob} job */
 async function run(job) {
   if (job.rate) {
-    return runOpenLoop({
-      ...job,
-      rate: job.rate,
-      next: (index) => {
-        const request = job.requests[index % job.requests.length];
-        return request.rotate === 'product' ? { ...request, path: nextProductPath() } : request;
-      },
-    });
+    return runOpenLoop({ ...job, next: (index) => resolve(job.requests[index % job.requests.length]) });
   }
   const instance = autocannon({
     url: job.url,

@@ -1,6 +1,7 @@
 // Command-line flags of `npm run bench`, with the defaults that fit a 2-core machine in < 10 minutes.
 import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { MAX_EQUAL_LOAD_RATE } from './report.mjs';
 import { SCENARIO_NAMES } from './scenarios.mjs';
 import { DEFAULT_VARIANT_NAMES, ROOT, VARIANT_NAMES } from './variants.mjs';
 
@@ -27,7 +28,7 @@ bench/results/<timestamp>.json, .md and .svg.
   --render-warmup S    the same for scenarios that render pages (ssr, mixed): the render's JIT
                        warms up for longer (default ${DEFAULTS['render-warmup']})
   --equal-load F       after the rounds, as many rounds of open-loop runs at one constant rate per
-                       scenario, F × the slowest variant's median (at most 3,000/s), for latency
+                       scenario, F × the slowest variant's median (at most ${MAX_EQUAL_LOAD_RATE}/s), for latency
                        at equal load (default ${DEFAULTS['equal-load']}; 0 skips them)
   --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load runs (explicit flags win)
   --pin / --no-pin     pin the servers to CPU 1 and the load generator to CPU 0 with taskset
@@ -74,17 +75,17 @@ export function parseOptions(argv) {
     // Registry order, whatever order they were typed in: tables stay comparable.
     return known.filter((name) => names.includes(name));
   };
-  const number = (name, { min, integer }) => {
+  const number = (name, { min, max = Infinity, integer }) => {
     const raw = values[name];
     const fallback = values.quick && name in QUICK ? QUICK[name] : DEFAULTS[name];
     if (raw === undefined) return fallback;
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-      throw new Error(`--${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
+    if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+      const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+      throw new Error(`--${name} must be ${integer ? 'a whole number' : 'a number'} ${range}, got "${raw}"`);
     }
     return value;
   };
-  if (Number(values['equal-load'] ?? 0) > 1) throw new Error('--equal-load is a share of the slowest variant\'s req/s: from 0 to 1');
   if (values.pin && values['no-pin']) throw new Error('--pin and --no-pin contradict each other');
   const out = values.out ?? join(ROOT, 'bench/results');
   return {
@@ -97,7 +98,8 @@ export function parseOptions(argv) {
     pipelining: number('pipelining', { min: 1, integer: true }),
     warmup: number('warmup', { min: 0, integer: false }),
     renderWarmup: number('render-warmup', { min: 0, integer: false }),
-    equalLoad: number('equal-load', { min: 0, integer: false }),
+    // A share of the slowest variant's req/s.
+    equalLoad: number('equal-load', { min: 0, max: 1, integer: false }),
     quick: values.quick,
     /** true / false when asked, undefined for "decide from the machine" */
     pin: values.pin ? true : values['no-pin'] ? false : undefined,

@@ -2,7 +2,7 @@
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
 import { makeProduct } from '../../src/app/products.ts';
 import { httpGet } from './http.mjs';
-import { productIdAt } from './scenarios.mjs';
+import { getScenario, productIdAt } from './scenarios.mjs';
 
 const CONTENT_TYPES = { html: /^text\/html\b/i, js: /^(text|application)\/javascript\b/i, css: /^text\/css\b/i };
 /**
@@ -128,7 +128,10 @@ export async function checkScenario(baseUrl, scenario, build) {
         // Each connection works through the cycle from its start, so a short run counts a prefix of
         // it per connection (the slow rendered page often still pending): the floor is the lowest
         // average of any prefix, not the whole cycle's (which failed a 1-s smoke run on stock).
-        const cycle = [build.page.size, ...assets.map((file) => file.size), product.body.length, ...assets.map((file) => file.size)];
+        const sizes = new Map([build.page, ...assets].map((file) => [file.path, file.size]));
+        const cycle = getScenario('mixed')
+          .requests(build, {})
+          .map((request) => (request.rotate === 'product' ? product.body.length : sizes.get(request.path)));
         let sum = 0;
         const prefixAverages = cycle.map((size, i) => (sum += size) / (i + 1));
         check.minBytesPerResponse = share(Math.min(...prefixAverages));
