@@ -19,6 +19,8 @@ export interface OriginConfig {
   shutdownGraceMs: number;
   /** One log line per request when true (off by default: it costs throughput). */
   accessLog: boolean;
+  /** Answer files held in memory before Koa (see origin.ts, step 0); off sends every request through Koa. */
+  fastPath: boolean;
   /** Bytes of the browser build held in memory; 0 serves every file from disk through koa-static. */
   staticMemoryBytes: number;
   /**
@@ -51,6 +53,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
     shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
     accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
+    fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
     staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
     criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),

@@ -8,11 +8,12 @@ export interface Readiness {
 }
 
 /**
- * `GET /healthz`: the process is alive (for restarts), with its render load. `GET /readyz`: it
+ * `GET /healthz`: the process is alive (for restarts), with its render load and how many requests
+ * step 0 answered (origin.ts). `GET /readyz`: it
  * wants traffic (for load balancers); 503 while draining. Answered before the host check, since
  * probes often use an IP address as host.
  */
-export function healthEndpoints(readiness: Readiness, renderStats: () => object | undefined): Middleware {
+export function healthEndpoints(readiness: Readiness, stats: () => object): Middleware {
   return (ctx, next) => {
     if (!readiness.ready) {
       // Keep-alive clients are told to reconnect elsewhere once this answer is sent.
@@ -22,7 +23,7 @@ export function healthEndpoints(readiness: Readiness, renderStats: () => object 
       const up = ctx.path === '/healthz' || readiness.ready;
       ctx.status = up ? 200 : 503;
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = { status: up ? 'ok' : 'draining', ready: readiness.ready, renders: renderStats() };
+      ctx.body = { status: up ? 'ok' : 'draining', ready: readiness.ready, ...stats() };
       return;
     }
     return next();

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { createHostCheck } from './allowed-hosts';
 
@@ -9,11 +10,8 @@ const MAX_URL_LENGTH = 8192;
  * forged or ambiguous hosts, request targets that are not a plain path, and paths that could
  * name something outside the browser build once decoded.
  */
-export function requestGuard(allowedHosts: readonly string[]): Middleware {
+export function requestGuard(allowedHosts: readonly string[], knownHosts: KnownHosts): Middleware {
   const isAllowedHost = createHostCheck(allowedHosts);
-  // Host header values already seen and allowed (a handful in practice; only allowed ones are kept,
-  // so forged values cannot grow it): skips parsing and matching on every request.
-  const allowedHostHeaders = new Set<string>();
   return (ctx, next) => {
     const url = ctx.req.url ?? '';
     if (url.length > MAX_URL_LENGTH) {
@@ -27,14 +25,11 @@ export function requestGuard(allowedHosts: readonly string[]): Middleware {
     if (countHostHeaders(ctx.req.rawHeaders) > 1) {
       return ctx.throw(400, 'Bad Request: more than one Host header');
     }
-    const host = ctx.host;
-    if (!allowedHostHeaders.has(host)) {
+    if (!knownHosts.has(ctx.req)) {
       if (!isAllowedHost(ctx.hostname.toLowerCase())) {
         return ctx.throw(400, 'Bad Request: host not allowed');
       }
-      if (allowedHostHeaders.size < 64) {
-        allowedHostHeaders.add(host);
-      }
+      knownHosts.add(ctx.req);
     }
     // Most URLs hold no '%', '.' or '\\': they skip decoding and the dot-segment regex.
     if (UNUSUAL_URL.test(url)) {
@@ -61,7 +56,33 @@ function decode(value: string): string | undefined {
   }
 }
 
-function countHostHeaders(rawHeaders: string[]): number {
+/**
+ * The host headers of requests already allowed, as sent: skips parsing and matching on every
+ * request. Keyed by the raw headers Koa derives the host from, so a hit means Koa would derive an
+ * allowed host again. Only allowed values are kept, at most 64, so forged values cannot grow it.
+ */
+export class KnownHosts {
+  readonly #keys = new Set<string>();
+  readonly #key: (req: IncomingMessage) => string;
+
+  constructor(trustProxy: boolean) {
+    this.#key = trustProxy
+      ? (req) => `${req.headers['x-forwarded-host'] ?? ''}\n${req.headers.host ?? ''}`
+      : (req) => req.headers.host ?? '';
+  }
+
+  has(req: IncomingMessage): boolean {
+    return this.#keys.has(this.#key(req));
+  }
+
+  add(req: IncomingMessage): void {
+    if (this.#keys.size < 64) {
+      this.#keys.add(this.#key(req));
+    }
+  }
+}
+
+export function countHostHeaders(rawHeaders: string[]): number {
   let count = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     if (rawHeaders[i].length === 4 && rawHeaders[i].toLowerCase() === 'host') {

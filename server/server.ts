@@ -1,6 +1,6 @@
+import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
-import type Koa from 'koa';
 import * as app from './main.server.mjs';
 import { createCommonEnginePages } from './common-engine-pages';
 import { ConfigError, readConfig, type OriginConfig } from './config';
@@ -46,7 +46,7 @@ function start(): void {
   const index = buildStaticIndex(browserDir, readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')), {
     maxTotalBytes: config.staticMemoryBytes,
   });
-  const origin = createOrigin({
+  const listener = createOrigin({
     allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
     files: { browserDir, index },
@@ -54,9 +54,10 @@ function start(): void {
     renderStats: () => limiter.stats,
     log,
     accessLog: config.accessLog,
+    fastPath: config.fastPath,
     renderPage: createCommonEnginePages({ app, browserDir, serverDir, log, limiter, ...config }),
   });
-  const server = origin.listen(config.port, config.host, () => {
+  const server = createServer(listener).listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host ?? 'localhost'}:${port}`;
@@ -80,7 +81,7 @@ if (isMainModule(import.meta.url) || process.env['pm_id']) {
  * itself: the same Koa chain, rendering through Angular's dev-aware engine. Created on first use
  * so that the production process never builds it.
  */
-let devHandler: ReturnType<Koa['callback']> | undefined;
+let devHandler: RequestListener | undefined;
 export const reqHandler = createNodeRequestHandler((req, res) => {
   if (!devHandler) {
     const config = loadConfig();
@@ -92,8 +93,9 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
       renderStats: () => undefined,
       log: createLogger(config.logLevel),
       accessLog: config.accessLog,
+      fastPath: false,
       renderPage: createDevPages(),
-    }).callback();
+    });
   }
   return devHandler(req, res);
 });

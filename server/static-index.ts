@@ -13,6 +13,10 @@ export interface StaticFile {
   validators: { etag: string; 'last-modified': string };
   /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
   encoded?: { encoding: Encoding; file: StaticFile }[];
+  /** `headers` plus Content-Length, flat, for one `writeHead` (the order Koa would send them in). */
+  rawHeaders: string[];
+  /** `notModifiedHeaders`, flat. */
+  rawNotModifiedHeaders: string[];
 }
 
 /** A file over the memory limits, served from disk by koa-static. */
@@ -24,6 +28,11 @@ export interface DiskFile {
 export interface StaticIndex {
   /** The file for a URL path (prerendered routes included), if held in memory. */
   get(path: string): StaticFile | undefined;
+  /**
+   * The file for a request target taken verbatim, if it is a path that needs no decoding or
+   * normalizing (no '%', '\\', '?' or '#'): a hit means the target is exactly that file's path.
+   */
+  verbatim(target: string): StaticFile | undefined;
   /** A file or prerendered page not held in memory (koa-static serves it), if the path names one. */
   onDisk(path: string): DiskFile | undefined;
   /** Whether the build holds any `.br`/`.gz` copies (only then may koa-static look for them). */
@@ -53,6 +62,9 @@ export const REVALIDATE = 'no-cache';
  * copies to media/ with hashed names. Files from public/ keep their names and are revalidated.
  */
 const HASHED_NAME = /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|^\/media\/[^/]+-[A-Za-z0-9_-]{8}\.\w+$/;
+
+/** A path of only unreserved characters and sub-delims: the same string before and after decoding. */
+const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@/]*$/;
 
 /** Cache-Control for a file of the build, by its URL path. */
 export function cacheControlFor(urlPath: string): string {
@@ -130,8 +142,10 @@ export function buildStaticIndex(
     }
   }
 
+  const verbatim = new Map([...files].filter(([path]) => PLAIN_PATH.test(path)));
   return {
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
+    verbatim: (target) => verbatim.get(target),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
     precompressed,
   };
@@ -154,17 +168,20 @@ function staticFile(
     // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
     ...(vary ? [['Vary', 'Accept-Encoding'] as [string, string]] : []),
   ];
+  const headers: [string, string][] = [
+    ['Content-Type', type],
+    ...(encoding ? [['Content-Encoding', encoding] as [string, string]] : []),
+    ...notModifiedHeaders,
+    // Whole files only: nothing in a browser build needs byte ranges (see README).
+    ['Accept-Ranges', 'none'],
+  ];
   return {
     body,
     validators,
     notModifiedHeaders,
-    headers: [
-      ['Content-Type', type],
-      ...(encoding ? [['Content-Encoding', encoding] as [string, string]] : []),
-      ...notModifiedHeaders,
-      // Whole files only: nothing in a browser build needs byte ranges (see README).
-      ['Accept-Ranges', 'none'],
-    ],
+    headers,
+    rawHeaders: [...headers, ['Content-Length', String(body.length)]].flat(),
+    rawNotModifiedHeaders: notModifiedHeaders.flat(),
   };
 }
 

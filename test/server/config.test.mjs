@@ -40,6 +40,7 @@ describe('configuration', () => {
     [{ RENDER_TIMEOUT_MS: '0' }, 'RENDER_TIMEOUT_MS'],
     [{ MAX_CONCURRENT_RENDERS: 'many' }, 'MAX_CONCURRENT_RENDERS'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ FAST_PATH: 'fast' }, 'FAST_PATH'],
     [{ CRITICAL_CSS: 'fast' }, 'CRITICAL_CSS'],
     [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],

@@ -1,0 +1,173 @@
+// Step 0 of the origin (origin.ts) answers files held in memory before Koa. It must send what the
+// Koa chain sends, byte for byte: every generated request goes to an origin with it and to one
+// with FAST_PATH=false on the same build, and the two answers are compared (Date aside).
+import assert from 'node:assert/strict';
+import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+
+const dist = join(ROOT, 'test-results', `dist-fast-path-${process.pid}`);
+const browser = join(dist, 'browser');
+let targets;
+
+before(() => {
+  cpSync(DIST, dist, { recursive: true });
+  const names = readdirSync(browser);
+  const mainJs = names.find((name) => /^main-[\w-]+\.js$/.test(name));
+  const stylesCss = names.find((name) => /^styles-[\w-]+\.css$/.test(name));
+  // Compressed copies (the answer depends on Accept-Encoding), and names that are not the same
+  // string before and after percent-decoding, which step 0 must leave to Koa.
+  writeFileSync(join(browser, 'index.html.br'), brotliCompressSync(readFileSync(join(browser, 'index.html'))));
+  writeFileSync(join(browser, 'index.html.gz'), gzipSync(readFileSync(join(browser, 'index.html'))));
+  writeFileSync(join(browser, `${mainJs}.br`), brotliCompressSync(readFileSync(join(browser, mainJs))));
+  for (const name of ['a b.txt', 'a%20b.txt', "it's.txt", 'q?x.txt', 'back\\slash.txt', 'healthz']) {
+    writeFileSync(join(browser, name), `file ${name}\n`);
+  }
+  targets = [
+    '/',
+    '/index.html',
+    `/${mainJs}`,
+    `/${stylesCss}`,
+    '/favicon.ico',
+    '/a%20b.txt',
+    '/a%2520b.txt',
+    "/it's.txt",
+    '/it%27s.txt',
+    '/q%3Fx.txt',
+    '/q?x.txt',
+    '/back%5Cslash.txt',
+    '/favicon.ico?v=2',
+    '/%66avicon.ico',
+    '/./favicon.ico',
+    '//favicon.ico',
+    '/FAVICON.ICO',
+    '/favicon.ico/',
+    '/missing.js',
+    '/index.html/..',
+  ];
+});
+after(() => rmSync(dist, { recursive: true, force: true }));
+
+/** One request with headers exactly as given (repeated names included); the answer as received. */
+function send(port, { method, target, headers }) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: target, headers, setHost: false, agent: false, timeout: 10_000 }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: `${res.statusCode} ${res.statusMessage}`,
+          // Date is the only header that may differ between two answers a moment apart.
+          headers: res.rawHeaders.map((value, i) => (i % 2 === 1 && res.rawHeaders[i - 1] === 'Date' ? '<date>' : value)),
+          body: Buffer.concat(chunks).toString('base64'),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${target}`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** How many requests an origin answered in step 0, from /healthz. */
+async function answeredBeforeKoa(origin) {
+  return JSON.parse((await request(origin.url, '/healthz')).text).answeredBeforeKoa;
+}
+
+for (const trustProxy of [false, true]) {
+  describe(`step 0 answers as the Koa chain does (TRUST_PROXY=${trustProxy})`, () => {
+    let fast;
+    let koa;
+    before(async () => {
+      const env = { TRUST_PROXY: String(trustProxy) };
+      [fast, koa] = await Promise.all([startOrigin({ dist, env }), startOrigin({ dist, env: { ...env, FAST_PATH: 'false' } })]);
+    });
+    after(async () => {
+      await Promise.all([fast?.stop(), koa?.stop()]);
+    });
+
+    it('sends the same status, headers and body for any request', async () => {
+      // Every validator the build's files have, so If-None-Match hits as often as it misses.
+      const etags = new Set();
+      for (const target of targets) {
+        for (const acceptEncoding of ['br', 'gzip', 'identity']) {
+          const res = await request(koa.url, target, { headers: { 'accept-encoding': acceptEncoding } });
+          if (res.headers.etag) etags.add(res.headers.etag);
+        }
+      }
+      const optional = (name, values) => fc.option(fc.constantFrom(...values), { nil: undefined }).map((value) => (value === undefined ? [] : [name, value]));
+      const requestArbitrary = fc
+        .record({
+          method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE'),
+          target: fc.constantFrom(...targets),
+          host: fc.constantFrom(['localhost:4000'], ['localhost:4000'], ['127.0.0.1'], ['LocalHost'], ['evil.example'], ['user@localhost'], ['localhost:4000', 'localhost:4000'], ['localhost:4000', 'evil.example']),
+          forwardedHost: optional('X-Forwarded-Host', ['localhost', 'evil.example', 'localhost, evil.example', '127.0.0.1:8080']),
+          ifNoneMatch: optional('If-None-Match', [...etags, ...etags, '*', 'W/"0-0"', `W/"0-0", ${[...etags][0]}`]),
+          ifModifiedSince: optional('If-Modified-Since', ['Sat, 01 Jan 2000 00:00:00 GMT', 'Fri, 01 Jan 2100 00:00:00 GMT', 'yesterday']),
+          acceptEncoding: optional('Accept-Encoding', ['br', 'gzip', 'gzip, deflate, br', 'br;q=0, gzip', 'identity', '*', 'gzip;q=0']),
+          cacheControl: optional('Cache-Control', ['no-cache', 'max-age=0']),
+          range: optional('Range', ['bytes=0-10']),
+        })
+        .map(({ method, target, host, ...rest }) => ({
+          method,
+          target,
+          headers: [...host.flatMap((value) => ['Host', value]), ...Object.values(rest).flat()],
+        }));
+
+      await fc.assert(
+        fc.asyncProperty(requestArbitrary, async (req) => {
+          const [a, b] = [await send(fast.port, req), await send(koa.port, req)];
+          assert.deepEqual(a, b);
+        }),
+        { numRuns: 500 },
+      );
+      // Both ran every request: the comparison meant something only if step 0 answered many.
+      assert.equal(await answeredBeforeKoa(koa), 0);
+      // About one in ten generated requests qualifies (GET/HEAD, a plain file path, a learned host).
+      assert.ok((await answeredBeforeKoa(fast)) >= 25, `step 0 answered ${await answeredBeforeKoa(fast)} of 500`);
+    });
+  });
+}
+
+describe('step 0', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin({ dist });
+  });
+  after(async () => {
+    await origin?.stop();
+  });
+
+  it('leaves /healthz to the health check even when the build holds a file by that name', async () => {
+    await request(origin.url, '/favicon.ico');
+    await request(origin.url, '/favicon.ico');
+    assert.equal(await answeredBeforeKoa(origin), 1, 'Koa learned the host, then step 0 answered');
+    const health = await request(origin.url, '/healthz');
+    assert.equal(health.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(JSON.parse(health.text).status, 'ok');
+  });
+
+  it('learns only allowed hosts, and at most 64 of them', async () => {
+    // A forged host refused once is refused again: step 0 would have answered 200 had it been learned.
+    for (const host of ['evil.example', 'localhost.evil.example', 'localhost@evil.example']) {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        assert.equal((await request(origin.url, '/favicon.ico', { headers: { host } })).status, 400, host);
+      }
+    }
+    // One Host value is known (127.0.0.1:PORT, from the test above); 70 more allowed ones, twice
+    // each: the first round all go through Koa, which remembers 63 of them; the second round finds
+    // those 63 in step 0.
+    const before = await answeredBeforeKoa(origin);
+    for (let round = 0; round < 2; round++) {
+      for (let port = 1; port <= 70; port++) {
+        assert.equal((await request(origin.url, '/favicon.ico', { headers: { host: `localhost:${port}` } })).status, 200);
+      }
+    }
+    assert.equal((await answeredBeforeKoa(origin)) - before, 63);
+  });
+});
