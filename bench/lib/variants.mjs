@@ -135,6 +135,14 @@ VARIANTS.push(
     about: 'The origin with its optional access log on, to show what the log costs.',
     env: { ...COMMON_ENV, ACCESS_LOG: 'true' },
   },
+  {
+    ...ORIGIN,
+    name: 'origin-koa',
+    ablation: true,
+    label: 'origin-koa (ablation: FAST_PATH=false, every request through Koa)',
+    about: 'The origin without its step 0: files and prerendered pages held in memory are answered by the Koa chain.',
+    env: { ...COMMON_ENV, FAST_PATH: 'false' },
+  },
 );
 
 export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);
