@@ -9,9 +9,8 @@ export interface Readiness {
 
 /**
  * `GET /healthz`: the process is alive (for restarts), with its render load and how many requests
- * step 0 answered (origin.ts). `GET /readyz`: it
- * wants traffic (for load balancers); 503 while draining. Answered before the host check, since
- * probes often use an IP address as host.
+ * step 0 answered (origin.ts). `GET /readyz`: it wants traffic (for load balancers); 503 while
+ * draining. Answered before the host check, since probes often use an IP address as host.
  */
 export function healthEndpoints(readiness: Readiness, stats: () => object): Middleware {
   return (ctx, next) => {
