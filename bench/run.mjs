@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
-import { canPin, describeMachine, measureBusyCpu, pinProcess } from './lib/machine.mjs';
+import { canPin, describeMachine, measureBusyCpu, pinProcess, startStealCounter } from './lib/machine.mjs';
 import { HELP, parseOptions } from './lib/options.mjs';
 import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
@@ -111,6 +111,7 @@ async function main() {
   }
   if (pin.enabled && !pinProcess(process.pid, LOAD_CPUS)) throw new Error('taskset could not pin the runner');
 
+  const steal = startStealCounter();
   const progress = createProgress({ plannedSeconds });
   const load = await startLoadGenerator({ cpus: pin.enabled ? LOAD_CPUS : undefined });
 
@@ -289,6 +290,8 @@ async function main() {
 
   const finishedAt = new Date().toISOString();
   machine.loadAverageEnd = describeMachine().loadAverage;
+  const stolen = steal.share();
+  machine.stealDuringRuns = stolen === undefined ? undefined : Math.round(stolen * 1000) / 1000;
   const rows = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
   const scenarioText = {
     title: (name) => getScenario(name).title,
@@ -358,6 +361,11 @@ async function main() {
   say();
   say(`Critical CSS: ${criticalCss}.`);
   if (settings.patches.length) say(`Patched dependencies (patches/): ${settings.patches.join(', ')}; see bench/README.md.`);
+  if (stolen !== undefined) {
+    // Steal above a few percent came with ±30% swings between rounds of the same server (2026-11-21).
+    const noisy = stolen > 0.05 ? ': the host was busy, expect larger swings than usual and run again to compare' : '';
+    say(`Steal: the hypervisor took ${(stolen * 100).toFixed(1)}% of CPU time during the runs${noisy}.`);
+  }
   say(`Pinning: ${pin.enabled ? `servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS}` : `none (${pin.reason})`}.`);
   say(`Took ${formatDuration((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000)}. Results: ${shown(files.json)}, ${shown(files.md)}, ${shown(files.svg)}`);
   if (options.updateReadme) {

@@ -42,7 +42,28 @@ export function pinProcess(pid, cpus) {
 function cpuTimes() {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const idle = fields[3] + (fields[4] ?? 0);
-  return { idle, total: fields.reduce((sum, value) => sum + value, 0) };
+  return { idle, steal: fields[7] ?? 0, total: fields.reduce((sum, value) => sum + value, 0) };
+}
+
+/**
+ * Counts time the hypervisor gave the CPUs to other guests ("steal"). On a shared VM that time
+ * slows every server unevenly across rounds: call at the start, and `share()` at the end.
+ * @returns {{ share: () => number | undefined }} share: 0..1 of all CPU time since the call
+ */
+export function startStealCounter() {
+  let before;
+  try {
+    before = cpuTimes();
+  } catch {
+    return { share: () => undefined };
+  }
+  return {
+    share: () => {
+      const after = cpuTimes();
+      const total = after.total - before.total;
+      return total > 0 ? (after.steal - before.steal) / total : undefined;
+    },
+  };
 }
 
 /**

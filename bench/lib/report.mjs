@@ -260,7 +260,7 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
   const lines = [
     `Measured ${date} by \`npm run bench\` (${resultsFile}).`,
     '',
-    `- **Machine:** ${machine.cpuModel}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB RAM, ${machine.os}; ${machine.busyBeforeStart === undefined ? '' : `CPUs ${Math.round(machine.busyBeforeStart * 100)}% busy with other work just before the start; `}load average ${machine.loadAverage.join(' / ')} at start, ${machine.loadAverageEnd?.join(' / ') ?? '?'} at the end.`,
+    `- **Machine:** ${machine.cpuModel}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB RAM, ${machine.os}; ${machine.busyBeforeStart === undefined ? '' : `CPUs ${Math.round(machine.busyBeforeStart * 100)}% busy with other work just before the start; `}load average ${machine.loadAverage.join(' / ')} at start, ${machine.loadAverageEnd?.join(' / ') ?? '?'} at the end${machine.stealDuringRuns === undefined ? '' : `; the hypervisor took ${(machine.stealDuringRuns * 100).toFixed(1)}% of CPU time during the runs (steal)`}.`,
     `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
     `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up (${settings.renderWarmup ?? settings.warmup} s in scenarios that render); ${pin}.`,
     `- **Critical CSS:** ${settings.criticalCss}.`,
