@@ -173,10 +173,10 @@ function fastPath(index: StaticIndex, readiness: Readiness, knownHosts: KnownHos
     const sent = file.encoded ? representation(file, accepts(req)) : file;
     // One writeHead with a flat header list: Koa's setHeader per header copies them into an object first.
     if (fresh(req.headers, sent.validators)) {
-      res.writeHead(304, sent.rawNotModifiedHeaders);
+      res.writeHead(304, sent.notModifiedHeaders);
       res.end();
     } else {
-      res.writeHead(200, sent.rawHeaders);
+      res.writeHead(200, sent.headers);
       res.end(req.method === 'HEAD' ? undefined : sent.body);
     }
     return true;
@@ -194,8 +194,9 @@ function representation(file: StaticFile, accept: Accepts): StaticFile {
 /** Answers from memory: precomputed headers, and 304 when the client's copy is current. */
 function sendFile(ctx: Context, file: StaticFile): void {
   const notModified = fresh(ctx.req.headers, file.validators);
-  for (const [name, value] of notModified ? file.notModifiedHeaders : file.headers) {
-    ctx.res.setHeader(name, value);
+  const headers = notModified ? file.notModifiedHeaders : file.headers;
+  for (let i = 0; i < headers.length; i += 2) {
+    ctx.res.setHeader(headers[i], headers[i + 1]);
   }
   if (notModified) {
     ctx.status = 304;

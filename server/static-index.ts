@@ -6,17 +6,14 @@ import { contentType } from 'mime-types';
 /** A file answered from memory: its bytes and every header, computed once at startup. */
 export interface StaticFile {
   body: Buffer;
-  headers: [name: string, value: string][];
-  /** What a 304 must repeat (RFC 9110 15.4.5): nothing that describes a body it does not carry. */
-  notModifiedHeaders: [name: string, value: string][];
+  /** Every header of a 200, as a flat name, value, … list (one `writeHead` takes it as is). */
+  headers: string[];
+  /** What a 304 must repeat (RFC 9110 15.4.5), flat: nothing that describes a body it does not carry. */
+  notModifiedHeaders: string[];
   /** The validators, in the shape `fresh` compares a request against. */
   validators: { etag: string; 'last-modified': string };
   /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
   encoded?: { encoding: Encoding; file: StaticFile }[];
-  /** `headers` plus Content-Length, flat, for one `writeHead` (the order Koa would send them in). */
-  rawHeaders: string[];
-  /** `notModifiedHeaders`, flat. */
-  rawNotModifiedHeaders: string[];
 }
 
 /** A file over the memory limits, served from disk by koa-static. */
@@ -161,28 +158,22 @@ function staticFile(
   vary: boolean,
 ): StaticFile {
   const validators = { etag: contentEtag(body), 'last-modified': mtime.toUTCString() };
-  const notModifiedHeaders: [string, string][] = [
-    ['Cache-Control', cacheControl],
-    ['ETag', validators.etag],
-    ['Last-Modified', validators['last-modified']],
+  const notModifiedHeaders = [
+    'Cache-Control', cacheControl,
+    'ETag', validators.etag,
+    'Last-Modified', validators['last-modified'],
     // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
-    ...(vary ? [['Vary', 'Accept-Encoding'] as [string, string]] : []),
+    ...(vary ? ['Vary', 'Accept-Encoding'] : []),
   ];
-  const headers: [string, string][] = [
-    ['Content-Type', type],
-    ...(encoding ? [['Content-Encoding', encoding] as [string, string]] : []),
+  const headers = [
+    'Content-Type', type,
+    ...(encoding ? ['Content-Encoding', encoding] : []),
     ...notModifiedHeaders,
     // Whole files only: nothing in a browser build needs byte ranges (see README).
-    ['Accept-Ranges', 'none'],
+    'Accept-Ranges', 'none',
+    'Content-Length', String(body.length),
   ];
-  return {
-    body,
-    validators,
-    notModifiedHeaders,
-    headers,
-    rawHeaders: [...headers, ['Content-Length', String(body.length)]].flat(),
-    rawNotModifiedHeaders: notModifiedHeaders.flat(),
-  };
+  return { body, validators, notModifiedHeaders, headers };
 }
 
 function* listFiles(dir: string): Generator<string> {
