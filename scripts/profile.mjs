@@ -2,6 +2,8 @@
 // origin under Node's CPU profiler (--cpu-prof) while autocannon loads one URL pattern over loopback
 // (N becomes a rotating product id), then prints where the time went. Open the written
 // .cpuprofile in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
+// It also prints the garbage collector's pauses during the load (--trace-gc): the CPU profile
+// shows the collector's own thread time, not how long it stopped the requests.
 import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,10 +23,11 @@ const dir = join(ROOT, 'profiles');
 mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
 
-const origin = await startOrigin({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+const origin = await startOrigin({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'] });
 // --revalidate: ask with the ETag the origin gave, as a browser revalidating its copy does (304s).
 const etag = values.revalidate ? (await request(origin.url, values.path.replace('N', '1'))).headers.etag : undefined;
 console.log(`profiling ${origin.url}${values.path} for ${values.seconds} s with ${values.connections} connections…`);
+const gcFrom = origin.stdout().length;
 const { result, statuses } = await load({
   url: origin.url,
   connections: Number(values.connections),
@@ -32,6 +35,7 @@ const { result, statuses } = await load({
   path: (n) => values.path.replace('N', String((n % 50_000) + 1)),
   headers: etag ? { 'if-none-match': etag } : undefined,
 });
+const gcLines = origin.stdout().slice(gcFrom);
 await origin.stop(); // SIGTERM: the origin drains and exits, and Node writes the profile
 console.log(`${Math.round(result.requests.average)} req/s, statuses ${JSON.stringify(statuses)}`);
 
@@ -71,4 +75,27 @@ console.log('\nBy area:');
 for (const [area, hits] of [...areas].sort((a, b) => b[1] - a[1])) {
   console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${area}`);
 }
+printGcPauses(gcLines, Number(values.seconds));
 console.log(`\nprofile: ${relative(ROOT, join(dir, file))}`);
+
+/** Pauses per kind of collection from V8's --trace-gc lines ("Scavenge 108.1 (213.4) -> 69.0 (209.6) MB, …, 28.47 / 0.00 ms"). */
+function printGcPauses(text, seconds) {
+  const pauses = new Map();
+  for (const [, kind, ms] of text.matchAll(/: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*? ([\d.]+) \/ [\d.]+ ms/g)) {
+    if (!pauses.has(kind)) pauses.set(kind, []);
+    pauses.get(kind).push(Number(ms));
+  }
+  console.log('\nGarbage collector pauses during the load (the main thread stopped):');
+  if (pauses.size === 0) {
+    console.log('  none reported');
+    return;
+  }
+  let total = 0;
+  for (const [kind, list] of pauses) {
+    list.sort((a, b) => a - b);
+    total += list.reduce((sum, ms) => sum + ms, 0);
+    const at = (share) => list[Math.min(list.length - 1, Math.floor(share * list.length))].toFixed(1);
+    console.log(`  ${kind}: ${list.length} (${(list.length / seconds).toFixed(1)}/s), median ${at(0.5)} ms, max ${at(1)} ms`);
+  }
+  console.log(`  ${Math.round(total)} ms paused in ${seconds} s: ${((100 * total) / (seconds * 1000)).toFixed(1)}% of the time`);
+}
