@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
-import { canPin, describeMachine, measureBusyCpu, pinProcess, startStealCounter } from './lib/machine.mjs';
+import { canPin, describeMachine, measureBusyCpu, pinProcess, startCpuWindow } from './lib/machine.mjs';
 import { HELP, parseOptions } from './lib/options.mjs';
 import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
@@ -111,7 +111,8 @@ async function main() {
   }
   if (pin.enabled && !pinProcess(process.pid, LOAD_CPUS)) throw new Error('taskset could not pin the runner');
 
-  const steal = startStealCounter();
+  // Time the hypervisor gives other guests slows every server unevenly across rounds: reported at the end.
+  const cpuWindow = startCpuWindow();
   const progress = createProgress({ plannedSeconds });
   const load = await startLoadGenerator({ cpus: pin.enabled ? LOAD_CPUS : undefined });
 
@@ -290,7 +291,7 @@ async function main() {
 
   const finishedAt = new Date().toISOString();
   machine.loadAverageEnd = describeMachine().loadAverage;
-  const stolen = steal.share();
+  const stolen = cpuWindow()?.steal;
   machine.stealDuringRuns = stolen === undefined ? undefined : Math.round(stolen * 1000) / 1000;
   const rows = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
   const scenarioText = {

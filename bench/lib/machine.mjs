@@ -46,23 +46,22 @@ function cpuTimes() {
 }
 
 /**
- * Counts time the hypervisor gave the CPUs to other guests ("steal"). On a shared VM that time
- * slows every server unevenly across rounds: call at the start, and `share()` at the end.
- * @returns {{ share: () => number | undefined }} share: 0..1 of all CPU time since the call
+ * Opens a window on all CPUs' time (/proc/stat); the returned function tells, since the call, the
+ * share of CPU time spent on anything but idling (`busy`) and the share the hypervisor gave to other
+ * guests (`steal`). Undefined where /proc/stat is missing.
+ * @returns {() => { busy: number, steal: number } | undefined}
  */
-export function startStealCounter() {
+export function startCpuWindow() {
   let before;
   try {
     before = cpuTimes();
   } catch {
-    return { share: () => undefined };
+    return () => undefined;
   }
-  return {
-    share: () => {
-      const after = cpuTimes();
-      const total = after.total - before.total;
-      return total > 0 ? (after.steal - before.steal) / total : undefined;
-    },
+  return () => {
+    const after = cpuTimes();
+    const total = after.total - before.total;
+    return total > 0 ? { busy: 1 - (after.idle - before.idle) / total, steal: (after.steal - before.steal) / total } : undefined;
   };
 }
 
@@ -72,13 +71,7 @@ export function startStealCounter() {
  * @returns {Promise<number | undefined>} 0..1, undefined where /proc/stat is missing
  */
 export async function measureBusyCpu(ms = 1000) {
-  try {
-    const before = cpuTimes();
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    const after = cpuTimes();
-    const total = after.total - before.total;
-    return total > 0 ? 1 - (after.idle - before.idle) / total : undefined;
-  } catch {
-    return undefined;
-  }
+  const sinceStart = startCpuWindow();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return sinceStart()?.busy;
 }
