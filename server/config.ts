@@ -28,6 +28,12 @@ export interface OriginConfig {
    * `per-request` (CommonEngine's full Beasties pass) or `off`.
    */
   criticalCss: CriticalCssMode;
+  /**
+   * How Angular waits between the change detections of a render on the server: `immediate`
+   * (setImmediate, the patched default: no idle millisecond per step) or `timeout` (Angular's own
+   * setTimeout, for an app whose rendering relies on its untracked timers firing first).
+   */
+  renderTicks: RenderTicks;
   logLevel: string;
 }
 
@@ -37,6 +43,8 @@ export class ConfigError extends Error {}
 export const DEFAULT_PORT = 4000;
 export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
 const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
+export type RenderTicks = 'immediate' | 'timeout';
+const RENDER_TICKS: RenderTicks[] = ['immediate', 'timeout'];
 export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1'];
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -56,6 +64,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
     staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
     criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
+    renderTicks: readChoice('RENDER_TICKS', env['RENDER_TICKS'], RENDER_TICKS),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }

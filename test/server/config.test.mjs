@@ -44,6 +44,7 @@ describe('configuration', () => {
     [{ CRITICAL_CSS: 'fast' }, 'CRITICAL_CSS'],
     [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ RENDER_TICKS: 'fast' }, 'RENDER_TICKS'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
