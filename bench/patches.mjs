@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
 import { pristinePackage } from '../test/helpers/pristine.mjs';
 import { DIST, ROOT } from '../test/helpers/origin.mjs';
@@ -30,6 +31,21 @@ function etagRunner(etag) {
   const headers = {};
   const ctx = { body: page, status: 200, response: { get: () => '', set etag(v) { headers.etag = v; } } };
   return () => middleware(ctx, async () => {});
+}
+
+// The app's own bundle: Angular core and platform-server are compiled into it, patched. The patch
+// keeps Angular's own scheduling behind globalThis.ngServerTicksWithTimeout (RENDER_TICKS=timeout).
+const app = await import(pathToFileURL(join(DIST, 'server/main.server.mjs')).href);
+function sequentialRender(angularsOwnTicks) {
+  const engine = new app.CommonEngine({ allowedHosts: ['localhost'] });
+  let n = 0;
+  return async () => {
+    globalThis.ngServerTicksWithTimeout = angularsOwnTicks;
+    await engine.render({
+      bootstrap: app.default, documentFilePath, publicPath, url: `http://localhost/products/${(n++ % 5000) + 1}`,
+      providers: [{ provide: app.RESPONSE_INIT, useValue: {} }], inlineCriticalCss: false,
+    });
+  };
 }
 
 function ssgLookup(Engine, path) {
@@ -62,10 +78,14 @@ const patches = [
     patch: '@angular/ssr', what: 'CommonEngine prerendered-page lookup, prerendered /',
     original: () => ssgLookup(OriginalEngine, '/'), patched: () => ssgLookup(PatchedEngine, '/'),
   },
+  {
+    patch: '@angular/core, platform-server', what: 'render of /products/N, one at a time (wall time)',
+    original: () => sequentialRender(true), patched: () => sequentialRender(false), batch: 10,
+  },
 ];
 
 /** Calls `fn` for about ROUND_MS and returns nanoseconds per call (awaiting it when it is async). */
-async function time(fn) {
+async function time(fn, batch = 100) {
   const probe = fn();
   const isAsync = probe && typeof probe.then === 'function';
   if (isAsync) await probe;
@@ -74,10 +94,10 @@ async function time(fn) {
   const deadline = start + BigInt(ROUND_MS) * 1_000_000n;
   let now = start;
   while (now < deadline) {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < batch; i++) {
       if (isAsync) await fn(); else fn();
     }
-    calls += 100;
+    calls += batch;
     now = process.hrtime.bigint();
   }
   return Number(now - start) / calls;
@@ -88,11 +108,11 @@ const results = [];
 for (const entry of patches) {
   const runners = { original: entry.original(), patched: entry.patched() };
   const samples = { original: [], patched: [] };
-  await time(runners.original);
-  await time(runners.patched);
+  await time(runners.original, entry.batch);
+  await time(runners.patched, entry.batch);
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of round % 2 ? ['patched', 'original'] : ['original', 'patched']) {
-      samples[name].push(await time(runners[name]));
+      samples[name].push(await time(runners[name], entry.batch));
     }
   }
   const row = { patch: entry.patch, what: entry.what, originalNs: median(samples.original), patchedNs: median(samples.patched) };
@@ -102,7 +122,7 @@ for (const entry of patches) {
 }
 process.stdout.write('\n');
 
-const format = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(1)} µs` : `${ns.toFixed(0)} ns`);
+const format = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1000 ? `${(ns / 1000).toFixed(1)} µs` : `${ns.toFixed(0)} ns`);
 const lines = [
   `Measured ${new Date().toISOString()} on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Node ${process.version}; ` +
     `${ROUNDS} interleaved rounds of ${ROUND_MS} ms, medians.`,
