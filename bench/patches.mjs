@@ -7,10 +7,10 @@ import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
 import { pristinePackage } from '../test/helpers/pristine.mjs';
 import { DIST, ROOT } from '../test/helpers/origin.mjs';
+import { renderInProcess } from '../test/helpers/render.mjs';
 
 const require = createRequire(import.meta.url);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 7);
@@ -33,19 +33,9 @@ function etagRunner(etag) {
   return () => middleware(ctx, async () => {});
 }
 
-// The app's own bundle: Angular core and platform-server are compiled into it, patched. The patch
-// keeps Angular's own scheduling behind globalThis.ngServerTicksWithTimeout (RENDER_TICKS=timeout).
-const app = await import(pathToFileURL(join(DIST, 'server/main.server.mjs')).href);
 function sequentialRender(angularsOwnTicks) {
-  const engine = new app.CommonEngine({ allowedHosts: ['localhost'] });
   let n = 0;
-  return async () => {
-    globalThis.ngServerTicksWithTimeout = angularsOwnTicks;
-    await engine.render({
-      bootstrap: app.default, documentFilePath, publicPath, url: `http://localhost/products/${(n++ % 5000) + 1}`,
-      providers: [{ provide: app.RESPONSE_INIT, useValue: {} }], inlineCriticalCss: false,
-    });
-  };
+  return () => renderInProcess(`/products/${(n++ % 5000) + 1}`, { angularsOwnTicks });
 }
 
 function ssgLookup(Engine, path) {

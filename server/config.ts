@@ -56,7 +56,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     allowedHosts: readAllowedHosts(env['NG_ALLOWED_HOSTS']),
     trustProxy: readBoolean('TRUST_PROXY', env['TRUST_PROXY'], false),
     renderTimeoutMs: readInteger('RENDER_TIMEOUT_MS', env['RENDER_TIMEOUT_MS'], 5000, 1, 600_000),
-    // 8: renders wait on timers between steps (1 slot: 2/3 the throughput); 16–50 gave 5–10% more, at 1.3–5× the p99 (bench).
+    // 8: renders waited on timers between steps (1 slot: 2/3 the throughput, before the RENDER_TICKS patch); 16–50 gave 5–10% more, at 1.3–5× the p99 (bench).
     maxConcurrentRenders: readInteger('MAX_CONCURRENT_RENDERS', env['MAX_CONCURRENT_RENDERS'], 8, 1, 10_000),
     renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
     shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),

@@ -3,18 +3,12 @@
 // for the latter). The patch keeps Angular's own code behind globalThis.ngServerTicksWithTimeout
 // (RENDER_TICKS=timeout), so both run here, in one process, on the real build: same pages.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import { DIST } from '../helpers/origin.mjs';
-
-const app = await import(pathToFileURL(join(DIST, 'server/main.server.mjs')).href);
-const engine = new app.CommonEngine({ allowedHosts: ['localhost'] });
+import { renderInProcess } from '../helpers/render.mjs';
 
 /** Renders `path` with the patched scheduling or Angular's own; counts the zero-delay timers it set. */
-async function render(path, angularsOwn) {
-  globalThis.ngServerTicksWithTimeout = angularsOwn;
+async function render(path, angularsOwnTicks) {
   const { setTimeout: realSetTimeout } = globalThis;
   let zeroDelayTimers = 0;
   globalThis.setTimeout = function (callback, delay, ...args) {
@@ -22,19 +16,9 @@ async function render(path, angularsOwn) {
     return realSetTimeout.call(this, callback, delay, ...args);
   };
   try {
-    const responseInit = {};
-    const html = await engine.render({
-      bootstrap: app.default,
-      documentFilePath: join(DIST, 'server/index.server.html'),
-      publicPath: join(DIST, 'browser'),
-      url: `http://localhost${path}`,
-      providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
-      inlineCriticalCss: false,
-    });
-    return { status: responseInit.status ?? 200, html, zeroDelayTimers };
+    return { ...(await renderInProcess(path, { angularsOwnTicks })), zeroDelayTimers };
   } finally {
     globalThis.setTimeout = realSetTimeout;
-    delete globalThis.ngServerTicksWithTimeout;
   }
 }
 
