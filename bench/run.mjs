@@ -9,6 +9,7 @@ import { canPin, describeMachine, measureBusyCpu, pinProcess, startCpuWindow } f
 import { HELP, parseOptions } from './lib/options.mjs';
 import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
+import { roundOrder } from './lib/round-order.mjs';
 import { updateReadme } from './lib/readme.mjs';
 import { equalLoadRate, equalLoadTable, markdown, summarize, terminalTable } from './lib/report.mjs';
 import { describeBuild, getScenario } from './lib/scenarios.mjs';
@@ -32,12 +33,6 @@ function describeCriticalCss(names) {
   }
   const mechanisms = [...byMechanism].map(([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`);
   return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered / was inlined by the build`;
-}
-
-/** Round r runs the variants starting from a different one, so no variant always goes first. */
-function rotate(list, by) {
-  const shift = by % list.length;
-  return [...list.slice(shift), ...list.slice(0, shift)];
 }
 
 async function main() {
@@ -207,7 +202,7 @@ async function main() {
     };
     for (let round = 1; round <= options.rounds; round++) {
       for (const scenarioName of options.scenarios) {
-        for (const name of rotate(variantNames, round - 1)) {
+        for (const name of roundOrder(variantNames, round - 1)) {
           const loaded = target(name, scenarioName);
           if (!loaded) continue;
           const { state, server, check, job } = loaded;
@@ -261,7 +256,7 @@ async function main() {
         for (const scenarioName of options.scenarios) {
           const rate = rates.get(scenarioName);
           if (rate === undefined) continue;
-          for (const name of rotate(variantNames, round - 1)) {
+          for (const name of roundOrder(variantNames, round - 1)) {
             const loaded = target(name, scenarioName);
             if (!loaded) continue;
             const { state, server, check, job } = loaded;
@@ -314,7 +309,7 @@ async function main() {
     criticalCss,
     nodeEnv: 'production',
     patches: listPatches(),
-    order: 'for each round: each scenario in turn, all variants back to back, starting one variant later each round; every run starts once all servers are idle (< 5% CPU)',
+    order: 'for each round: each scenario in turn, all variants back to back in a Williams-design order (each goes first in turn, none always follows the same one); every run starts once all servers are idle (< 5% CPU)',
     peakRss: 'VmHWM of the server process, reset before each measured run (/proc/<pid>/clear_refs)',
   };
 
