@@ -44,7 +44,7 @@ export const DEFAULT_PORT = 4000;
 export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
 const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
 export type RenderTicks = 'immediate' | 'timeout';
-const RENDER_TICKS: RenderTicks[] = ['immediate', 'timeout'];
+const RENDER_TICKS_MODES: RenderTicks[] = ['immediate', 'timeout'];
 export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1'];
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -64,7 +64,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
     staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
     criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
-    renderTicks: readChoice('RENDER_TICKS', env['RENDER_TICKS'], RENDER_TICKS),
+    renderTicks: readChoice('RENDER_TICKS', env['RENDER_TICKS'], RENDER_TICKS_MODES),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
