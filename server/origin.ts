@@ -135,7 +135,7 @@ export function createOrigin(options: OriginOptions): RequestListener {
   }
   // 0. Before all of the above: a request that steps 1-4 would let through untouched and step 5
   //    would answer from memory gets the same bytes without Koa's context, compose and respond
-  //    (a 304 for `/` cost 32 µs of server CPU through Koa, 21 µs here: bench/README.md, origin-koa).
+  //    (a 304 for `/` cost 37 µs of server CPU through Koa, 22 µs here: bench/README.md, origin-koa).
   //    Middleware added above step 5 does not see these requests: turn this off (FAST_PATH=false)
   //    if it must.
   const answerFromMemory = fastPath(options.files.index, options.readiness, knownHosts);
