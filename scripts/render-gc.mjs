@@ -13,7 +13,8 @@ const { values } = parseArgs({
 });
 const renders = Number(values.renders);
 if (!Number.isInteger(renders) || renders < 1) {
-  throw new Error('--renders needs a positive integer');
+  console.error('profile:gc: --renders needs a positive integer');
+  process.exit(2);
 }
 
 if (values.child) {
@@ -39,7 +40,7 @@ async function measure() {
   console.log(`#end ${(total.user + total.system) / 1000} ${(main.user + main.system) / 1000}`);
 
   // After a render has ended (nothing in flight), two scavenges: what the second moves to the old
-  // generation was still reachable to the scavenger twice. A full GC then frees it.
+  // generation was still reachable to the scavenger twice, though a full GC frees it (bench/README.md).
   const oldGeneration = () =>
     v8.getHeapSpaceStatistics().filter(({ space_name }) => !space_name.startsWith('new')).reduce((sum, space) => sum + space.space_used_size, 0);
   const promoted = [];
@@ -74,7 +75,7 @@ async function report() {
   const fields = (line) => Object.fromEntries(line.split(/\s+/).filter((part) => part.includes('=')).map((part) => part.split('=')));
   const events = measured.split('\n').filter((line) => line.includes(' pause=')).map(fields);
   const scavenges = events.filter((event) => event.gc === 's');
-  const fullGcs = events.filter((event) => event.gc === 'mc' || event.gc === 'mmc');
+  const fullGcs = events.filter((event) => event.gc === 'mc');
   const sum = (list, name) => list.reduce((total, event) => total + Number(event[name] ?? 0), 0);
   const perRender = (ms) => `${(ms / renders).toFixed(2)} ms`;
   const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
