@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { median } from '../bench/lib/report.mjs';
+import { productIdAt } from '../bench/lib/scenarios.mjs';
 
 const { values } = parseArgs({
   options: { renders: { type: 'string', default: '300' }, child: { type: 'boolean', default: false } },
@@ -27,8 +29,8 @@ if (values.child) {
 async function measure() {
   const { renderInProcess } = await import('../test/helpers/render.mjs');
   let k = 0;
-  // A different product on every render, as in the bench's ssr scenario.
-  const render = () => renderInProcess(`/products/${((k++ * 7_919) % 999_999) + 1}`, { angularsOwnTicks: false });
+  // The bench's ssr rotation: a different product on every render.
+  const render = () => renderInProcess(`/products/${productIdAt(k++)}`, { angularsOwnTicks: false });
   for (let i = 0; i < 100; i++) await render();
   globalThis.gc();
   console.log('#start');
@@ -79,7 +81,6 @@ async function report() {
   const sum = (list, name) => list.reduce((total, event) => total + Number(event[name] ?? 0), 0);
   const perRender = (ms) => `${(ms / renders).toFixed(2)} ms`;
   const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 
   console.log(`${renders} renders of /products/N in one process, one at a time (Node ${process.version}, ${availableParallelism()} CPU(s) for its threads):`);
   console.log(`  CPU per render:  ${perRender(totalMs)} (main thread ${perRender(mainMs)}, other threads ${perRender(totalMs - mainMs)})`);
