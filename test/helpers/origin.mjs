@@ -10,10 +10,12 @@ export const DIST = join(ROOT, 'dist');
 
 /**
  * The origin process: any free loopback port, default hosts, output piped to the caller.
- * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string }} options
+ * `command` replaces the whole command line (e.g. `npm run serve:ssr`); the rest still applies.
+ * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string, command?: string[] }} options
  */
-function spawnOrigin({ env, dist = DIST, nodeArgs = [], executable = process.execPath }) {
-  return spawn(executable, [...nodeArgs, join(dist, 'server/server.mjs')], {
+function spawnOrigin({ env, dist = DIST, nodeArgs = [], executable = process.execPath, command }) {
+  const [file, ...args] = command ?? [executable, ...nodeArgs, join(dist, 'server/server.mjs')];
+  return spawn(file, args, {
     cwd: ROOT,
     env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -21,7 +23,7 @@ function spawnOrigin({ env, dist = DIST, nodeArgs = [], executable = process.exe
 }
 
 /**
- * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string }} [options]
+ * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string, command?: string[] }} [options]
  * @returns {Promise<{ exited: Promise<number | null>, pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
  */
 export async function startOrigin(options = {}) {

@@ -84,6 +84,39 @@ describe('graceful shutdown', () => {
     });
   }
 
+  // Docker and Kubernetes signal only the container's first process. npm passes the signal to the
+  // shell running the script, and a shell waiting on a child dies without passing it on: unless the
+  // script execs the server, the server never hears it and is killed mid-request when the
+  // container goes.
+  for (const script of ['serve:ssr', 'serve:ssr:bun']) {
+    it(`SIGTERM to \`npm run ${script}\` reaches the server: in-flight requests finish, it exits`, async () => {
+      // npm sets npm_execpath for the scripts it runs (npm test); run directly, use the npm on PATH.
+      const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
+      const origin = await startOrigin({
+        command: [...npm, 'run', '--silent', script],
+        env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+      });
+      // The server's own pid (pino logs it): an orphaned server must not outlive the test.
+      const serverPid = logLines(origin)[0].pid;
+      try {
+        const { responses } = await rawRequest(origin.port, pipelined(50), {
+          timeoutMs: 30_000,
+          afterWrite: (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM')),
+        });
+        const code = await origin.exited;
+        const statuses = responses.map((response) => Number(response.slice(9, 12)));
+        assert.deepEqual(statuses, Array(50).fill(200), 'in-flight requests were lost');
+        assert.equal(await refused(origin.port), true, 'the server outlived npm: the signal never reached it');
+        assert.ok(logLines(origin).some((line) => line.msg === 'drained, exiting'));
+        assert.equal(code, 0);
+      } finally {
+        try {
+          process.kill(serverPid, 'SIGKILL');
+        } catch {}
+      }
+    });
+  }
+
   it('cuts what is left and exits 1 when the grace period runs out', async () => {
     const origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000', SHUTDOWN_GRACE_MS: '50' } });
     const { responses } = await rawRequest(origin.port, pipelined(300), {
