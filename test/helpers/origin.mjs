@@ -9,9 +9,14 @@ export const ROOT = join(import.meta.dirname, '../..');
 export const DIST = join(ROOT, 'dist');
 
 /**
+ * How to start the origin. `command` replaces the whole command line (e.g. `npm run serve:ssr`);
+ * `env` and the rest of the process setup still apply.
+ * @typedef {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string, command?: string[] }} OriginOptions
+ */
+
+/**
  * The origin process: any free loopback port, default hosts, output piped to the caller.
- * `command` replaces the whole command line (e.g. `npm run serve:ssr`); the rest still applies.
- * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string, command?: string[] }} options
+ * @param {OriginOptions} options
  */
 function spawnOrigin({ env, dist = DIST, nodeArgs = [], executable = process.execPath, command }) {
   const [file, ...args] = command ?? [executable, ...nodeArgs, join(dist, 'server/server.mjs')];
@@ -23,7 +28,7 @@ function spawnOrigin({ env, dist = DIST, nodeArgs = [], executable = process.exe
 }
 
 /**
- * @param {{ env?: Record<string, string>, dist?: string, nodeArgs?: string[], executable?: string, command?: string[] }} [options]
+ * @param {OriginOptions} [options]
  * @returns {Promise<{ exited: Promise<number | null>, pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
  */
 export async function startOrigin(options = {}) {
