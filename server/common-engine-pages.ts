@@ -9,6 +9,7 @@ import { createCriticalCss } from './critical-css';
 import type { RenderLimiter } from './render-limiter';
 import { collectConsole } from './request-console';
 import { createRouteLookup } from './render-modes';
+import { requestOrigin } from './request-guard';
 import { throttledWarning } from './throttled-log';
 
 export interface CommonEnginePagesOptions {
@@ -76,8 +77,9 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
           bootstrap: app.default,
           documentFilePath,
           publicPath: browserDir,
-          // Built from the validated host and the path only: never from an absolute-form target.
-          url: `${ctx.protocol}://${ctx.host}${ctx.path}${ctx.search}`,
+          // The origin the guard parsed and allowed, then the request target: nothing else of the
+          // headers (an extra port, path or query in Host) can change the page rendered.
+          url: `${requestOrigin(ctx)}${ctx.path}${ctx.search}`,
           providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
           inlineCriticalCss: options.criticalCss === 'per-request',
         })),

@@ -10,7 +10,7 @@ import serveStatic from 'koa-static';
 import type { Logger } from 'pino';
 import { errorHandler } from './error-handler';
 import { healthEndpoints, type Readiness } from './lifecycle';
-import { countHostHeaders, KnownHosts, requestGuard } from './request-guard';
+import { countHostHeaders, RequestOrigins, requestGuard } from './request-guard';
 import { cacheControlFor, REVALIDATE, type StaticFile, type StaticIndex } from './static-index';
 import { throttledWarning } from './throttled-log';
 
@@ -42,7 +42,7 @@ const FILE_LIKE = /\.[^/]*$/;
  */
 export function createOrigin(options: OriginOptions): RequestListener {
   const app = new Koa({ proxy: options.trustProxy });
-  const knownHosts = new KnownHosts(options.trustProxy);
+  const origins = new RequestOrigins(options.trustProxy);
   let answeredBeforeKoa = 0;
   const { log } = options;
   // Errors of a response already on its way end up here. A client that went away mid-body, a file
@@ -67,8 +67,9 @@ export function createOrigin(options: OriginOptions): RequestListener {
     });
   }
 
-  // 4. Guard: cheap rejections before any work — forged hosts, odd request targets, unsafe paths.
-  app.use(requestGuard(options.allowedHosts, knownHosts));
+  // 4. Guard: cheap rejections before any work — forged or malformed hosts, odd request targets,
+  //    unsafe paths. Leaves the request's origin (requestOrigin), the only part of the headers a render sees.
+  app.use(requestGuard(options.allowedHosts, origins));
 
   // 5. Files of the browser build and prerendered pages, from memory: a Map lookup, precomputed
   //    headers, and the 304 decided here from the precomputed ETag with the same `fresh` check
@@ -138,7 +139,7 @@ export function createOrigin(options: OriginOptions): RequestListener {
   //    (a 304 for `/` cost 37 µs of server CPU through Koa, 22 µs here: bench/README.md, origin-koa).
   //    Middleware added above step 5 does not see these requests: turn this off (FAST_PATH=false)
   //    if it must.
-  const answerFromMemory = fastPath(options.files.index, options.readiness, knownHosts);
+  const answerFromMemory = fastPath(options.files.index, options.readiness, origins);
   return (req, res) => {
     if (answerFromMemory(req, res)) {
       answeredBeforeKoa++;
@@ -156,7 +157,7 @@ const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
  * of a file held in memory (nothing to decode, no query), one Host header with raw values the guard
  * has allowed before, not draining. Anything else: false, and Koa answers it.
  */
-function fastPath(index: StaticIndex, readiness: Readiness, knownHosts: KnownHosts) {
+function fastPath(index: StaticIndex, readiness: Readiness, origins: RequestOrigins) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !readiness.ready) {
       return false;
@@ -165,7 +166,7 @@ function fastPath(index: StaticIndex, readiness: Readiness, knownHosts: KnownHos
     if (
       file === undefined ||
       HEALTH_PATHS.has(req.url!) ||
-      !knownHosts.has(req) ||
+      origins.get(req) === undefined ||
       countHostHeaders(req.rawHeaders) > 1
     ) {
       return false;
