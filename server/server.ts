@@ -66,7 +66,11 @@ function start(): void {
     fastPath: config.fastPath,
     renderPage: createCommonEnginePages({ app, browserDir, serverDir, log, limiter, ...config }),
   });
-  const server = createServer(listener).listen(config.port, config.host, () => {
+  const server = createServer(listener);
+  // `Expect: 100-continue`: no route reads a request body, so the final answer (405 for a POST)
+  // goes out instead of Node's automatic 100 Continue, which invited the client to upload it.
+  server.on('checkContinue', listener);
+  server.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host ?? 'localhost'}:${port}`;
