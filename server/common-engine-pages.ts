@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RenderMode } from '@angular/ssr';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type * as AppServerBundle from './main.server.mjs';
 import type { CriticalCssMode } from './config';
 import { createCriticalCss } from './critical-css';
+import { cacheKey, HARMLESS_COOKIES_HEADER, storablePolicy } from './cache-policy';
+import { strongEtag, type CachedPage, type RenderCache } from './render-cache';
 import type { RenderLimiter } from './render-limiter';
 import { collectConsole } from './request-console';
-import { createRouteLookup } from './render-modes';
+import { createRouteLookup, type RouteInfo } from './render-modes';
 import { requestOrigin } from './request-guard';
 import { throttledWarning } from './throttled-log';
 
@@ -22,28 +24,104 @@ export interface CommonEnginePagesOptions {
   criticalCss: CriticalCssMode;
   /** Bounds the renders running and waiting (shared with the health endpoint, which reports it). */
   limiter: RenderLimiter;
+  /** Pages of routes that declare a shared-cache policy; undefined when RENDER_CACHE_BYTES is 0. */
+  renderCache: RenderCache | undefined;
   log: Logger;
 }
 
 const HTML = 'text/html; charset=utf-8';
+/** The cache's name in Cache-Status (RFC 9211). */
+const CACHE_NAME = 'render-cache';
+
+/** A finished render: the page and what the app set through RESPONSE_INIT. */
+interface Rendered {
+  html: string;
+  status: number;
+  headers: HeadersInit | undefined;
+}
 
 /**
  * Renders pages with CommonEngine in production. Each route's render mode comes from the app's
  * server routes: client-only routes get the client-side shell, the rest are rendered (CommonEngine
  * itself answers prerendered routes from their files). Renders are bounded in number and in time:
  * a render that takes too long is answered with the client-side shell, which the browser renders.
+ * Routes whose headers declare a shared-cache policy are rendered once per cache key and served
+ * from memory while the policy allows (cache-policy.ts, render-cache.ts).
  */
 export function createCommonEnginePages(options: CommonEnginePagesOptions): Middleware {
-  const { app, browserDir, serverDir, log } = options;
+  const { app, browserDir, serverDir, log, limiter, renderCache } = options;
   const engine = new app.CommonEngine({ allowedHosts: [...options.allowedHosts] });
   const documentFilePath = join(serverDir, 'index.server.html');
   const lookupRoute = createRouteLookup(app.serverRoutes);
-  const { limiter } = options;
   const warnTimeout = throttledWarning(log, 'render timed out: answered with the client-side shell');
+  const warnRefreshFailed = throttledWarning(log, 'render cache: a refresh failed, the stale page is served meanwhile');
   // Compiled at startup (the default): ~2 ms less per render than CommonEngine's Beasties pass.
   const inlineCompiledCss = options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
   // Read once: the build never changes under a running server.
   const clientShell = readFileSync(join(browserDir, 'index.csr.html'));
+
+  /**
+   * One render of `url` in a render slot (a background one when `signal` is undefined). A failure
+   * carries what the app wrote to the console, for the request's log line.
+   */
+  const render = async (url: string, route: RouteInfo, signal: AbortSignal | undefined): Promise<Rendered> => {
+    // The app may set the status (a 404 page does) through RESPONSE_INIT while it renders.
+    const responseInit: ResponseInit = { status: route.status, headers: route.headers };
+    // What the app writes to the console while rendering (Angular's ErrorHandler) belongs to this
+    // request's log line, not to lines of its own.
+    const consoleOutput: string[] = [];
+    const task = () =>
+      collectConsole(consoleOutput, () =>
+        engine.render({
+          bootstrap: app.default,
+          documentFilePath,
+          publicPath: browserDir,
+          url,
+          providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
+          inlineCriticalCss: options.criticalCss === 'per-request',
+        }),
+      );
+    let html: string;
+    try {
+      html = await (signal ? limiter.run(task, signal) : limiter.runInBackground(task));
+    } catch (error) {
+      // A render that failed (500) or was shed (503); a signal's reason is shared, left as is.
+      throw error === signal?.reason ? error : Object.assign(error as object, { consoleOutput });
+    }
+    if (consoleOutput.length > 0) {
+      log.warn({ url, console: consoleOutput }, 'the app wrote to the console while rendering');
+    }
+    return { html: inlineCompiledCss(html), status: responseInit.status ?? 200, headers: responseInit.headers };
+  };
+
+  /**
+   * Renders the page of a cache key (its URL) and stores it if the answer allows. `signal` aborts
+   * it only while it waits for a slot, once every request waiting for it has gone; undefined for a
+   * background refresh.
+   */
+  const renderForCache = async (key: string, route: RouteInfo, signal: AbortSignal | undefined) => {
+    const page = toPage(await render(key, route, signal), route);
+    if (page.policy) {
+      renderCache!.store(key, page as CachedPage);
+    } else {
+      // The app no longer lets this page be shared (a refresh said private, say): stop serving it.
+      renderCache!.delete(key);
+    }
+    return page;
+  };
+
+  /** Serves a stale page now; one background render brings the entry up to date. */
+  const refresh = (key: string, route: RouteInfo) => {
+    if (renderCache!.rendering(key)) {
+      return;
+    }
+    renderCache!.countRefresh();
+    renderCache!.share(key, () => renderForCache(key, route, undefined), undefined).result.catch((error: unknown) => {
+      renderCache!.refreshFailed(key);
+      warnRefreshFailed();
+      log.debug({ err: error, key }, 'render cache: refresh failed');
+    });
+  };
 
   return async (ctx) => {
     const route = lookupRoute(ctx.path);
@@ -55,68 +133,149 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
       return;
     }
 
-    // The app may set the status (a 404 page does) through RESPONSE_INIT while it renders.
-    const responseInit: ResponseInit = { status: route.status, headers: route.headers };
-    // One controller per request, aborted by the deadline or by the client leaving; its timer is
-    // cleared as soon as the render settles (AbortSignal.timeout would keep one per render alive
-    // for the whole timeout, and AbortSignal.any adds weak-ref bookkeeping per render).
-    const controller = new AbortController();
-    const { signal } = controller;
-    const deadline = setTimeout(() => controller.abort(TIMED_OUT), options.renderTimeoutMs);
-    ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) {
-        controller.abort(CLIENT_GONE);
+    const origin = requestOrigin(ctx);
+    if (renderCache && route.cacheRules) {
+      const decision = cacheKey(route.cacheRules, origin, ctx.path, ctx.querystring, ctx.headers);
+      if ('key' in decision) {
+        return answerCacheable(ctx, decision.key, route);
       }
-    });
-    // What the app writes to the console while rendering (Angular's ErrorHandler) belongs to this
-    // request's log line, not to lines of its own.
-    const consoleOutput: string[] = [];
-    const rendering = limiter.run(
-      () =>
-        collectConsole(consoleOutput, () => engine.render({
-          bootstrap: app.default,
-          documentFilePath,
-          publicPath: browserDir,
-          // The origin the guard parsed and allowed, then the request target: nothing else of the
-          // headers (an extra port, path or query in Host) can change the page rendered.
-          url: `${requestOrigin(ctx)}${ctx.path}${ctx.search}`,
-          providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
-          inlineCriticalCss: options.criticalCss === 'per-request',
-        })),
-      signal,
-    );
+      ctx.set('Cache-Status', `${CACHE_NAME}; fwd=bypass; detail=${decision.bypass}`);
+    }
 
-    let html: string;
+    // The origin the guard parsed and allowed, then the request target: nothing else of the
+    // headers (an extra port, path or query in Host) can change the page rendered.
+    const url = `${origin}${ctx.path}${ctx.search}`;
+    const { signal, settle } = requestSignal(ctx, options.renderTimeoutMs);
+    let rendered: Rendered;
     try {
-      html = inlineCompiledCss(await untilAborted(rendering, signal));
+      rendered = await untilAborted(render(url, route, signal), signal);
     } catch (error) {
-      if (!signal.aborted || error !== signal.reason) {
-        // The render failed (500, logged with the app's console output), or the queue is full (503).
-        throw Object.assign(error as object, { consoleOutput });
+      if (error !== signal.reason) {
+        throw error;
       }
       if (signal.reason === TIMED_OUT) {
-        warnTimeout();
-        ctx.status = 200;
-        ctx.set('Cache-Control', 'no-store');
-        ctx.body = clientShell;
+        answerShell(ctx);
       }
       // Otherwise the client left: nothing to answer.
       return;
     } finally {
-      clearTimeout(deadline);
+      settle();
     }
-    if (consoleOutput.length > 0) {
-      log.warn({ url: ctx.url, console: consoleOutput }, 'the app wrote to the console while rendering');
-    }
-    ctx.status = responseInit.status ?? 200;
-    if (responseInit.headers) {
-      for (const [name, value] of new Headers(responseInit.headers)) {
+    ctx.status = rendered.status;
+    if (rendered.headers) {
+      for (const [name, value] of responseHeaders(rendered.headers)) {
         ctx.set(name, value);
       }
     }
     // A Buffer body spares Koa a regex and a byte count over the whole page.
-    ctx.body = Buffer.from(html);
+    ctx.body = Buffer.from(rendered.html);
   };
+
+  /** A request that may share its page: fresh or stale from memory, else one render per key. */
+  async function answerCacheable(ctx: Context, key: string, route: RouteInfo): Promise<void> {
+    const cache = renderCache!;
+    const found = cache.lookup(key);
+    if (found.state === 'fresh' || found.state === 'stale') {
+      if (found.state === 'stale') {
+        refresh(key, route);
+      }
+      answerPage(ctx, found.page, `hit; ttl=${ttlSeconds(found.page, found.ageMs)}`, found.ageMs);
+      return;
+    }
+    const { signal, settle } = requestSignal(ctx, options.renderTimeoutMs);
+    const { result, collapsed } = cache.share(key, (shared) => renderForCache(key, route, shared), signal);
+    const forwarded = found.state === 'miss' ? 'fwd=uri-miss' : 'fwd=stale';
+    let page: Page;
+    try {
+      page = await untilAborted(result, signal);
+    } catch (error) {
+      if (error === signal.reason && error === CLIENT_GONE) {
+        return;
+      }
+      // RFC 5861 stale-if-error: a failed or timed-out render is answered with the stale page.
+      if (found.state === 'expired' && found.usableOnError) {
+        const status = error === TIMED_OUT ? 504 : ((error as { status?: number }).status ?? 500);
+        answerPage(ctx, found.page, `${forwarded}; fwd-status=${status}; ttl=${ttlSeconds(found.page, found.ageMs)}`, found.ageMs);
+        return;
+      }
+      if (error === signal.reason) {
+        answerShell(ctx);
+        return;
+      }
+      throw error;
+    } finally {
+      settle();
+    }
+    const stored = page.policy !== undefined && !collapsed;
+    answerPage(ctx, page, `${forwarded}${stored ? '; stored' : ''}${collapsed ? '; collapsed' : ''}`, undefined);
+  }
+
+  function answerShell(ctx: Context): void {
+    warnTimeout();
+    ctx.status = 200;
+    ctx.remove('Cache-Status');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = clientShell;
+  }
+}
+
+/** A rendered page with every header precomputed; `policy` set when a shared cache may store it. */
+type Page = Omit<CachedPage, 'policy'> & { policy: CachedPage['policy'] | undefined };
+
+/** The answer of a render as a page to send and, if storablePolicy allows, to store. */
+function toPage(rendered: Rendered, route: RouteInfo): Page {
+  const headers = responseHeaders(rendered.headers);
+  const body = Buffer.from(rendered.html);
+  const etag = strongEtag(body);
+  const flat = ['Content-Type', HTML];
+  for (const [name, value] of headers) {
+    flat.push(name, value);
+  }
+  flat.push('ETag', etag);
+  const policy = storablePolicy(rendered.status, route.status, headers);
+  return { status: rendered.status, headers: flat, body, etag, storedAt: 0, policy, refreshFailed: false };
+}
+
+/** What the app set through RESPONSE_INIT, less the origin's own route declarations. */
+function responseHeaders(init: HeadersInit | undefined): Headers {
+  const headers = new Headers(init);
+  headers.delete(HARMLESS_COOKIES_HEADER);
+  return headers;
+}
+
+/** Sends a page as stored, with its age and what the cache did (RFC 9211). */
+function answerPage(ctx: Context, page: Page, cacheStatus: string, ageMs: number | undefined): void {
+  ctx.status = page.status;
+  const { headers } = page;
+  for (let i = 0; i < headers.length; i += 2) {
+    ctx.res.setHeader(headers[i], headers[i + 1]);
+  }
+  if (ageMs !== undefined) {
+    ctx.res.setHeader('Age', String(Math.floor(ageMs / 1000)));
+  }
+  ctx.res.setHeader('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
+  ctx.body = page.body;
+}
+
+/** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */
+function ttlSeconds(page: CachedPage, ageMs: number): number {
+  return (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+}
+
+/**
+ * One controller per request, aborted by the deadline or by the client leaving; its timer is
+ * cleared (settle) as soon as the render settles (AbortSignal.timeout would keep one per render
+ * alive for the whole timeout, and AbortSignal.any adds weak-ref bookkeeping per render).
+ */
+function requestSignal(ctx: Context, timeoutMs: number): { signal: AbortSignal; settle: () => void } {
+  const controller = new AbortController();
+  const deadline = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) {
+      controller.abort(CLIENT_GONE);
+    }
+  });
+  return { signal: controller.signal, settle: () => clearTimeout(deadline) };
 }
 
 /** Why a render was given up; compared by identity. */

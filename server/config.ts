@@ -23,6 +23,8 @@ export interface OriginConfig {
   fastPath: boolean;
   /** Bytes of the browser build held in memory; 0 serves every file from disk through koa-static. */
   staticMemoryBytes: number;
+  /** Bytes of rendered pages the render cache holds (routes that declare a policy); 0 turns it off. */
+  renderCacheBytes: number;
   /**
    * How rendered pages get their critical CSS: `compiled` (stylesheets compiled at startup),
    * `per-request` (CommonEngine's full Beasties pass) or `off`.
@@ -63,6 +65,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
     fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
     staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
+    renderCacheBytes: readInteger('RENDER_CACHE_BYTES', env['RENDER_CACHE_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
     criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
     renderTicks: readChoice('RENDER_TICKS', env['RENDER_TICKS'], RENDER_TICKS_MODES),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),

@@ -26,6 +26,8 @@ export interface OriginOptions {
   readiness: Readiness;
   /** Renders running and queued, reported by /healthz. */
   renderStats: () => object | undefined;
+  /** The render cache's entries, bytes and counters, reported by /healthz. */
+  renderCacheStats: () => object | undefined;
   log: Logger;
   accessLog: boolean;
   /** Step 0: answer what step 5 would answer from memory without going through Koa. */
@@ -56,7 +58,13 @@ export function createOrigin(options: OriginOptions): RequestListener {
   app.use(errorHandler(log, throttledWarning(log, 'shedding load: render queue full')));
 
   // 2. Liveness and readiness for the supervisor and the load balancer.
-  app.use(healthEndpoints(options.readiness, () => ({ renders: options.renderStats(), answeredBeforeKoa })));
+  app.use(
+    healthEndpoints(options.readiness, () => ({
+      renders: options.renderStats(),
+      renderCache: options.renderCacheStats(),
+      answeredBeforeKoa,
+    })),
+  );
 
   // 3. Optional access log, after the response (off by default: a line per request costs throughput).
   if (options.accessLog) {

@@ -21,6 +21,8 @@ interface Waiter {
 export class RenderLimiter {
   private running = 0;
   private readonly queue: Waiter[] = [];
+  /** Background renders (cache refreshes): a slot goes to them only when no request waits. */
+  private readonly backgroundQueue: (() => void)[] = [];
   private readonly maxRunning: number;
   private readonly maxQueued: number;
 
@@ -29,8 +31,8 @@ export class RenderLimiter {
     this.maxQueued = maxQueued;
   }
 
-  get stats(): { running: number; queued: number } {
-    return { running: this.running, queued: this.queue.length };
+  get stats(): { running: number; queued: number; backgroundQueued: number } {
+    return { running: this.running, queued: this.queue.length, backgroundQueued: this.backgroundQueue.length };
   }
 
   /** Runs `task` when a slot is free. Rejects with OverloadedError or the signal's reason instead. */
@@ -38,6 +40,26 @@ export class RenderLimiter {
     signal.throwIfAborted();
     if (this.running >= this.maxRunning) {
       await this.waitForSlot(signal);
+    } else {
+      this.running++;
+    }
+    try {
+      return await task();
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
+   * Runs `task` when a slot is free and no request is waiting for one, so background work never
+   * delays a request. At most as many wait as requests may; past that it is refused (OverloadedError).
+   */
+  async runInBackground<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.maxRunning || this.queue.length > 0) {
+      if (this.backgroundQueue.length >= this.maxQueued) {
+        throw new OverloadedError();
+      }
+      await new Promise<void>((resolve) => this.backgroundQueue.push(resolve));
     } else {
       this.running++;
     }
@@ -71,10 +93,10 @@ export class RenderLimiter {
   }
 
   private release(): void {
-    const next = this.queue.shift();
+    // The slot passes straight to the next request, else to background work: `running` stays the same.
+    const next = this.queue.shift()?.start ?? this.backgroundQueue.shift();
     if (next) {
-      // The slot passes straight to the next waiter: `running` stays the same.
-      next.start();
+      next();
     } else {
       this.running--;
     }

@@ -1,4 +1,5 @@
 import { RenderMode, type ServerRoute } from '@angular/ssr';
+import { routeCacheRules, type RouteCacheRules } from './cache-policy';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
 export interface RouteInfo {
@@ -6,9 +7,11 @@ export interface RouteInfo {
   /** Status the route declares; the page may still change it through RESPONSE_INIT. */
   status: number | undefined;
   headers: Record<string, string> | undefined;
+  /** Set when the route's headers let a shared cache store its pages (cache-policy.ts). */
+  cacheRules: RouteCacheRules | undefined;
 }
 
-const FALLBACK: RouteInfo = { renderMode: RenderMode.Server, status: undefined, headers: undefined };
+const FALLBACK: RouteInfo = { renderMode: RenderMode.Server, status: undefined, headers: undefined, cacheRules: undefined };
 
 /**
  * Matches a path against the server routes the way Angular does: segment by segment, where
@@ -22,6 +25,7 @@ export function createRouteLookup(routes: readonly ServerRoute[]): (pathname: st
       renderMode: route.renderMode,
       status: 'status' in route ? route.status : undefined,
       headers: 'headers' in route ? route.headers : undefined,
+      cacheRules: route.renderMode === RenderMode.Server && 'headers' in route ? routeCacheRules(route.headers) : undefined,
     } satisfies RouteInfo,
   }));
   return (pathname) => {

@@ -8,6 +8,7 @@ import { createDevPages } from './dev-pages';
 import { manageLifecycle } from './lifecycle';
 import { createLogger } from './logger';
 import { createOrigin } from './origin';
+import { RenderCache } from './render-cache';
 import { RenderLimiter } from './render-limiter';
 import { routeConsoleToLog } from './request-console';
 import { buildStaticIndex, readPrerenderedRoutes } from './static-index';
@@ -41,6 +42,17 @@ function applyRenderTicks(config: OriginConfig): void {
   (globalThis as { ngServerTicksWithTimeout?: boolean }).ngServerTicksWithTimeout = config.renderTicks === 'timeout';
 }
 
+let renderCache: RenderCache | undefined;
+
+/**
+ * Drops the render cache's pages for `path` (`/products/42`), or for every path under it when it
+ * ends with `/` (`/products/`). For the app's own server code, e.g. after content changed; returns
+ * how many pages were dropped. `SIGHUP` drops every page. Each process has its own cache.
+ */
+export function purgeRenderCache(path: string): number {
+  return renderCache?.purge(path) ?? 0;
+}
+
 /** The production origin: `node dist/server/server.mjs` (what `npm run serve:ssr` runs). */
 function start(): void {
   const config = loadConfig();
@@ -52,6 +64,12 @@ function start(): void {
   (globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }).ngAttachNodeGlobalErrorHandlersCalled = true;
   const readiness = { ready: true };
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
+  renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
+  process.on('SIGHUP', () => {
+    const entries = renderCache?.stats.entries ?? 0;
+    renderCache?.clear();
+    log.info({ entries }, 'SIGHUP: render cache emptied');
+  });
   const index = buildStaticIndex(browserDir, readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')), {
     maxTotalBytes: config.staticMemoryBytes,
   });
@@ -61,10 +79,11 @@ function start(): void {
     files: { browserDir, index },
     readiness,
     renderStats: () => limiter.stats,
+    renderCacheStats: () => renderCache?.stats,
     log,
     accessLog: config.accessLog,
     fastPath: config.fastPath,
-    renderPage: createCommonEnginePages({ app, browserDir, serverDir, log, limiter, ...config }),
+    renderPage: createCommonEnginePages({ app, browserDir, serverDir, log, limiter, renderCache, ...config }),
   });
   const server = createServer(listener);
   // `Expect: 100-continue`: no route reads a request body, so the final answer (405 for a POST)
@@ -105,6 +124,7 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
       files: undefined,
       readiness: { ready: true },
       renderStats: () => undefined,
+      renderCacheStats: () => undefined,
       log: createLogger(config.logLevel),
       accessLog: config.accessLog,
       fastPath: false,

@@ -6,7 +6,14 @@ import { RenderMode, ServerRoute } from '@angular/ssr';
  */
 export const serverRoutes: ServerRoute[] = [
   { path: '', renderMode: RenderMode.Prerender },
-  { path: 'products/:id', renderMode: RenderMode.Server },
+  {
+    path: 'products/:id',
+    renderMode: RenderMode.Server,
+    // The same for every visitor for a minute: the origin's render cache and any CDN in front may
+    // share it (s-maxage: shared caches only; browsers revalidate), and serve it up to 10 minutes
+    // stale while one background render refreshes it. See README, "Render cache".
+    headers: { 'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400' },
+  },
   { path: 'dashboard', renderMode: RenderMode.Client },
   { path: '**', renderMode: RenderMode.Server, status: 404 },
 ];

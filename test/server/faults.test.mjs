@@ -82,7 +82,7 @@ describe('a render slower than RENDER_TIMEOUT_MS', () => {
     const { renders } = JSON.parse((await request(origin.url, '/healthz')).text);
     assert.ok(renders.running <= 1, `more renders ran at once than allowed: ${JSON.stringify(renders)}`);
     // They all drain: nothing stays queued or running once the abandoned renders finish.
-    assert.deepEqual(await rendersOnceIdle(origin), { running: 0, queued: 0 });
+    assert.deepEqual(await rendersOnceIdle(origin), { running: 0, queued: 0, backgroundQueued: 0 });
   });
 
   it('is logged as warnings summed up per second, not a line per request', async () => {
@@ -109,7 +109,7 @@ describe('clients that leave', () => {
       }).catch(() => {}),
     );
     await Promise.all(leaving);
-    assert.deepEqual(await rendersOnceIdle(origin), { running: 0, queued: 0 });
+    assert.deepEqual(await rendersOnceIdle(origin), { running: 0, queued: 0, backgroundQueued: 0 });
     assert.equal((await request(origin.url, '/products/1')).status, 200);
     assert.deepEqual(logLines(origin).filter((line) => line.level >= 40), [], 'a client leaving was logged as a problem');
   });

@@ -29,16 +29,16 @@ describe('RenderLimiter', () => {
     const runs = tasks.map((t) => limiter.run(t.task, never));
     await Promise.resolve();
     assert.deepEqual(tasks.map((t) => t.started), [true, true, false]);
-    assert.deepEqual(limiter.stats, { running: 2, queued: 1 });
+    assert.deepEqual(limiter.stats, { running: 2, queued: 1, backgroundQueued: 0 });
     tasks[0].finish.resolve('a');
     assert.equal(await runs[0], 'a');
     await Promise.resolve();
     assert.equal(tasks[2].started, true);
-    assert.deepEqual(limiter.stats, { running: 2, queued: 0 });
+    assert.deepEqual(limiter.stats, { running: 2, queued: 0, backgroundQueued: 0 });
     tasks[1].finish.resolve('b');
     tasks[2].finish.resolve('c');
     assert.deepEqual(await Promise.all(runs.slice(1)), ['b', 'c']);
-    assert.deepEqual(limiter.stats, { running: 0, queued: 0 });
+    assert.deepEqual(limiter.stats, { running: 0, queued: 0, backgroundQueued: 0 });
   });
 
   it('sheds with OverloadedError (503) when the queue is full', async () => {
@@ -81,20 +81,20 @@ describe('RenderLimiter', () => {
     const leaving = new AbortController();
     const never_run = deferredTask();
     const queued = limiter.run(never_run.task, leaving.signal);
-    assert.deepEqual(limiter.stats, { running: 1, queued: 1 });
+    assert.deepEqual(limiter.stats, { running: 1, queued: 1, backgroundQueued: 0 });
     leaving.abort(new Error('client left'));
     await assert.rejects(queued, /client left/);
-    assert.deepEqual(limiter.stats, { running: 1, queued: 0 });
+    assert.deepEqual(limiter.stats, { running: 1, queued: 0, backgroundQueued: 0 });
     busy.finish.resolve();
     await running;
     assert.equal(never_run.started, false);
-    assert.deepEqual(limiter.stats, { running: 0, queued: 0 });
+    assert.deepEqual(limiter.stats, { running: 0, queued: 0, backgroundQueued: 0 });
   });
 
   it('releases the slot when a task fails', async () => {
     const limiter = new RenderLimiter(1, 0);
     await assert.rejects(limiter.run(() => Promise.reject(new Error('render failed')), never), /render failed/);
-    assert.deepEqual(limiter.stats, { running: 0, queued: 0 });
+    assert.deepEqual(limiter.stats, { running: 0, queued: 0, backgroundQueued: 0 });
     assert.equal(await limiter.run(async () => 'ok', never), 'ok');
   });
 });

@@ -1,0 +1,188 @@
+// What the render cache may store and serve, read from standard HTTP: a route's Cache-Control
+// (RFC 9111, RFC 5861) and No-Vary-Search. No imports of the origin's own modules, so the tests
+// load this file directly (Node strips the types).
+
+/** How long a shared cache may use a response (RFC 9111 §4.2, RFC 5861), in milliseconds. */
+export interface SharedCachePolicy {
+  freshMs: number;
+  staleWhileRevalidateMs: number;
+  staleIfErrorMs: number;
+}
+
+/**
+ * The policy a shared cache (a CDN, and this origin's render cache) may apply to a response with
+ * this Cache-Control, or undefined if it must not store it: `private`, `no-store`, `no-cache`, no
+ * `s-maxage`/`max-age`, or a directive it cannot read (RFC 9111 §4.2.1: then treat it as stale).
+ * `s-maxage` wins over `max-age` for shared caches; `must-revalidate` and `proxy-revalidate` forbid
+ * serving stale, so they cancel `stale-while-revalidate` and `stale-if-error`.
+ */
+export function sharedCachePolicy(cacheControl: string | undefined): SharedCachePolicy | undefined {
+  if (cacheControl === undefined) {
+    return undefined;
+  }
+  const directives = new Map<string, string | true>();
+  for (const part of cacheControl.split(',')) {
+    const match = DIRECTIVE.exec(part);
+    if (match === null) {
+      if (part.trim() === '') {
+        continue;
+      }
+      return undefined;
+    }
+    const name = match[1].toLowerCase();
+    if (directives.has(name)) {
+      return undefined;
+    }
+    directives.set(name, match[2] ?? match[3] ?? true);
+  }
+  if (directives.has('private') || directives.has('no-store') || directives.has('no-cache')) {
+    return undefined;
+  }
+  const fresh = seconds(directives.get('s-maxage') ?? directives.get('max-age'));
+  if (fresh === undefined) {
+    return undefined;
+  }
+  const mayServeStale = !directives.has('must-revalidate') && !directives.has('proxy-revalidate');
+  const staleWhileRevalidate = mayServeStale ? (seconds(directives.get('stale-while-revalidate')) ?? 0) : 0;
+  const staleIfError = mayServeStale ? (seconds(directives.get('stale-if-error')) ?? 0) : 0;
+  if (fresh === 0 && staleWhileRevalidate === 0) {
+    return undefined;
+  }
+  return { freshMs: fresh * 1000, staleWhileRevalidateMs: staleWhileRevalidate * 1000, staleIfErrorMs: staleIfError * 1000 };
+}
+
+/** `name`, `name=token` or `name="quoted"`, with optional whitespace around. */
+const DIRECTIVE = /^\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)(?:=(?:([A-Za-z0-9!#$%&'*+.^_`|~-]+)|"([^"\\]*)"))?\s*$/;
+
+/** delta-seconds (RFC 9111 §1.2.2), capped at a year: undefined when absent or not digits. */
+function seconds(value: string | true | undefined): number | undefined {
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) {
+    return undefined;
+  }
+  return Math.min(Number(value), 365 * 24 * 3600);
+}
+
+/**
+ * The policy under which a rendered answer may be stored, or undefined: only a status the route
+ * declared or 200, no Set-Cookie, a Cache-Control a shared cache may use, and no Vary but
+ * Accept-Encoding. These are the answer's final values: the app may change any of them while rendering.
+ */
+export function storablePolicy(status: number, routeStatus: number | undefined, headers: Headers): SharedCachePolicy | undefined {
+  const vary = headers.get('vary');
+  const storable =
+    (status === 200 || status === routeStatus) &&
+    !headers.has('set-cookie') &&
+    (vary === null || vary.split(',').every((name) => name.trim().toLowerCase() === 'accept-encoding'));
+  return storable ? sharedCachePolicy(headers.get('cache-control') ?? undefined) : undefined;
+}
+
+/** What a cacheable route declares about the requests that may share its pages. */
+export interface RouteCacheRules {
+  /**
+   * Query parameters that select another page, from the route's No-Vary-Search header; every
+   * other parameter is left out of the key and out of the URL rendered. `undefined`: the route
+   * declares nothing, so a request with a query string is rendered and never served from the cache.
+   */
+  significantParams: ((name: string) => boolean) | undefined;
+  /** Cookies that do not change the page (analytics, consent): a request with only these may share. */
+  harmlessCookies: ReadonlySet<string>;
+}
+
+/** The route header naming harmless cookies; read by the origin, never sent to clients. */
+export const HARMLESS_COOKIES_HEADER = 'render-cache-harmless-cookies';
+
+/**
+ * The rules of a route whose declared headers make its pages cacheable, else undefined.
+ * No-Vary-Search (a structured-field dictionary) is read for its `params` and `except` members:
+ * `params` ignores every parameter, `params, except=("page")` all but those listed,
+ * `params=("utm_source")` only those listed.
+ */
+export function routeCacheRules(headers: Record<string, string> | undefined): RouteCacheRules | undefined {
+  const byName = new Map(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  if (sharedCachePolicy(byName.get('cache-control')) === undefined) {
+    return undefined;
+  }
+  const harmlessCookies = new Set(
+    (byName.get(HARMLESS_COOKIES_HEADER) ?? '').split(',').map((name) => name.trim()).filter(Boolean),
+  );
+  const noVarySearch = byName.get('no-vary-search');
+  return { significantParams: noVarySearch === undefined ? undefined : significantParams(noVarySearch), harmlessCookies };
+}
+
+function significantParams(noVarySearch: string): (name: string) => boolean {
+  const members = new Map<string, string>();
+  for (const member of noVarySearch.split(/,(?![^(]*\))/)) {
+    const [name, value = '?1'] = member.trim().split(/=(.*)/s, 2);
+    members.set(name.trim(), value.trim());
+  }
+  const params = members.get('params');
+  const listed = (value: string | undefined) => new Set([...(value ?? '').matchAll(/"([^"\\]*)"/g)].map((match) => match[1]));
+  if (params === undefined || params === '?0') {
+    return () => true;
+  }
+  if (params === '?1') {
+    const except = listed(members.get('except'));
+    return (name) => except.has(name);
+  }
+  const ignored = listed(params);
+  return (name) => !ignored.has(name);
+}
+
+/** Why a request is rendered instead of served from (or stored in) the cache: the `detail` of Cache-Status. */
+export type Bypass = 'authorization' | 'cookie' | 'path' | 'query';
+
+/**
+ * The cache key of a request for a cacheable route — the validated origin, the path and the
+ * significant query parameters in a fixed order — or why the request must not share a page.
+ * The page for a key is rendered from the key's URL alone, so whatever else the request carried
+ * cannot end up in a page served to someone else.
+ */
+export function cacheKey(
+  rules: RouteCacheRules,
+  origin: string,
+  path: string,
+  querystring: string,
+  headers: { authorization?: string; cookie?: string },
+): { key: string } | { bypass: Bypass } {
+  if (headers.authorization !== undefined) {
+    return { bypass: 'authorization' };
+  }
+  if (headers.cookie !== undefined && !onlyHarmlessCookies(headers.cookie, rules.harmlessCookies)) {
+    return { bypass: 'cookie' };
+  }
+  // One spelling per page: Angular's router and the origin's route lookup may read `//`, `;`, a
+  // trailing slash or percent-encoding differently, and a disagreement must cost a render.
+  if (!CANONICAL_PATH.test(path) || /(^|\/)\.\.?(\/|$)/.test(path)) {
+    return { bypass: 'path' };
+  }
+  if (querystring === '') {
+    return { key: origin + path };
+  }
+  if (rules.significantParams === undefined) {
+    return { bypass: 'query' };
+  }
+  const kept = [...new URLSearchParams(querystring)].filter(([name]) => rules.significantParams!(name));
+  // Sorted by name (stable, so repeated names keep their order): one key per set of parameters.
+  kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { key: kept.length === 0 ? origin + path : `${origin}${path}?${new URLSearchParams(kept)}` };
+}
+
+/**
+ * `/` or segments of unreserved characters and the sub-delims Angular's URL parser reads as
+ * themselves: no `;` (matrix parameters), `(` `)` (auxiliary routes), `%`, empty segment or
+ * trailing slash.
+ */
+const CANONICAL_PATH = /^\/(?:[A-Za-z0-9\-._~!$&'*+,=:@]+(?:\/[A-Za-z0-9\-._~!$&'*+,=:@]+)*)?$/;
+
+function onlyHarmlessCookies(cookie: string, harmless: ReadonlySet<string>): boolean {
+  if (harmless.size === 0) {
+    return false;
+  }
+  for (const pair of cookie.split(';')) {
+    const name = pair.slice(0, pair.includes('=') ? pair.indexOf('=') : undefined).trim();
+    if (name !== '' && !harmless.has(name)) {
+      return false;
+    }
+  }
+  return true;
+}

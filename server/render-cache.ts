@@ -1,0 +1,207 @@
+// Rendered pages kept for the routes that declare a shared-cache policy. No imports of the origin's
+// own modules, so the tests load this file directly (Node strips the types).
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { SharedCachePolicy } from './cache-policy';
+
+/** A rendered page as stored: everything needed to answer it again without rendering. */
+export interface CachedPage {
+  status: number;
+  /** Every header of the answer, flat (name, value, …), ETag included; Age and Cache-Status are added per answer. */
+  headers: string[];
+  body: Buffer;
+  etag: string;
+  storedAt: number;
+  policy: SharedCachePolicy;
+  /** The last refresh failed: the page may be served stale up to stale-if-error. */
+  refreshFailed: boolean;
+}
+
+/**
+ * What the cache holds for a key at this moment:
+ * - `fresh`: serve it.
+ * - `stale`: serve it now and refresh it in the background (stale-while-revalidate, or
+ *   stale-if-error after a failed refresh).
+ * - `expired`: render; if that fails, `page` may still answer while stale-if-error allows.
+ * - `miss`: nothing stored.
+ */
+export type Lookup =
+  | { state: 'fresh' | 'stale'; page: CachedPage; ageMs: number }
+  | { state: 'expired'; page: CachedPage; ageMs: number; usableOnError: boolean }
+  | { state: 'miss' };
+
+export interface RenderCacheStats {
+  entries: number;
+  bytes: number;
+  maxBytes: number;
+  hits: number;
+  misses: number;
+  staleServed: number;
+  coalescedWaits: number;
+  refreshes: number;
+  refreshFailures: number;
+}
+
+/** A render for a key and the requests waiting for it. */
+interface Flight<T> {
+  result: Promise<T>;
+  controller: AbortController;
+  waiters: number;
+}
+
+/** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
+const ENTRY_OVERHEAD_BYTES = 512;
+
+/**
+ * Pages by cache key, bounded in bytes (least recently used out first, by lru-cache), with the
+ * renders in flight per key so that concurrent misses render once.
+ */
+export class RenderCache {
+  readonly #pages: LRUCache<string, CachedPage>;
+  readonly #inFlight = new Map<string, Flight<unknown>>();
+  readonly #now: () => number;
+  readonly #stats = { hits: 0, misses: 0, staleServed: 0, coalescedWaits: 0, refreshes: 0, refreshFailures: 0 };
+
+  constructor(maxBytes: number, now: () => number = Date.now) {
+    this.#now = now;
+    this.#pages = new LRUCache<string, CachedPage>({
+      maxSize: maxBytes,
+      // A page larger than the whole cache is not stored (lru-cache refuses it), never an error.
+      sizeCalculation: (page, key) => page.body.length + key.length + page.headers.reduce((sum, value) => sum + value.length, 0) + ENTRY_OVERHEAD_BYTES,
+      // Time is the cache's own clock (tests advance it); entries go once no rule can use them.
+      perf: { now },
+      // Read the clock on every check: its default caches it for 1 ms, behind a clock tests move.
+      ttlResolution: 0,
+    });
+  }
+
+  get stats(): RenderCacheStats {
+    return { entries: this.#pages.size, bytes: this.#pages.calculatedSize, maxBytes: this.#pages.maxSize, ...this.#stats };
+  }
+
+  lookup(key: string): Lookup {
+    const page = this.#pages.get(key);
+    if (page === undefined) {
+      this.#stats.misses++;
+      return { state: 'miss' };
+    }
+    const ageMs = Math.max(0, this.#now() - page.storedAt);
+    const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
+    if (ageMs < freshMs) {
+      this.#stats.hits++;
+      return { state: 'fresh', page, ageMs };
+    }
+    const staleWindow = Math.max(staleWhileRevalidateMs, page.refreshFailed ? staleIfErrorMs : 0);
+    if (ageMs < freshMs + staleWindow) {
+      this.#stats.staleServed++;
+      return { state: 'stale', page, ageMs };
+    }
+    this.#stats.misses++;
+    return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
+  }
+
+  /** Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). */
+  store(key: string, page: CachedPage): void {
+    page.storedAt = this.#now();
+    const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
+    // Kept while some rule can still use it, and not a moment longer.
+    this.#pages.set(key, page, { ttl: freshMs + Math.max(staleWhileRevalidateMs, staleIfErrorMs) });
+  }
+
+  delete(key: string): void {
+    this.#pages.delete(key);
+  }
+
+  /** A background refresh failed: the page stays usable up to its stale-if-error. */
+  refreshFailed(key: string): void {
+    this.#stats.refreshFailures++;
+    const page = this.#pages.peek(key);
+    if (page !== undefined) {
+      page.refreshFailed = true;
+    }
+  }
+
+  /**
+   * Runs `render` for `key` unless a render for it is already running, in which case the caller
+   * waits for that one and gets its result or its failure (`collapsed` says which happened).
+   * `render` gets a signal that aborts once every caller's own `signal` has: a render nobody waits
+   * for any more leaves the queue like any other. A caller without a signal (a background refresh)
+   * keeps the render going.
+   */
+  share<T>(key: string, render: (signal: AbortSignal) => Promise<T>, signal: AbortSignal | undefined): { result: Promise<T>; collapsed: boolean } {
+    let flight = this.#inFlight.get(key) as Flight<T> | undefined;
+    const collapsed = flight !== undefined;
+    if (flight === undefined) {
+      const controller = new AbortController();
+      flight = { result: undefined!, controller, waiters: 0 };
+      this.#inFlight.set(key, flight);
+      const started = flight;
+      started.result = render(controller.signal);
+      const done = () => {
+        if (this.#inFlight.get(key) === started) {
+          this.#inFlight.delete(key);
+        }
+      };
+      started.result.then(done, done);
+    } else {
+      this.#stats.coalescedWaits++;
+    }
+    const joined = flight;
+    if (signal === undefined) {
+      joined.waiters = Infinity;
+    } else {
+      joined.waiters++;
+      signal.addEventListener('abort', () => {
+        if (--joined.waiters === 0) {
+          joined.controller.abort(signal.reason);
+        }
+      }, { once: true });
+    }
+    return { result: joined.result, collapsed };
+  }
+
+  /** Whether a render for `key` is running (a background refresh need not start another). */
+  rendering(key: string): boolean {
+    return this.#inFlight.has(key);
+  }
+
+  countRefresh(): void {
+    this.#stats.refreshes++;
+  }
+
+  /**
+   * Drops every page whose key's path is `path` or, when `path` ends with `/`, starts with it
+   * (keys are origin + path + query). Returns how many were dropped.
+   */
+  purge(path: string): number {
+    let dropped = 0;
+    const prefix = path.endsWith('/');
+    for (const key of [...this.#pages.keys()]) {
+      const keyPath = pathOf(key);
+      if (prefix ? keyPath.startsWith(path) : keyPath === path) {
+        this.#pages.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  clear(): void {
+    this.#pages.clear();
+  }
+}
+
+/**
+ * A strong validator for a body: its length and SHA-1 digest, in the `etag` package's format.
+ * Computed once when a page is rendered for the cache, never per answer.
+ */
+export function strongEtag(body: Buffer): string {
+  return `"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
+}
+
+/** The path of a key (`http://host:port/path?query`). */
+function pathOf(key: string): string {
+  const start = key.indexOf('/', key.indexOf('//') + 2);
+  const query = key.indexOf('?', start);
+  return key.slice(start, query === -1 ? undefined : query);
+}

@@ -1,0 +1,257 @@
+// The render cache over real HTTP on the production build: /products/:id declares
+// `public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400` (src/app/app.routes.server.ts).
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
+import { ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+
+/** /healthz's render-cache counters and render load. */
+async function health(origin) {
+  return JSON.parse((await request(origin.url, '/healthz')).text);
+}
+
+/** Polls /healthz (up to 10 s) until no render runs or waits, background refreshes included. */
+async function idle(origin) {
+  for (let i = 0; i < 200; i++) {
+    const { renders } = await health(origin);
+    if (renders.running === 0 && renders.queued === 0 && renders.backgroundQueued === 0) {
+      return;
+    }
+    await sleep(50);
+  }
+  assert.fail('renders did not finish within 10 s');
+}
+
+describe('render cache: what is stored and what is served', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin();
+  });
+  after(() => origin?.stop());
+
+  it('renders a page once, then answers it from memory with Age, the same ETag and a 304', async () => {
+    const first = await request(origin.url, '/products/101');
+    assert.equal(first.status, 200);
+    assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+    assert.equal(first.headers['cache-control'], 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400');
+    assert.match(first.headers.etag, /^"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/, 'a strong validator');
+    const second = await request(origin.url, '/products/101');
+    assert.equal(second.headers['cache-status'], `render-cache; hit; ttl=${60 - Number(second.headers.age)}`);
+    assert.equal(second.headers.age, '0');
+    assert.equal(second.headers.etag, first.headers.etag);
+    assert.deepEqual(second.body, first.body);
+    const head = await request(origin.url, '/products/101', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.body.length, 0);
+    assert.match(head.headers['cache-status'], /hit/);
+    const revalidated = await request(origin.url, '/products/101', { headers: { 'if-none-match': first.headers.etag } });
+    assert.equal(revalidated.status, 304);
+    assert.equal(revalidated.headers.etag, first.headers.etag);
+    assert.equal(revalidated.headers['cache-control'], first.headers['cache-control']);
+  });
+
+  it('never caches a route without a policy: prerendered, client-only, the 404 page', async () => {
+    const before = (await health(origin)).renderCache;
+    for (const path of ['/', '/dashboard', '/no-such-page', '/no-such-page']) {
+      const res = await request(origin.url, path);
+      assert.equal(res.headers['cache-status'], undefined, path);
+    }
+    // The product route's 404 (an unknown id) is rendered each time: only 200s are stored.
+    for (let i = 0; i < 2; i++) {
+      const res = await request(origin.url, '/products/abc');
+      assert.equal(res.status, 404);
+      assert.equal(res.headers['cache-status'], 'render-cache; fwd=uri-miss');
+    }
+    const after = (await health(origin)).renderCache;
+    assert.equal(after.entries, before.entries);
+    assert.equal(after.hits, before.hits);
+  });
+
+  it('never serves a request with credentials or cookies from the cache, nor stores its page', async () => {
+    await request(origin.url, '/products/202');
+    const cases = [
+      [{ cookie: 'session=alice' }, 'cookie'],
+      [{ cookie: 'a=1; b=2' }, 'cookie'],
+      [{ authorization: 'Bearer alice' }, 'authorization'],
+      [{ authorization: 'Basic Ym9iOmJvYg==', cookie: 'session=bob' }, 'authorization'],
+    ];
+    const before = (await health(origin)).renderCache;
+    for (const [headers, detail] of cases) {
+      const res = await request(origin.url, '/products/202', { headers });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['cache-status'], `render-cache; fwd=bypass; detail=${detail}`, JSON.stringify(headers));
+    }
+    const after = (await health(origin)).renderCache;
+    assert.equal(after.hits, before.hits, 'no request with credentials was answered from the cache');
+    assert.equal(after.entries, before.entries, 'nothing they got was stored');
+  });
+
+  it('renders every non-canonical spelling of a cached path instead of serving the entry', async () => {
+    await request(origin.url, '/products/303');
+    const spellings = ['//products/303', '/products//303', '/products/303/', '/products/303;x=1', '/products/%33%30%33', '/products/303?utm_source=x', '/Products/303', '/products/./303'];
+    for (const spelling of spellings) {
+      const res = await request(origin.url, spelling);
+      const status = res.headers['cache-status'] ?? '';
+      assert.ok(!/hit|collapsed/.test(status), `${spelling} was answered from the cache: ${status}`);
+      assert.ok(res.status === 200 || res.status === 400 || res.status === 404, `${spelling}: ${res.status}`);
+    }
+  });
+
+  it('keeps any generated request from sharing a page unless it is plain, canonical and anonymous', async () => {
+    const ids = fc.constantFrom('404', '405', '406');
+    const spelling = fc.constantFrom('', '', '', '/', ';a', '?q=1', '//', '%2F');
+    const cookie = fc.option(fc.constantFrom('session=1', 'theme=dark', '_ga=GA1.2', 'a=b; c=d'));
+    const authorization = fc.option(fc.constantFrom('Bearer t', 'Basic eDp5'));
+    const expected = new Map();
+    await fc.assert(
+      fc.asyncProperty(ids, spelling, cookie, authorization, async (id, tail, cookieValue, authorizationValue) => {
+        const path = tail === '//' ? `/products//${id}` : tail === '%2F' ? `/products%2F${id}` : `/products/${id}${tail}`;
+        const headers = { ...(cookieValue ? { cookie: cookieValue } : {}), ...(authorizationValue ? { authorization: authorizationValue } : {}) };
+        const res = await request(origin.url, path, { headers });
+        const status = res.headers['cache-status'] ?? '';
+        const shareable = !cookieValue && !authorizationValue && tail === '';
+        if (!shareable) {
+          assert.ok(!/hit|collapsed|stored/.test(status), `${path} ${JSON.stringify(headers)}: ${status}`);
+        } else {
+          assert.match(status, /hit|stored/, `${path}: ${status}`);
+        }
+        if (res.status === 200 && tail !== '%2F') {
+          // The page itself is the product's, whichever way it was answered.
+          const body = res.text.replace(/ng-server-context="[^"]*"/, '');
+          expected.set(id, expected.get(id) ?? body);
+          assert.equal(body, expected.get(id), path);
+        }
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it('renders once for concurrent misses of one page, and a waiter that leaves costs nothing', async () => {
+    const tight = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+    try {
+      // Uncached 404 renders hold the only slot, so the product requests all arrive while its render waits.
+      const blockers = Array.from({ length: 20 }, (_, i) => request(tight.url, `/blocked-${i}`));
+      await sleep(20);
+      const answers = await Promise.all(Array.from({ length: 30 }, () => request(tight.url, '/products/424242')));
+      await Promise.all(blockers);
+      const statuses = answers.map((res) => res.headers['cache-status']);
+      const count = (pattern) => statuses.filter((s) => pattern.test(s)).length;
+      // Exactly one render: one answer stored it, the others waited for it (or, if one arrived
+      // after it ended on a busy machine, were answered from the cache).
+      assert.equal(count(/^render-cache; fwd=uri-miss; stored$/), 1, statuses.join('\n'));
+      assert.equal(count(/^render-cache; (fwd=uri-miss; collapsed|hit; ttl=\d+)$/), 29, statuses.join('\n'));
+      assert.ok(count(/collapsed/) >= 20, statuses.join('\n'));
+      assert.equal(new Set(answers.map((res) => res.text)).size, 1, 'every waiter got the one render');
+      assert.equal((await health(tight)).renderCache.coalescedWaits, count(/collapsed/));
+
+      // Ten requests for a page wait behind the blockers, and all leave: its render never runs.
+      const moreBlockers = Array.from({ length: 20 }, (_, i) => request(tight.url, `/blocked-again-${i}`));
+      await sleep(20);
+      const sockets = await Promise.all(
+        Array.from({ length: 10 }, () => rawRequest(tight.port, 'GET /products/515151 HTTP/1.1\r\nHost: localhost\r\n\r\n', { afterWrite: (socket) => setTimeout(() => socket.destroy(), 30) })),
+      );
+      assert.equal(sockets.length, 10);
+      await Promise.all(moreBlockers);
+      await idle(tight);
+      const after = await request(tight.url, '/products/515151');
+      assert.equal(after.headers['cache-status'], 'render-cache; fwd=uri-miss; stored', 'the abandoned render never ran: nothing was stored');
+    } finally {
+      await tight.stop();
+    }
+  });
+
+  it('stays within RENDER_CACHE_BYTES, least recently used out first', async () => {
+    const small = await startOrigin({ env: { RENDER_CACHE_BYTES: String(300 * 1024) } });
+    try {
+      for (let id = 1; id <= 30; id++) {
+        await request(small.url, `/products/${id}`);
+        const { renderCache } = await health(small);
+        assert.ok(renderCache.bytes <= 300 * 1024, `${renderCache.bytes} bytes`);
+      }
+      const { renderCache } = await health(small);
+      assert.ok(renderCache.entries >= 2 && renderCache.entries <= 5, `${renderCache.entries} entries`);
+      assert.match((await request(small.url, '/products/30')).headers['cache-status'], /hit/);
+      assert.match((await request(small.url, '/products/1')).headers['cache-status'], /uri-miss/);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('is off with RENDER_CACHE_BYTES=0: every page is rendered and says nothing of a cache', async () => {
+    const off = await startOrigin({ env: { RENDER_CACHE_BYTES: '0' } });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const res = await request(off.url, '/products/7');
+        assert.equal(res.status, 200);
+        assert.equal(res.headers['cache-status'], undefined);
+      }
+      assert.equal((await health(off)).renderCache, undefined);
+    } finally {
+      await off.stop();
+    }
+  });
+
+  it('empties on SIGHUP and keeps serving', async () => {
+    await request(origin.url, '/products/909');
+    assert.ok((await health(origin)).renderCache.entries > 0);
+    process.kill(origin.pid, 'SIGHUP');
+    for (let i = 0; i < 100 && (await health(origin)).renderCache.entries > 0; i++) {
+      await sleep(20);
+    }
+    assert.equal((await health(origin)).renderCache.entries, 0);
+    assert.ok(logLines(origin).some((line) => line.msg === 'SIGHUP: render cache emptied'));
+    assert.equal((await request(origin.url, '/products/909')).headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+  });
+});
+
+describe('render cache: freshness with a clock the test moves', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin({ nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs')], env: { CLOCK_STEP_MS: '61000' } });
+  });
+  after(() => origin?.stop());
+
+  /** Moves the origin's clock 61 s forward, `times` times, and waits until it says so. */
+  async function advance(times = 1) {
+    for (let i = 0; i < times; i++) {
+      const seen = origin.stdout().split('clock +').length;
+      process.kill(origin.pid, 'SIGUSR2');
+      for (let j = 0; j < 200 && origin.stdout().split('clock +').length === seen; j++) {
+        await sleep(10);
+      }
+    }
+  }
+
+  it('serves stale within stale-while-revalidate while one background render refreshes it', async () => {
+    const first = await request(origin.url, '/products/31');
+    assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+    await advance();
+    const stale = await request(origin.url, '/products/31');
+    assert.equal(stale.headers['cache-status'], 'render-cache; hit; ttl=-1');
+    assert.equal(stale.headers.age, '61');
+    assert.deepEqual(stale.body, first.body);
+    await idle(origin);
+    const { renderCache } = await health(origin);
+    assert.equal(renderCache.staleServed, 1);
+    assert.equal(renderCache.refreshes, 1);
+    const refreshed = await request(origin.url, '/products/31');
+    assert.equal(refreshed.headers['cache-status'], 'render-cache; hit; ttl=60');
+    assert.equal(refreshed.headers.age, '0');
+  });
+
+  it('renders again in the foreground once stale-while-revalidate is over', async () => {
+    await request(origin.url, '/products/32');
+    await advance(11); // 671 s: past 60 s fresh + 600 s stale-while-revalidate
+    const expired = await request(origin.url, '/products/32');
+    assert.equal(expired.headers['cache-status'], 'render-cache; fwd=stale; stored');
+    assert.equal(expired.headers.age, undefined);
+    const hit = await request(origin.url, '/products/32');
+    assert.equal(hit.headers['cache-status'], `render-cache; hit; ttl=${60 - Number(hit.headers.age)}`);
+  });
+
+  it('stays healthy: no error logged', async () => {
+    assert.deepEqual(logLines(origin).filter((line) => line.level >= 50), []);
+  });
+});
