@@ -11,7 +11,7 @@ import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeak
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';
 import { updateReadme } from './lib/readme.mjs';
-import { equalLoadRate, equalLoadTable, markdown, summarize, terminalTable } from './lib/report.mjs';
+import { equalLoadRate, equalLoadTable, markdown, renderCacheTarget, summarize, terminalTable } from './lib/report.mjs';
 import { describeBuild, getScenario } from './lib/scenarios.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant } from './lib/variants.mjs';
@@ -350,6 +350,8 @@ async function main() {
 
   say();
   say(terminalTable(rows, scenarioText));
+  const cacheTarget = renderCacheTarget(rows);
+  if (cacheTarget) say(`\n${cacheTarget.replaceAll('**', '').replaceAll('`', '')}`);
   if (equalLoadRuns.length > 0) {
     say();
     say(equalLoadTable(equalLoadRuns, variantNames, options.equalLoad));

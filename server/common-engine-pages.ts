@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { RenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
@@ -33,6 +34,18 @@ const HTML = 'text/html; charset=utf-8';
 /** The cache's name in Cache-Status (RFC 9211). */
 const CACHE_NAME = 'render-cache';
 
+export interface CommonEnginePages {
+  /** Answers a page request: prerendered, rendered, cached or the client-side shell. */
+  renderPage: Middleware;
+  freshCachedPage: (origin: string, path: string, headers: IncomingHttpHeaders) => FreshPage | undefined;
+}
+
+/** A fresh page of the render cache and every header of its answer. */
+export interface FreshPage {
+  page: CachedPage;
+  headers: string[];
+}
+
 /** A finished render: the page and what the app set through RESPONSE_INIT. */
 interface Rendered {
   html: string;
@@ -48,7 +61,7 @@ interface Rendered {
  * Routes whose headers declare a shared-cache policy are rendered once per cache key and served
  * from memory while the policy allows (cache-policy.ts, render-cache.ts).
  */
-export function createCommonEnginePages(options: CommonEnginePagesOptions): Middleware {
+export function createCommonEnginePages(options: CommonEnginePagesOptions): CommonEnginePages {
   const { app, browserDir, serverDir, log, limiter, renderCache } = options;
   const engine = new app.CommonEngine({ allowedHosts: [...options.allowedHosts] });
   const documentFilePath = join(serverDir, 'index.server.html');
@@ -123,7 +136,27 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
     });
   };
 
-  return async (ctx) => {
+  /**
+   * For step 0 (origin.ts): the fresh cached page a plain request (no query, nothing to decode)
+   * would be answered with, and the headers to send, or undefined when Koa must answer it.
+   */
+  const freshCachedPage = (origin: string, path: string, headers: IncomingHttpHeaders): FreshPage | undefined => {
+    const rules = renderCache ? lookupRoute(path).cacheRules : undefined;
+    if (rules === undefined) {
+      return undefined;
+    }
+    const decision = cacheKey(rules, origin, path, '', headers);
+    if (!('key' in decision) || renderCache!.peekFresh(decision.key) === undefined) {
+      return undefined;
+    }
+    const found = renderCache!.lookup(decision.key);
+    if (found.state !== 'fresh') {
+      return undefined;
+    }
+    return { page: found.page, headers: pageHeaders(found.page, `hit; ttl=${ttlSeconds(found.page, found.ageMs)}`, found.ageMs) };
+  };
+
+  const renderPage: Middleware = async (ctx) => {
     const route = lookupRoute(ctx.path);
     ctx.set('Content-Type', HTML);
 
@@ -170,6 +203,8 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Midd
     // A Buffer body spares Koa a regex and a byte count over the whole page.
     ctx.body = Buffer.from(rendered.html);
   };
+
+  return { renderPage, freshCachedPage };
 
   /** A request that may share its page: fresh or stale from memory, else one render per key. */
   async function answerCacheable(ctx: Context, key: string, route: RouteInfo): Promise<void> {
@@ -243,17 +278,29 @@ function responseHeaders(init: HeadersInit | undefined): Headers {
   return headers;
 }
 
-/** Sends a page as stored, with its age and what the cache did (RFC 9211). */
+/**
+ * Every header of a page's answer, in one order for Koa and for step 0 (origin.ts), which must
+ * send the same bytes: the page's own, then its age and what the cache did (RFC 9211).
+ */
+export function pageHeaders(page: Page, cacheStatus: string, ageMs: number | undefined): string[] {
+  const headers = [...page.headers];
+  if (ageMs !== undefined) {
+    headers.push('Age', String(Math.floor(ageMs / 1000)));
+  }
+  headers.push('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
+  return headers;
+}
+
+/** Sends a page as stored. */
 function answerPage(ctx: Context, page: Page, cacheStatus: string, ageMs: number | undefined): void {
   ctx.status = page.status;
-  const { headers } = page;
+  // Set by the router and above; the page's own values follow, in the page's order.
+  ctx.res.removeHeader('Cache-Control');
+  ctx.res.removeHeader('Content-Type');
+  const headers = pageHeaders(page, cacheStatus, ageMs);
   for (let i = 0; i < headers.length; i += 2) {
     ctx.res.setHeader(headers[i], headers[i + 1]);
   }
-  if (ageMs !== undefined) {
-    ctx.res.setHeader('Age', String(Math.floor(ageMs / 1000)));
-  }
-  ctx.res.setHeader('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
   ctx.body = page.body;
 }
 

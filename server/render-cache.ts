@@ -100,6 +100,12 @@ export class RenderCache {
     return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
   }
 
+  /** The page for `key` if it is fresh, without counting or reordering anything (a cheap pre-check). */
+  peekFresh(key: string): CachedPage | undefined {
+    const page = this.#pages.peek(key);
+    return page !== undefined && this.#now() - page.storedAt < page.policy.freshMs ? page : undefined;
+  }
+
   /** Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). */
   store(key: string, page: CachedPage): void {
     page.storedAt = this.#now();

@@ -73,6 +73,7 @@ function start(): void {
   const index = buildStaticIndex(browserDir, readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')), {
     maxTotalBytes: config.staticMemoryBytes,
   });
+  const pages = createCommonEnginePages({ app, browserDir, serverDir, log, limiter, renderCache, ...config });
   const listener = createOrigin({
     allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
@@ -83,7 +84,8 @@ function start(): void {
     log,
     accessLog: config.accessLog,
     fastPath: config.fastPath,
-    renderPage: createCommonEnginePages({ app, browserDir, serverDir, log, limiter, renderCache, ...config }),
+    renderPage: pages.renderPage,
+    freshCachedPage: pages.freshCachedPage,
   });
   const server = createServer(listener);
   // `Expect: 100-continue`: no route reads a request body, so the final answer (405 for a POST)
@@ -129,6 +131,7 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
       accessLog: config.accessLog,
       fastPath: false,
       renderPage: createDevPages(),
+      freshCachedPage: undefined,
     });
   }
   return devHandler(req, res);

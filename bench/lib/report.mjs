@@ -304,11 +304,31 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     lines.push('', equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, { markdown: true }));
   }
   lines.push(...runtimeComparison(rows));
+  const cached = renderCacheTarget(rows);
+  if (cached) lines.push('', cached);
   if (failures.length > 0) {
     lines.push('', 'Not ranked:', '');
     for (const row of failures) lines.push(`- \`${row.variant}\` in \`${row.scenario}\` (${row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * Pages from the render cache against prerendered ones, both served by the origin in the same run:
+ * the render cache's target is ≥ 0.8× the origin's ssg req/s.
+ * @param {SummaryRow[]} rows
+ */
+export function renderCacheTarget(rows) {
+  const find = (scenario) => rows.find((row) => row.scenario === scenario && row.variant === 'origin' && row.status === 'valid' && row.rps);
+  const ssg = find('ssg');
+  const cached = find('ssr-cached');
+  if (!ssg || !cached) return undefined;
+  const ratio = cached.rps.median / ssg.rps.median;
+  const micros = (row) => fmt.us(row.serverUsPerResponse);
+  return (
+    `**Render cache:** the origin answered \`ssr-cached\` at ${fmt.ratio(ratio)} its \`ssg\` req/s (target ≥ 0.80: ${ratio >= 0.8 ? 'met' : 'missed'}), ` +
+    `${micros(cached)} µs against ${micros(ssg)} µs of server CPU per response. The peers have no render cache: they render every \`ssr-cached\` request.`
+  );
 }
 
 /**

@@ -22,6 +22,18 @@ export function nextProductPath() {
   return `/products/${productIdAt(productCounter++)}`;
 }
 
+/** Products many visitors share: the first ids of the same rotation, over and over. */
+export const POPULAR_PRODUCTS = 100;
+
+/**
+ * The popular product pages as a fixed list each connection cycles through: autocannon builds each
+ * request once, where a rotating path costs the load generator a function call per request (which
+ * made it, not the server, the limit of a cached scenario).
+ */
+function popularProducts() {
+  return Array.from({ length: POPULAR_PRODUCTS }, (_, k) => ({ path: `/products/${productIdAt(k)}` }));
+}
+
 /**
  * @typedef {{ path: string, file: string, size: number, kind: 'html' | 'js' | 'css' }} BuildFile
  * @typedef {{ browserDir: string, page: BuildFile, mainJs: BuildFile, stylesCss: BuildFile,
@@ -80,6 +92,14 @@ export const SCENARIOS = [
     renders: true,
   },
   {
+    name: 'ssr-cached',
+    title: 'ssr-cached: /products/:id, 100 popular ids (render cache)',
+    describe:
+      `GET /products/<id> over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares \`s-maxage=60\`, so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
+    requests: () => popularProducts(),
+    renders: true,
+  },
+  {
     name: 'asset',
     title: 'asset: main JS + CSS',
     describe: 'GET of the main bundle and the global stylesheet, alternately.',
@@ -100,6 +120,13 @@ export const SCENARIOS = [
       ...pageLoad(build, { path: '/' }),
       ...pageLoad(build, { path: '/products/1', rotate: 'product' }),
     ],
+    renders: true,
+  },
+  {
+    name: 'mixed-cached',
+    title: 'mixed-cached: page loads, popular products (render cache)',
+    describe: `The \`mixed\` page loads with the product page drawn from the ${POPULAR_PRODUCTS} popular ids (render cache on in the origin; the peers render).`,
+    requests: (build) => popularProducts().flatMap((product) => [...pageLoad(build, { path: '/' }), ...pageLoad(build, product)]),
     renders: true,
   },
 ];

@@ -2,7 +2,7 @@
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
 import { makeProduct } from '../../src/app/products.ts';
 import { httpGet } from './http.mjs';
-import { getScenario, productIdAt } from './scenarios.mjs';
+import { getScenario, POPULAR_PRODUCTS, productIdAt } from './scenarios.mjs';
 
 const CONTENT_TYPES = { html: /^text\/html\b/i, js: /^(text|application)\/javascript\b/i, css: /^text\/css\b/i };
 /**
@@ -90,6 +90,17 @@ export async function checkScenario(baseUrl, scenario, build) {
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
         break;
       }
+      case 'ssr-cached': {
+        // Popular ids, each asked for twice: the second answer (from a cache, where there is one)
+        // must still be that product's page, and different ids different pages.
+        const ids = [productIdAt(0), productIdAt(1), productIdAt(POPULAR_PRODUCTS - 1)];
+        const pages = [];
+        for (const id of [...ids, ...ids]) pages.push(await checkProduct(baseUrl, id, problems));
+        const texts = pages.map((page) => page.body.toString('utf8').replace(/ng-server-context="[^"]*"/, ''));
+        if (new Set(texts).size !== ids.length) problems.push('popular product pages: not one distinct page per id');
+        check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
+        break;
+      }
       case 'asset': {
         await checkFile(baseUrl, build.mainJs, problems);
         await checkFile(baseUrl, build.stylesCss, problems);
@@ -120,7 +131,8 @@ export async function checkScenario(baseUrl, scenario, build) {
         }
         break;
       }
-      case 'mixed': {
+      case 'mixed':
+      case 'mixed-cached': {
         await checkFile(baseUrl, build.page, problems);
         const product = await checkProduct(baseUrl, productIdAt(2), problems);
         const assets = [build.stylesCss, build.mainJs, ...build.initialChunks];
@@ -129,9 +141,9 @@ export async function checkScenario(baseUrl, scenario, build) {
         // it per connection (the slow rendered page often still pending): the floor is the lowest
         // average of any prefix, not the whole cycle's (which failed a 1-s smoke run on stock).
         const sizes = new Map([build.page, ...assets].map((file) => [file.path, file.size]));
-        const cycle = getScenario('mixed')
+        const cycle = getScenario(scenario)
           .requests(build, {})
-          .map((request) => (request.rotate === 'product' ? product.body.length : sizes.get(request.path)));
+          .map((request) => sizes.get(request.path) ?? product.body.length);
         let sum = 0;
         const prefixAverages = cycle.map((size, i) => (sum += size) / (i + 1));
         check.minBytesPerResponse = share(Math.min(...prefixAverages));

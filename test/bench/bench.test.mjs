@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 
 const ROOT = join(import.meta.dirname, '../..');
 const VARIANTS = ['origin', 'stock'];
-const SCENARIOS = ['ssg', 'ssr', 'asset', 'revalidate', 'mixed'];
+const SCENARIOS = ['ssg', 'ssr', 'ssr-cached', 'asset', 'revalidate', 'mixed', 'mixed-cached'];
 
 /** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
 function runBench(args, timeoutMs) {

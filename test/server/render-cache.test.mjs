@@ -52,6 +52,22 @@ describe('render cache: what is stored and what is served', () => {
     assert.equal(revalidated.headers['cache-control'], first.headers['cache-control']);
   });
 
+  it('answers a fresh page before Koa, as it answers a prerendered one', async () => {
+    await request(origin.url, '/products/111');
+    const before = (await health(origin)).answeredBeforeKoa;
+    const hit = await request(origin.url, '/products/111');
+    const notModified = await request(origin.url, '/products/111', { headers: { 'if-none-match': hit.headers.etag } });
+    assert.match(hit.headers['cache-status'], /hit/);
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.headers['content-type'], undefined);
+    assert.equal((await health(origin)).answeredBeforeKoa - before, 2);
+    // A cookie, a query or another spelling still goes through Koa.
+    await request(origin.url, '/products/111', { headers: { cookie: 'a=b' } });
+    await request(origin.url, '/products/111?x=1');
+    await request(origin.url, '/products/111/');
+    assert.equal((await health(origin)).answeredBeforeKoa - before, 2);
+  });
+
   it('never caches a route without a policy: prerendered, client-only, the 404 page', async () => {
     const before = (await health(origin)).renderCache;
     for (const path of ['/', '/dashboard', '/no-such-page', '/no-such-page']) {
