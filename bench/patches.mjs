@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
 import { pristinePackage } from '../test/helpers/pristine.mjs';
 import { DIST, ROOT } from '../test/helpers/origin.mjs';
-import { renderInProcess } from '../test/helpers/render.mjs';
 
 const require = createRequire(import.meta.url);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 7);
@@ -31,11 +30,6 @@ function etagRunner(etag) {
   const headers = {};
   const ctx = { body: page, status: 200, response: { get: () => '', set etag(v) { headers.etag = v; } } };
   return () => middleware(ctx, async () => {});
-}
-
-function sequentialRender(angularsOwnTicks) {
-  let n = 0;
-  return () => renderInProcess(`/products/${(n++ % 5000) + 1}`, { angularsOwnTicks });
 }
 
 function ssgLookup(Engine, path) {
@@ -67,10 +61,6 @@ const patches = [
   {
     patch: '@angular/ssr', what: 'CommonEngine prerendered-page lookup, prerendered /',
     original: () => ssgLookup(OriginalEngine, '/'), patched: () => ssgLookup(PatchedEngine, '/'),
-  },
-  {
-    patch: '@angular/core, platform-server', what: 'render of /products/N, one at a time (wall time)',
-    original: () => sequentialRender(true), patched: () => sequentialRender(false), batch: 10,
   },
 ];
 

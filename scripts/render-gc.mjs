@@ -30,7 +30,7 @@ async function measure() {
   const { renderInProcess } = await import('../test/helpers/render.mjs');
   let k = 0;
   // The bench's ssr rotation: a different product on every render.
-  const render = () => renderInProcess(`/products/${productIdAt(k++)}`, { angularsOwnTicks: false });
+  const render = () => renderInProcess(`/products/${productIdAt(k++)}`);
   for (let i = 0; i < 100; i++) await render();
   globalThis.gc();
   console.log('#start');

@@ -30,12 +30,6 @@ export interface OriginConfig {
    * `per-request` (CommonEngine's full Beasties pass) or `off`.
    */
   criticalCss: CriticalCssMode;
-  /**
-   * How Angular waits between the change detections of a render on the server: `immediate`
-   * (setImmediate, the patched default: no idle millisecond per step) or `timeout` (Angular's own
-   * setTimeout, for an app whose rendering relies on its untracked timers firing first).
-   */
-  renderTicks: RenderTicks;
   logLevel: string;
 }
 
@@ -45,8 +39,6 @@ export class ConfigError extends Error {}
 export const DEFAULT_PORT = 4000;
 export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
 const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
-export type RenderTicks = 'immediate' | 'timeout';
-const RENDER_TICKS_MODES: RenderTicks[] = ['immediate', 'timeout'];
 export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1'];
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -58,7 +50,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     allowedHosts: readAllowedHosts(env['NG_ALLOWED_HOSTS']),
     trustProxy: readBoolean('TRUST_PROXY', env['TRUST_PROXY'], false),
     renderTimeoutMs: readInteger('RENDER_TIMEOUT_MS', env['RENDER_TIMEOUT_MS'], 5000, 1, 600_000),
-    // 8: renders waited on timers between steps (1 slot: 2/3 the throughput, before the RENDER_TICKS patch); 16–50 gave 5–10% more, at 1.3–5× the p99 (bench).
+    // 8: renders wait on timers between steps (1 slot: 2/3 the throughput of 8); 16–50 gave 5–10% more, at 1.3–5× the p99 (bench).
     maxConcurrentRenders: readInteger('MAX_CONCURRENT_RENDERS', env['MAX_CONCURRENT_RENDERS'], 8, 1, 10_000),
     renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
     shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
@@ -67,7 +59,6 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
     renderCacheBytes: readInteger('RENDER_CACHE_BYTES', env['RENDER_CACHE_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
     criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
-    renderTicks: readChoice('RENDER_TICKS', env['RENDER_TICKS'], RENDER_TICKS_MODES),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }

@@ -34,14 +34,6 @@ function loadConfig(): OriginConfig {
   }
 }
 
-/**
- * The patched Angular (patches/README.md) runs a render's change detections on setImmediate;
- * RENDER_TICKS=timeout gives it back Angular's own setTimeout waits. Read at every tick.
- */
-function applyRenderTicks(config: OriginConfig): void {
-  (globalThis as { ngServerTicksWithTimeout?: boolean }).ngServerTicksWithTimeout = config.renderTicks === 'timeout';
-}
-
 let renderCache: RenderCache | undefined;
 
 /**
@@ -56,7 +48,6 @@ export function purgeRenderCache(path: string): number {
 /** The production origin: `node dist/server/server.mjs` (what `npm run serve:ssr` runs). */
 function start(): void {
   const config = loadConfig();
-  applyRenderTicks(config);
   const log = createLogger(config.logLevel);
   routeConsoleToLog(log);
   // CommonEngine would install process handlers that only log uncaught errors and keep the process
@@ -119,8 +110,7 @@ let devHandler: RequestListener | undefined;
 export const reqHandler = createNodeRequestHandler((req, res) => {
   if (!devHandler) {
     const config = loadConfig();
-    applyRenderTicks(config);
-    devHandler = createOrigin({
+      devHandler = createOrigin({
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
       files: undefined,

@@ -15,5 +15,6 @@ export const serverRoutes: ServerRoute[] = [
     headers: { 'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400' },
   },
   { path: 'dashboard', renderMode: RenderMode.Client },
+  { path: 'async-work', renderMode: RenderMode.Server },
   { path: '**', renderMode: RenderMode.Server, status: 404 },
 ];

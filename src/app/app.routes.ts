@@ -11,5 +11,6 @@ export const routes: Routes = [
     loadComponent: () => import('./pages/product'),
   },
   { path: 'dashboard', title: 'Dashboard', loadComponent: () => import('./pages/dashboard') },
+  { path: 'async-work', title: 'Async work', loadComponent: () => import('./pages/async-work') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];

@@ -1,6 +1,5 @@
 // Renders pages in this process with the app's own server bundle (dist/server/main.server.mjs),
-// where Angular core and platform-server are compiled in, patched. The scheduling patch keeps
-// Angular's own code behind globalThis.ngServerTicksWithTimeout (RENDER_TICKS=timeout).
+// where Angular core and platform-server are compiled in.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DIST } from './origin.mjs';
@@ -9,24 +8,18 @@ const app = await import(pathToFileURL(join(DIST, 'server/main.server.mjs')).hre
 const engine = new app.CommonEngine({ allowedHosts: ['localhost'] });
 
 /**
- * Renders `path` as the origin does, without critical CSS, with the patched scheduling or, when
- * `angularsOwnTicks`, Angular's own.
+ * Renders `path` as the origin does, without critical CSS.
  * @returns {Promise<{ status: number, html: string }>}
  */
-export async function renderInProcess(path, { angularsOwnTicks }) {
-  globalThis.ngServerTicksWithTimeout = angularsOwnTicks;
-  try {
-    const responseInit = {};
-    const html = await engine.render({
-      bootstrap: app.default,
-      documentFilePath: join(DIST, 'server/index.server.html'),
-      publicPath: join(DIST, 'browser'),
-      url: `http://localhost${path}`,
-      providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
-      inlineCriticalCss: false,
-    });
-    return { status: responseInit.status ?? 200, html };
-  } finally {
-    delete globalThis.ngServerTicksWithTimeout;
-  }
+export async function renderInProcess(path) {
+  const responseInit = {};
+  const html = await engine.render({
+    bootstrap: app.default,
+    documentFilePath: join(DIST, 'server/index.server.html'),
+    publicPath: join(DIST, 'browser'),
+    url: `http://localhost${path}`,
+    providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
+    inlineCriticalCss: false,
+  });
+  return { status: responseInit.status ?? 200, html };
 }

@@ -44,7 +44,7 @@ describe('configuration', () => {
     [{ CRITICAL_CSS: 'fast' }, 'CRITICAL_CSS'],
     [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
-    [{ RENDER_TICKS: 'fast' }, 'RENDER_TICKS'],
+    [{ RENDER_CACHE_BYTES: '64M' }, 'RENDER_CACHE_BYTES'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
