@@ -127,7 +127,7 @@ describe('assets', () => {
       const res = await get(`/${name}`);
       assert.equal(res.status, 200, name);
       assert.equal(res.headers['content-type'], type, name);
-      assert.equal(res.headers['cache-control'], 'public, max-age=31536000, immutable', name);
+      assert.equal(res.headers['cache-control'], 'max-age=31536000, immutable', name);
       assert.deepEqual(res.body, readFileSync(join(browserDir, name)), name);
     }
   });
