@@ -64,4 +64,19 @@ describe('patch: koa Content-Type resolution memo', () => {
     assert.equal(child.status, 0, child.stderr);
     assert.ok(Number(child.stdout) < 8 * 1024 * 1024, `heap grew ${child.stdout} bytes`);
   });
+
+  it('keeps no long type values: the memo is bounded in bytes, not only in entries', () => {
+    // 300 values of 100 KB: a memo keyed by any string would hold 256 of them (25 MB).
+    const script = `
+      const Koa = require(${JSON.stringify(require.resolve('koa'))});
+      const { IncomingMessage, ServerResponse } = require('node:http');
+      const req = new IncomingMessage(new (require('node:net').Socket)());
+      const ctx = new Koa().createContext(req, new ServerResponse(req));
+      gc(); const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 300; i++) ctx.type = 'text/' + 'a'.repeat(100000) + i;
+      gc(); console.log(process.memoryUsage().heapUsed - before);`;
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+    assert.equal(child.status, 0, child.stderr);
+    assert.ok(Number(child.stdout) < 4 * 1024 * 1024, `heap grew ${child.stdout} bytes`);
+  });
 });
