@@ -1,6 +1,5 @@
 // Rendered pages kept for the routes that declare a shared-cache policy. No imports of the origin's
 // own modules, so the tests load this file directly (Node strips the types).
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SharedCachePolicy } from './cache-policy';
 
@@ -195,14 +194,6 @@ export class RenderCache {
   clear(): void {
     this.#pages.clear();
   }
-}
-
-/**
- * A strong validator for a body: its length and SHA-1 digest, in the `etag` package's format.
- * Computed once when a page is rendered for the cache, never per answer.
- */
-export function strongEtag(body: Buffer): string {
-  return `"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
 }
 
 /** The path of a key (`http://host:port/path?query`). */

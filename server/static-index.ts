@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { crc32 } from 'node:zlib';
 import { contentType } from 'mime-types';
+import { strongEtag } from './entity-tag';
 
 /** A file answered from memory: its bytes and every header, computed once at startup. */
 export interface StaticFile {
@@ -70,11 +70,6 @@ const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@/]*$/;
 /** Cache-Control for a file of the build, by its URL path. */
 export function cacheControlFor(urlPath: string): string {
   return HASHED_NAME.test(urlPath) ? HASHED_ASSET_CACHE : REVALIDATE;
-}
-
-/** A weak validator from the content: 32-bit CRC (zlib's, built into Node) plus the length. */
-export function contentEtag(body: Buffer): string {
-  return `W/"${body.length.toString(16)}-${crc32(body).toString(16)}"`;
 }
 
 /**
@@ -161,7 +156,7 @@ function staticFile(
   encoding: Encoding | undefined,
   vary: boolean,
 ): StaticFile {
-  const validators = { etag: contentEtag(body), 'last-modified': mtime.toUTCString() };
+  const validators = { etag: strongEtag(body), 'last-modified': mtime.toUTCString() };
   const notModifiedHeaders = [
     'Cache-Control', cacheControl,
     'ETag', validators.etag,

@@ -2,8 +2,8 @@
 // in memory with a fixed ETag, and rendering with the origin's options (compiled critical CSS).
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import { createCriticalCss } from '../../server/critical-css.ts';
+import { strongEtag } from '../../server/entity-tag.ts';
 import { CommonEngine, RESPONSE_INIT, allowedHosts, bootstrap, browserDistFolder, indexHtml } from './app-bundle.mjs';
 
 export const HTML = 'text/html; charset=utf-8';
@@ -24,7 +24,7 @@ for (const entry of readdirSync(browserDistFolder, { recursive: true, withFileTy
   const headers = {
     'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
     'Content-Length': body.length,
-    ETag: `W/"${body.length.toString(16)}-${crc32(body).toString(16)}"`,
+    ETag: strongEtag(body),
   };
   files.set(url, { body, headers });
   if (url.endsWith('/index.html')) files.set(url.slice(0, -'index.html'.length), { body, headers });

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { cacheKey, routeCacheRules, sharedCachePolicy, storablePolicy } from '../../server/cache-policy.ts';
-import { RenderCache, strongEtag } from '../../server/render-cache.ts';
+import { strongEtag } from '../../server/entity-tag.ts';
+import { RenderCache } from '../../server/render-cache.ts';
 import { RenderLimiter } from '../../server/render-limiter.ts';
 
 const ORIGIN = 'http://localhost:4000';
