@@ -29,38 +29,46 @@ export function healthEndpoints(readiness: Readiness, stats: () => object): Midd
   };
 }
 
+/** After an uncaught error, in-flight requests get at most this long (or SHUTDOWN_GRACE_MS if shorter). */
+const FATAL_GRACE_MS = 5000;
+
 /**
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish within the grace period, exit 0.
  * If the grace period runs out, cut the remaining connections and exit 1.
- * Uncaught errors: log them and exit 1, so a supervisor restarts a clean process.
+ * Uncaught errors: the process may be in a bad state, so it drains the same way within a short
+ * grace and exits 1 for a supervisor to restart it; one faulty render does not cost every
+ * concurrent visitor their page.
  */
 export function manageLifecycle(server: Server, readiness: Readiness, log: Logger, graceMs: number): void {
-  const drain = (signal: string) => {
+  let exitCode = 0;
+  const drain = (reason: string, graceForThis: number) => {
     if (!readiness.ready) {
       return;
     }
     readiness.ready = false;
-    log.info({ signal, graceMs }, 'draining: no new connections, finishing in-flight requests');
+    log.info({ reason, graceMs: graceForThis }, 'draining: no new connections, finishing in-flight requests');
     server.close(() => {
-      log.info('drained, exiting');
-      process.exit(0);
+      log.info({ exitCode }, 'drained, exiting');
+      process.exit(exitCode);
     });
     // Keep-alive connections that finish their last response while we drain would otherwise idle
     // until keepAliveTimeout: close each as soon as it is idle.
     server.closeIdleConnections();
     setInterval(() => server.closeIdleConnections(), 50).unref();
     setTimeout(() => {
-      log.error({ graceMs }, 'grace period over: closing remaining connections');
+      log.error({ graceMs: graceForThis }, 'grace period over: closing remaining connections');
       server.closeAllConnections();
       process.exit(1);
-    }, graceMs).unref();
+    }, graceForThis).unref();
   };
-  process.once('SIGTERM', () => drain('SIGTERM'));
-  process.once('SIGINT', () => drain('SIGINT'));
+  process.once('SIGTERM', () => drain('SIGTERM', graceMs));
+  process.once('SIGINT', () => drain('SIGINT', graceMs));
 
   const crash = (kind: string) => (error: unknown) => {
-    log.fatal({ err: error }, kind);
-    process.exit(1);
+    exitCode = 1;
+    const draining = !readiness.ready;
+    log.fatal({ err: error }, draining ? `${kind} while draining: exiting 1 once drained` : `${kind}: draining in-flight requests, then exiting 1`);
+    drain(kind, Math.min(graceMs, FATAL_GRACE_MS));
   };
   process.on('uncaughtException', crash('uncaught exception'));
   process.on('unhandledRejection', crash('unhandled rejection'));

@@ -128,5 +128,40 @@ describe('an error outside any request', () => {
       assert.equal(fatal.length, 1, origin.stdout());
       assert.match(fatal[0].err.message, /boom/);
     });
+
+    it(`(uncaught ${kind}) lets every in-flight request finish, refuses new ones, then exits 1`, async () => {
+      const origin = await startOrigin({
+        nodeArgs: ['--import', join(import.meta.dirname, '../fixtures/crash-later.mjs')],
+        env: { CRASH_KIND: kind, CRASH_ON_SIGNAL: '1', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+      });
+      // 40 renders queued on one connection; the error comes once the first is answered, and a
+      // second one while draining must not start another drain.
+      const pipelined = Array.from({ length: 40 }, (_, i) => `GET /products/${7000 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+      let refusedWhileDraining;
+      const { responses } = await rawRequest(origin.port, pipelined, {
+        timeoutMs: 30_000,
+        afterWrite: (socket) =>
+          socket.once('data', () => {
+            process.kill(origin.pid, 'SIGUSR2');
+            setTimeout(async () => {
+              try {
+                process.kill(origin.pid, 'SIGUSR2');
+              } catch {}
+              refusedWhileDraining = await request(origin.url, '/products/1').then(() => false, () => true);
+            }, 50);
+          }),
+      });
+      const code = await origin.exited;
+      const statuses = responses.map((response) => Number(response.slice(9, 12)));
+      assert.deepEqual(statuses, Array(40).fill(200), 'in-flight requests were lost');
+      assert.equal(refusedWhileDraining, true, 'a new connection was accepted while draining');
+      assert.equal(code, 1);
+      const lines = logLines(origin);
+      const fatal = lines.filter((line) => line.level === 60);
+      assert.ok(fatal.length >= 1, origin.stdout());
+      assert.match(fatal[0].msg, /draining in-flight requests, then exiting 1/);
+      assert.equal(lines.filter((line) => line.msg.startsWith('draining:')).length, 1, 'drained once');
+      assert.ok(lines.some((line) => line.msg === 'drained, exiting' && line.exitCode === 1));
+    });
   }
 });
