@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 
 /** The origin's settings, read once at startup from the environment. */
 export interface OriginConfig {
@@ -17,6 +18,8 @@ export interface OriginConfig {
   renderQueueLimit: number;
   /** After SIGTERM/SIGINT, how long in-flight requests may take before connections are cut. */
   shutdownGraceMs: number;
+  /** Origin processes: 1 serves in this process; more run under a supervising primary (cluster.ts). */
+  workers: number;
   /** One log line per request when true (off by default: it costs throughput). */
   accessLog: boolean;
   /** Answer files held in memory before Koa (see origin.ts, step 0); off sends every request through Koa. */
@@ -54,6 +57,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     maxConcurrentRenders: readInteger('MAX_CONCURRENT_RENDERS', env['MAX_CONCURRENT_RENDERS'], 8, 1, 10_000),
     renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
     shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
+    workers: readWorkers(env['WORKERS']),
     accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
     fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
     staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
@@ -72,6 +76,17 @@ function readInteger(name: string, value: string | undefined, fallback: number, 
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   }
   return number;
+}
+
+/** `auto`: the CPUs this process may use (cgroup limits included), else a count. */
+function readWorkers(value: string | undefined): number {
+  if (value === 'auto') {
+    return availableParallelism();
+  }
+  if (value !== undefined && value !== '' && !/^\d+$/.test(value)) {
+    throw new ConfigError(`WORKERS must be auto or a whole number from 1 to 1024, got "${value}"`);
+  }
+  return readInteger('WORKERS', value, 1, 1, 1024);
 }
 
 function readBoolean(name: string, value: string | undefined, fallback: boolean): boolean {

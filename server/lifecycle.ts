@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { exitProcess } from './cluster';
 
 /** Whether the process should get traffic; false once it started draining. */
 export interface Readiness {
@@ -49,7 +50,7 @@ export function manageLifecycle(server: Server, readiness: Readiness, log: Logge
     log.info({ reason, graceMs: graceForThis }, 'draining: no new connections, finishing in-flight requests');
     server.close(() => {
       log.info({ exitCode }, 'drained, exiting');
-      process.exit(exitCode);
+      exitProcess(exitCode);
     });
     // Keep-alive connections that finish their last response while we drain would otherwise idle
     // until keepAliveTimeout: close each as soon as it is idle.

@@ -31,6 +31,8 @@ export interface OriginOptions {
   renderStats: () => object | undefined;
   /** The render cache's entries, bytes and counters, reported by /healthz. */
   renderCacheStats: () => object | undefined;
+  /** Which process this is (pid, cluster worker id and size), reported by /healthz. */
+  processInfo: { pid: number; worker?: number; workers?: number };
   log: Logger;
   accessLog: boolean;
   /** Step 0: answer what step 5 would answer from memory without going through Koa. */
@@ -63,6 +65,7 @@ export function createOrigin(options: OriginOptions): RequestListener {
   // 2. Liveness and readiness for the supervisor and the load balancer.
   app.use(
     healthEndpoints(options.readiness, () => ({
+      ...options.processInfo,
       renders: options.renderStats(),
       renderCache: options.renderCacheStats(),
       answeredBeforeKoa,

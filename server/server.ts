@@ -1,7 +1,9 @@
+import cluster from 'node:cluster';
 import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
 import * as app from './main.server.mjs';
+import { CANNOT_START, runPrimary } from './cluster';
 import { createCommonEnginePages } from './common-engine-pages';
 import { ConfigError, readConfig, type OriginConfig } from './config';
 import { createDevPages } from './dev-pages';
@@ -17,10 +19,13 @@ import { buildStaticIndex, readPrerenderedRoutes } from './static-index';
 const serverDir = import.meta.dirname;
 const browserDir = join(serverDir, '../browser');
 
-/** Startup failures are one plain line on stderr: read by a person, not a log collector. */
+/**
+ * Startup failures are one plain line on stderr: read by a person, not a log collector. A cluster
+ * worker exits with CANNOT_START so that the primary stops instead of restarting it.
+ */
 function cannotStart(reason: string): never {
   process.stderr.write(`Cannot start: ${reason}\n`);
-  process.exit(1);
+  process.exit(cluster.isWorker ? CANNOT_START : 1);
 }
 
 function loadConfig(): OriginConfig {
@@ -49,6 +54,10 @@ export function purgeRenderCache(path: string): number {
 function start(): void {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) {
+    runPrimary(config.workers, config.shutdownGraceMs, log);
+    return;
+  }
   routeConsoleToLog(log);
   // CommonEngine would install process handlers that only log uncaught errors and keep the process
   // limping on; manageLifecycle installs ours, which log and exit so a supervisor restarts us.
@@ -72,6 +81,7 @@ function start(): void {
     readiness,
     renderStats: () => limiter.stats,
     renderCacheStats: () => renderCache?.stats,
+    processInfo: { pid: process.pid, worker: cluster.worker?.id, workers: config.workers },
     log,
     accessLog: config.accessLog,
     fastPath: config.fastPath,
@@ -110,13 +120,14 @@ let devHandler: RequestListener | undefined;
 export const reqHandler = createNodeRequestHandler((req, res) => {
   if (!devHandler) {
     const config = loadConfig();
-      devHandler = createOrigin({
+    devHandler = createOrigin({
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
       files: undefined,
       readiness: { ready: true },
       renderStats: () => undefined,
       renderCacheStats: () => undefined,
+      processInfo: { pid: process.pid },
       log: createLogger(config.logLevel),
       accessLog: config.accessLog,
       fastPath: false,

@@ -45,6 +45,12 @@ describe('configuration', () => {
     [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ RENDER_CACHE_BYTES: '64M' }, 'RENDER_CACHE_BYTES'],
+    [{ WORKERS: 'many' }, 'WORKERS'],
+    [{ WORKERS: '0' }, 'WORKERS'],
+    [{ WORKERS: '1.5' }, 'WORKERS'],
+    [{ WORKERS: '-2' }, 'WORKERS'],
+    [{ WORKERS: '5000' }, 'WORKERS'],
+    [{ WORKERS: 'AUTO' }, 'WORKERS'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
