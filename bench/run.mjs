@@ -1,6 +1,7 @@
 // `npm run bench`: the comparison of this project's origin with the stock Angular server, the
 // reference article's servers and the physical ceiling. See bench/README.md for how to read it.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
@@ -14,10 +15,8 @@ import { updateReadme } from './lib/readme.mjs';
 import { equalLoadRate, equalLoadTable, markdown, renderCacheTarget, summarize, terminalTable } from './lib/report.mjs';
 import { describeBuild, getScenario } from './lib/scenarios.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
-import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant } from './lib/variants.mjs';
+import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant, variantEnv } from './lib/variants.mjs';
 
-const SERVER_CPUS = '1';
-const LOAD_CPUS = '0';
 /** Seconds per request a load run may wait for an answer before autocannon counts a timeout. */
 const REQUEST_TIMEOUT_S = 10;
 /** Rough costs for the up-front estimate (measured on a 2-core machine). */
@@ -49,10 +48,11 @@ async function main() {
 
   const pinPossible = canPin();
   if (options.pin === true && !pinPossible) throw new Error('--pin needs taskset and at least 2 CPUs');
+  const { serverCpus, loadCpus } = options;
   const pin = {
     enabled: options.pin ?? pinPossible,
-    serverCpus: SERVER_CPUS,
-    loadCpus: LOAD_CPUS,
+    serverCpus,
+    loadCpus,
     reason: options.pin === false ? 'disabled with --no-pin' : pinPossible ? 'taskset available' : 'needs taskset and ≥ 2 CPUs',
   };
   const pairs = options.variants.length * options.scenarios.length;
@@ -71,7 +71,7 @@ async function main() {
       `${options.rounds} round(s) × ${options.duration} s, ${options.warmup} s warm-up (${options.renderWarmup} s where pages render)${options.quick ? ' (--quick)' : ''}`,
   );
   say(
-    `  pinning:    ${pin.enabled ? `yes: servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS} (taskset)` : `no (${pin.reason})`}`,
+    `  pinning:    ${pin.enabled ? `yes: servers on CPU ${serverCpus}, load generator on CPU ${loadCpus} (taskset)` : `no (${pin.reason})`}`,
   );
   say(`  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`);
   if (plannedSeconds > 1200) say('  (more than 20 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)');
@@ -104,12 +104,12 @@ async function main() {
   if (busy !== undefined && busy > 0.2) {
     say(`warning: ${Math.round(busy * 100)}% of the CPUs were busy with something else just before the bench: expect noisy numbers`);
   }
-  if (pin.enabled && !pinProcess(process.pid, LOAD_CPUS)) throw new Error('taskset could not pin the runner');
+  if (pin.enabled && !pinProcess(process.pid, loadCpus)) throw new Error('taskset could not pin the runner');
 
   // Time the hypervisor gives other guests slows every server unevenly across rounds: reported at the end.
   const cpuWindow = startCpuWindow();
   const progress = createProgress({ plannedSeconds });
-  const load = await startLoadGenerator({ cpus: pin.enabled ? LOAD_CPUS : undefined });
+  const load = await startLoadGenerator({ cpus: pin.enabled ? loadCpus : undefined });
 
   /** @type {Map<string, { server?: import('./lib/process.mjs').RunningServer }>} */
   const servers = new Map();
@@ -140,8 +140,8 @@ async function main() {
       try {
         const command = variant.command();
         const server = await startServer({
-          command: pin.enabled ? pinned(command, SERVER_CPUS) : command,
-          env: variant.env,
+          command: pin.enabled ? pinned(command, serverCpus) : command,
+          env: variantEnv(variant, pin.enabled ? options.serverCpuCount : availableParallelism()),
           cwd: ROOT,
           ready: READY_LINE,
         });
@@ -364,7 +364,7 @@ async function main() {
     const noisy = stolen > 0.05 ? ': the host was busy, expect larger swings than usual and run again to compare' : '';
     say(`Steal: the hypervisor took ${(stolen * 100).toFixed(1)}% of CPU time during the runs${noisy}.`);
   }
-  say(`Pinning: ${pin.enabled ? `servers on CPU ${SERVER_CPUS}, load generator on CPU ${LOAD_CPUS}` : `none (${pin.reason})`}.`);
+  say(`Pinning: ${pin.enabled ? `servers on CPU ${serverCpus}, load generator on CPU ${loadCpus}` : `none (${pin.reason})`}.`);
   say(`Took ${formatDuration((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000)}. Results: ${shown(files.json)}, ${shown(files.md)}, ${shown(files.svg)}`);
   if (options.updateReadme) {
     updateReadme(options.readme, md);

@@ -31,8 +31,12 @@ bench/results/<timestamp>.json, .md and .svg.
                        scenario, F × the slowest variant's median (at most ${MAX_EQUAL_LOAD_RATE}/s), for latency
                        at equal load (default ${DEFAULTS['equal-load']}; 0 skips them)
   --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load runs (explicit flags win)
-  --pin / --no-pin     pin the servers to CPU 1 and the load generator to CPU 0 with taskset
+  --pin / --no-pin     pin the servers and the load generator to separate CPUs with taskset
                        (default: on when there are ≥ 2 CPUs and taskset works)
+  --server-cpus LIST   the CPUs the servers are pinned to, as taskset takes them (default 1);
+                       origin-cluster runs one worker per CPU listed (at least 2)
+  --load-cpus LIST     the CPUs the load generator is pinned to (default 0); on a bigger machine,
+                       e.g. --server-cpus 0-7 --load-cpus 8-15
   --out DIR            where to write the results (default bench/results)
   --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in README.md
   --readme FILE        the file --update-readme writes (default README.md; bench/README.md holds the ablations)
@@ -60,6 +64,8 @@ export function parseOptions(argv) {
       quick: { type: 'boolean', default: false },
       pin: { type: 'boolean' },
       'no-pin': { type: 'boolean' },
+      'server-cpus': { type: 'string', default: '1' },
+      'load-cpus': { type: 'string', default: '0' },
       out: { type: 'string' },
       'update-readme': { type: 'boolean', default: false },
       readme: { type: 'string', default: 'README.md' },
@@ -87,6 +93,10 @@ export function parseOptions(argv) {
     return value;
   };
   if (values.pin && values['no-pin']) throw new Error('--pin and --no-pin contradict each other');
+  const serverCpus = cpuList('server-cpus', values['server-cpus']);
+  const loadCpus = cpuList('load-cpus', values['load-cpus']);
+  const shared = serverCpus.filter((cpu) => loadCpus.includes(cpu));
+  if (shared.length > 0) throw new Error(`--server-cpus and --load-cpus share CPU ${shared.join(', ')}: the load would steal the servers' time`);
   const out = values.out ?? join(ROOT, 'bench/results');
   return {
     help: values.help,
@@ -103,9 +113,25 @@ export function parseOptions(argv) {
     quick: values.quick,
     /** true / false when asked, undefined for "decide from the machine" */
     pin: values.pin ? true : values['no-pin'] ? false : undefined,
+    serverCpus: values['server-cpus'],
+    serverCpuCount: serverCpus.length,
+    loadCpus: values['load-cpus'],
     out: isAbsolute(out) ? out : join(process.cwd(), out),
     updateReadme: values['update-readme'],
     readme: isAbsolute(values.readme) ? values.readme : join(ROOT, values.readme),
     skipBuild: values['skip-build'],
   };
+}
+
+/** The CPUs of a taskset list ("0", "0,2", "4-7,9"), checked, so a typo fails before anything starts. */
+function cpuList(name, text) {
+  const cpus = new Set();
+  for (const part of text.split(',')) {
+    const match = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    const first = Number(match?.[1]);
+    const last = Number(match?.[2] ?? match?.[1]);
+    if (!match || last < first || last > 4095) throw new Error(`--${name} must be a CPU list such as 1 or 0-3,6, got "${text}"`);
+    for (let cpu = first; cpu <= last; cpu++) cpus.add(cpu);
+  }
+  return [...cpus];
 }

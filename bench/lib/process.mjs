@@ -1,7 +1,7 @@
 // Server processes: start on a free loopback port, wait until they answer, read their memory, and
 // make sure none outlives the bench, whatever way it ends (normal exit, Ctrl-C, error).
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { httpGet } from './http.mjs';
 
@@ -141,23 +141,69 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
   return server;
 }
 
-/** Peak resident memory of a process since start or since the last reset, in bytes (VmHWM). */
-export function readPeakRss(pid) {
-  try {
-    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
+/** Fields of /proc/<pid>/stat after the command name (which is in parentheses and may hold spaces). */
+function statFields(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /**
- * Resets VmHWM to the current RSS (Linux: "5" into /proc/<pid>/clear_refs), so the next reading is
- * the peak of one run rather than of the process's whole life. False where that is not allowed.
+ * `pid` and every process under it. A cluster's workers are the primary's children, and the server
+ * is what they all are together: its CPU and memory are read over this tree.
+ */
+export function processTree(pid) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = Number(statFields(entry)[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited while we looked
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+/** Sums `read` over a process tree; undefined when the root itself cannot be read. */
+function overTree(pid, read) {
+  let total;
+  for (const member of processTree(pid)) {
+    const value = read(member);
+    if (value === undefined) {
+      if (member === pid) return undefined;
+      continue;
+    }
+    total = (total ?? 0) + value;
+  }
+  return total;
+}
+
+/**
+ * Peak resident memory since start or since the last reset, in bytes (VmHWM), summed over the
+ * process and its children: for a cluster, the sum of each process's own peak.
+ */
+export function readPeakRss(pid) {
+  return overTree(pid, (member) => {
+    try {
+      const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${member}/status`, 'utf8'));
+      return match ? Number(match[1]) * 1024 : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+/**
+ * Resets VmHWM to the current RSS (Linux: "5" into /proc/<pid>/clear_refs) for the process and its
+ * children, so the next reading is the peak of one run rather than of the processes' whole life.
+ * False where that is not allowed.
  */
 export function resetPeakRss(pid) {
   try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    for (const member of processTree(pid)) writeFileSync(`/proc/${member}/clear_refs`, '5');
     return true;
   } catch {
     return false;
@@ -165,17 +211,17 @@ export function resetPeakRss(pid) {
 }
 
 let clockTicks;
-/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat. */
+/** CPU seconds (user + system, all threads) a process and its live children have used so far. */
 export function readCpuSeconds(pid) {
-  try {
-    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may itself contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-  } catch {
-    return undefined;
-  }
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return overTree(pid, (member) => {
+    try {
+      const fields = statFields(member);
+      return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+    } catch {
+      return undefined;
+    }
+  });
 }
 
 /**

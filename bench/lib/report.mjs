@@ -290,8 +290,8 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     '',
     '**How to read it.** Each req/s is the median of the interleaved rounds (spread: half the min–max range, relative to the median). ' +
       '× stock and × ceiling divide medians of the same scenario; the ceiling of `ssr` is node:http + CommonEngine, the render\'s own cost. ' +
-      'p50/p99 are medians over rounds of each round\'s latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run. ' +
-      'CPU server/load: share of one CPU used by the server process and by the load generator during the runs (medians); "client-bound": the load generator used ≥ 90% of its CPU, so the server may be faster than shown. ' +
+      'p50/p99 are medians over rounds of each round\'s latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run (origin-cluster: summed over primary and workers). ' +
+      'CPU server/load: share of one CPU used by the server process (and its workers) and by the load generator during the runs (medians); "client-bound": the load generator used ≥ 90% of its CPU, so the server may be faster than shown. ' +
       'Server µs/resp: the server process\'s CPU time per response (median over rounds), the cost to compare where rows are client-bound. ' +
       '# ranks the valid variants (the ceiling is a reference, not a contender). ' +
       'INVALID: the answers were not what a browser needs (status, type, length, errors), so the row is not ranked. ' +

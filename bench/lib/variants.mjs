@@ -10,7 +10,8 @@ const BUN = join(ROOT, 'node_modules/.bin/bun');
 
 /**
  * @typedef {{ name: string, label: string, runtime: 'node' | 'bun', about: string, criticalCss: string,
- *   command: () => string[], env: Record<string, string | undefined>, dist: string, ablation?: boolean }} Variant
+ *   command: () => string[], env: Record<string, string | undefined>, dist: string, ablation?: boolean,
+ *   workersPerCpu?: boolean }} Variant
  */
 
 /** How each variant inlines critical CSS: the setting is the same (on), the mechanism is not. */
@@ -30,6 +31,18 @@ export const VARIANTS = [
     command: () => [process.execPath, join(DIST, 'server/server.mjs')],
     env: COMMON_ENV,
     dist: DIST,
+  },
+  {
+    name: 'origin-cluster',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    label: 'origin-cluster (this project with WORKERS: one worker per server CPU, at least 2)',
+    runtime: 'node',
+    about:
+      'The same server with WORKERS set to the CPUs the servers may use (at least 2): a node:cluster primary and that many workers sharing the port.',
+    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    env: COMMON_ENV,
+    dist: DIST,
+    workersPerCpu: true,
   },
   {
     name: 'origin-bun',
@@ -150,6 +163,16 @@ export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);
 export const DEFAULT_VARIANT_NAMES = VARIANTS.filter((variant) => !variant.ablation).map((variant) => variant.name);
 /** Any line saying it listens: each server prints one when it is ready. */
 export const READY_LINE = /listening on http:\/\//i;
+
+/**
+ * The environment a variant starts with. origin-cluster gets one worker per CPU the servers are
+ * pinned to, and at least 2, so that even on one pinned CPU it is a cluster (and shows its cost).
+ * @param {Variant} variant
+ * @param {number} serverCpus
+ */
+export function variantEnv(variant, serverCpus) {
+  return variant.workersPerCpu ? { ...variant.env, WORKERS: String(Math.max(2, serverCpus)) } : variant.env;
+}
 
 /** @param {string} name */
 export function getVariant(name) {

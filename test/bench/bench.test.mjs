@@ -1,4 +1,4 @@
-// The bench in smoke mode: a second per scenario, two variants. Asserts correctness only (every
+// The bench in smoke mode: a second per scenario, three variants. Asserts correctness only (every
 // variant started, answered every scenario validly, the files and the chart were written), never
 // a timing: speed is the bench's output, not something a test on a shared machine can pin down.
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 const ROOT = join(import.meta.dirname, '../..');
-const VARIANTS = ['origin', 'stock'];
+const VARIANTS = ['origin', 'origin-cluster', 'stock'];
 const SCENARIOS = ['ssg', 'ssr', 'ssr-cached', 'asset', 'revalidate', 'mixed', 'mixed-cached'];
 
 /** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */

@@ -1,0 +1,32 @@
+// `npm run bench` flags that choose where the servers and the load run.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseOptions } from '../../bench/lib/options.mjs';
+import { getVariant, variantEnv } from '../../bench/lib/variants.mjs';
+
+test('servers on CPU 1 and the load on CPU 0 unless told otherwise', () => {
+  const options = parseOptions([]);
+  assert.equal(options.serverCpus, '1');
+  assert.equal(options.loadCpus, '0');
+  assert.equal(options.serverCpuCount, 1);
+});
+
+test('takes taskset CPU lists and counts the server CPUs', () => {
+  const options = parseOptions(['--server-cpus', '0-5,8', '--load-cpus', '6,7']);
+  assert.equal(options.serverCpus, '0-5,8');
+  assert.equal(options.serverCpuCount, 7);
+});
+
+test('refuses malformed lists and lists that share a CPU, naming the flag', () => {
+  for (const bad of ['', 'a', '3-1', '1-', '1,,2', '-1', '1 2']) {
+    assert.throws(() => parseOptions([`--server-cpus=${bad}`]), /--server-cpus must be a CPU list/, JSON.stringify(bad));
+  }
+  assert.throws(() => parseOptions(['--server-cpus', '0-3', '--load-cpus', '3-4']), /share CPU 3/);
+});
+
+test('origin-cluster runs one worker per server CPU, and at least 2', () => {
+  const cluster = getVariant('origin-cluster');
+  assert.equal(variantEnv(cluster, 1).WORKERS, '2');
+  assert.equal(variantEnv(cluster, 6).WORKERS, '6');
+  assert.equal(variantEnv(getVariant('origin'), 6).WORKERS, undefined);
+});
