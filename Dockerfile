@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# The production image: build with the dev dependencies, run with the production ones and dist/.
+# The runtime stage is what test/deploy/image.test.mjs performs in a temporary folder.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY patches ./patches
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Production dependencies only; postinstall applies patches/ to them (patch-package is one of them).
+COPY package.json package-lock.json ./
+COPY patches ./patches
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
+COPY --from=build /app/dist ./dist
+USER node
+ENV PORT=4000
+EXPOSE 4000
+# /healthz answers whatever the Host, so the probe needs no allowed host of its own.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# The server itself is PID 1 (exec form, no npm or shell in between): SIGTERM reaches it and it drains.
+CMD ["node", "dist/server/server.mjs"]
