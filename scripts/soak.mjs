@@ -39,9 +39,9 @@ const mixed = [
   (n) => `/no-such-page-${n % 100}`,
   () => '/favicon.ico',
 ];
-// Every URL different: half of them rendered (products with unique query strings, unknown pages).
+// Every URL different: half of them rendered (distinct product ids, unknown pages).
 const unique = [
-  (n) => `/products/${(n % 999_999) + 1}?u=${n}`,
+  (n) => `/products/${(n % 999_999) + 1}`, // a cached route: fills the render cache to its bound
   (n) => `/missing-${n}.js`,
   (n) => `/no-such-page-${n}`,
   (n) => `/?u=${n}`,

@@ -127,7 +127,7 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
     assert.match(md, /Node v\d+/);
     assert.match(md, /\*\*Critical CSS:\*\* on/);
     assert.match(md, /Measured \d{4}-\d{2}-\d{2} /);
-    assert.match(md, /\*\*Latency at equal load: .*\n\n\| scenario \| rate req\/s \| origin \| stock \|/);
+    assert.match(md, /\*\*Latency at equal load: .*\n\n\| scenario \| rate req\/s \| origin \| origin-cluster \| stock \|/);
     for (const name of VARIANTS) assert.ok(md.includes(`\`${name}\``), `${name} not in the table`);
   });
 
