@@ -231,6 +231,7 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Comm
       // RFC 5861 stale-if-error: a failed or timed-out render is answered with the stale page.
       if (found.state === 'expired' && found.usableOnError) {
         const status = error === TIMED_OUT ? 504 : ((error as { status?: number }).status ?? 500);
+        cache.servedStaleOnError();
         answerPage(ctx, found.page, `${forwarded}; fwd-status=${status}; ttl=${ttlSeconds(found.page, found.ageMs)}`, found.ageMs);
         return;
       }

@@ -35,7 +35,10 @@ export interface RenderCacheStats {
   maxBytes: number;
   hits: number;
   misses: number;
+  /** Stale pages sent within stale-while-revalidate. */
   staleServed: number;
+  /** Stale pages sent because their render failed or timed out (stale-if-error). */
+  staleOnError: number;
   coalescedWaits: number;
   refreshes: number;
   refreshFailures: number;
@@ -59,7 +62,7 @@ export class RenderCache {
   readonly #pages: LRUCache<string, CachedPage>;
   readonly #inFlight = new Map<string, Flight<unknown>>();
   readonly #now: () => number;
-  readonly #stats = { hits: 0, misses: 0, staleServed: 0, coalescedWaits: 0, refreshes: 0, refreshFailures: 0 };
+  readonly #stats = { hits: 0, misses: 0, staleServed: 0, staleOnError: 0, coalescedWaits: 0, refreshes: 0, refreshFailures: 0 };
 
   constructor(maxBytes: number, now: () => number = Date.now) {
     this.#now = now;
@@ -115,6 +118,11 @@ export class RenderCache {
 
   delete(key: string): void {
     this.#pages.delete(key);
+  }
+
+  /** A stale page was sent in place of a render that failed or timed out (stale-if-error). */
+  servedStaleOnError(): void {
+    this.#stats.staleOnError++;
   }
 
   /** A background refresh failed: the page stays usable up to its stale-if-error. */

@@ -271,3 +271,57 @@ describe('render cache: freshness with a clock the test moves', () => {
     assert.deepEqual(logLines(origin).filter((line) => line.level >= 50), []);
   });
 });
+
+describe('render cache: stale-if-error, with renders that time out on demand', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin({
+      nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs'), '--import', join(ROOT, 'test/fixtures/slow-renders.mjs')],
+      // One step: past s-maxage (60 s) + stale-while-revalidate (600 s), within stale-if-error (86,400 s).
+      env: { CLOCK_STEP_MS: '700000', RENDER_TIMEOUT_MS: '1500' },
+    });
+  });
+  after(() => origin?.stop());
+
+  /** Sends `signal` to the origin and waits for the line its fixture prints in answer. */
+  async function signal(name, line, times = 1) {
+    for (let i = 0; i < times; i++) {
+      const seen = origin.stdout().split(line).length;
+      process.kill(origin.pid, name);
+      for (let j = 0; j < 200 && origin.stdout().split(line).length === seen; j++) await sleep(5);
+    }
+  }
+
+  it('answers the stale page when its render times out, until stale-if-error is over', async () => {
+    const first = await request(origin.url, '/products/41');
+    assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+    await signal('SIGUSR2', 'clock +'); // 700 s old
+    await signal('SIGWINCH', 'slow renders on');
+
+    const stale = await request(origin.url, '/products/41');
+    assert.equal(stale.status, 200);
+    assert.equal(stale.headers['cache-status'], 'render-cache; fwd=stale; fwd-status=504; ttl=-640');
+    assert.equal(stale.headers.age, '700');
+    assert.equal(stale.headers.etag, first.headers.etag);
+    assert.deepEqual(stale.body, first.body);
+    // A page never stored has nothing to fall back on: the timed-out render gets the client shell.
+    const uncached = await request(origin.url, '/products/42');
+    assert.equal(uncached.headers['cache-control'], 'no-store');
+    assert.equal(uncached.headers['cache-status'], undefined);
+
+    await signal('SIGUSR2', 'clock +', 124); // 87,500 s old: past stale-if-error
+    const expired = await request(origin.url, '/products/41');
+    assert.equal(expired.status, 200);
+    assert.equal(expired.headers['cache-control'], 'no-store', 'the client shell, not the old page');
+    assert.notDeepEqual(expired.body, first.body);
+
+    // Renders are quick again. (The timed-out render of /products/41 still runs, and a request for
+    // it would wait for that one render, as concurrent misses do.)
+    await signal('SIGWINCH', 'slow renders off');
+    const rendered = await request(origin.url, '/products/43');
+    assert.equal(rendered.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+    assert.match(rendered.text, /<h1>/);
+    const { renderCache } = await health(origin);
+    assert.equal(renderCache.staleOnError, 1, JSON.stringify(renderCache));
+  });
+});
