@@ -68,7 +68,8 @@ export function describeBuild(browserDir) {
 
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
- * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean }} Scenario
+ * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean,
+ *   refreshesCache?: boolean }} Scenario
  */
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
@@ -98,6 +99,7 @@ export const SCENARIOS = [
       `GET /products/<id> over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares \`s-maxage=60\`, so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
     requests: () => popularProducts(),
     renders: true,
+    refreshesCache: true,
   },
   {
     name: 'asset',
@@ -128,6 +130,7 @@ export const SCENARIOS = [
     describe: `The \`mixed\` page loads with the product page drawn from the ${POPULAR_PRODUCTS} popular ids (render cache on in the origin; the peers render).`,
     requests: (build) => popularProducts().flatMap((product) => [...pageLoad(build, { path: '/' }), ...pageLoad(build, product)]),
     renders: true,
+    refreshesCache: true,
   },
 ];
 
