@@ -96,7 +96,7 @@ function start(): void {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host ?? 'localhost'}:${port}`;
-    log.info({ url }, `SSR origin listening on ${url}`);
+    log.info({ url }, `Origin listening on ${url}`);
   });
   // Slow or stalled clients must not hold connections open forever.
   server.headersTimeout = 10_000;

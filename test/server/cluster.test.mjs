@@ -69,7 +69,7 @@ describe('cluster mode (WORKERS)', () => {
       const statuses = [];
       let replaced;
       // Until the replacement says it listens, every request is served by the surviving worker.
-      const replacement = waitForLog(origin, (line) => line.msg.startsWith('SSR origin listening') && line.pid !== victim && !before.has(line.pid));
+      const replacement = waitForLog(origin, (line) => line.msg.startsWith('Origin listening') && line.pid !== victim && !before.has(line.pid));
       replacement.then((line) => (replaced = line.pid));
       while (replaced === undefined && statuses.length < 500) {
         statuses.push((await request(origin.url, `/products/${300 + statuses.length}`)).status);
@@ -88,7 +88,7 @@ describe('cluster mode (WORKERS)', () => {
       nodeArgs: ['--import', join(import.meta.dirname, '../fixtures/crash-later.mjs')],
       env: { WORKERS: '2', CRASH_KIND: 'exception', CRASH_ON_SIGNAL: '1', CRASH_ONLY_WORKERS: '1' },
     });
-    const listening = () => logLines(origin).filter((line) => line.msg.startsWith('SSR origin listening')).length;
+    const listening = () => logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length;
     try {
       await waitForLog(origin, () => listening() === 2);
       const statuses = [];

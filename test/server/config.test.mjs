@@ -23,7 +23,7 @@ describe('configuration', () => {
     try {
       const lines = origin.stdout().trim().split('\n').map((line) => JSON.parse(line));
       assert.equal(lines.length, 1);
-      assert.equal(lines[0].msg, `SSR origin listening on http://127.0.0.1:${origin.port}`);
+      assert.equal(lines[0].msg, `Origin listening on http://127.0.0.1:${origin.port}`);
     } finally {
       await origin.stop();
     }

@@ -221,7 +221,7 @@ describe('logging', () => {
     const lines = origin.stdout().trim().split('\n').map((line) => JSON.parse(line));
     assert.equal(lines.length, 1, origin.stdout());
     assert.equal(lines[0].level, 30);
-    assert.equal(lines[0].msg, `SSR origin listening on http://127.0.0.1:${origin.port}`);
+    assert.equal(lines[0].msg, `Origin listening on http://127.0.0.1:${origin.port}`);
     assert.equal(lines[0].url, `http://127.0.0.1:${origin.port}`);
   });
 });
