@@ -1,0 +1,194 @@
+'use strict';
+// `ng add <this>` on an app made by `ng new --ssr`: the origin becomes its SSR entry. Every check
+// runs before the first change, so an app it cannot convert is left exactly as it was.
+const { readFileSync } = require('node:fs');
+const { join, posix } = require('node:path');
+const { SchematicsException } = require('@angular-devkit/schematics');
+const { NodePackageInstallTask } = require('@angular-devkit/schematics/tasks');
+const { TEMPLATE_ROOT, listTemplateFiles } = require('../template.cjs');
+
+const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8'));
+const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.json'), 'utf8'));
+const templateBuild = Object.values(templateWorkspace.projects)[0].architect.build;
+
+/** The origin's own files; the bench and its peers only with `--bench`. */
+const ORIGIN_FILES = ['server/', 'patches/', 'scripts/ensure-build.mjs', 'scripts/newest-mtime.mjs'];
+const BENCH_FILES = ['bench/', 'load-paths.json'];
+
+/** What the origin needs at run time (the build leaves them external) and to type-check. */
+const ORIGIN_DEPENDENCIES = [...templateBuild.options.externalDependencies, 'lru-cache', 'accepts', 'patch-package'];
+const ORIGIN_DEV_DEPENDENCIES = Object.keys(template.devDependencies).filter((name) => name.startsWith('@types/') && name !== '@types/node');
+const BENCH_DEV_DEPENDENCIES = ['autocannon', 'bun', 'elysia', '@elysiajs/static', 'express', 'fastify', '@fastify/static'];
+// Angular 22's CLI refuses Node 20; the `node` package puts Node 24 first on npm scripts' PATH.
+const TOOLCHAIN_DEV_DEPENDENCIES = ['node'];
+
+const ORIGIN_EXPORTS = `
+// The origin (server/) renders through this bundle's copy of Angular, so the engine and the tokens
+// it provides must come from here (see server/main.server.d.mts).
+export { CommonEngine } from '@angular/ssr/node';
+export { RESPONSE_INIT } from '@angular/core';
+export { serverRoutes } from './app/app.routes.server';
+`;
+
+const ESBUILD_BUILDERS = ['@angular/build:application', '@angular-devkit/build-angular:application'];
+
+function readJson(tree, path) {
+  const buffer = tree.read(path);
+  if (!buffer) throw new SchematicsException(`Cannot add the origin: no ${path} here (run ng add in an Angular workspace).`);
+  return JSON.parse(buffer.toString('utf8'));
+}
+
+const major = (range) => Number(/(\d+)/.exec(range ?? '')?.[1]);
+
+/** The project to convert and why it can be converted; throws a one-line reason otherwise. */
+function inspect(tree, options) {
+  const pkg = readJson(tree, 'package.json');
+  const workspace = readJson(tree, 'angular.json');
+  const coreRange = pkg.dependencies?.['@angular/core'];
+  const wanted = major(template.dependencies['@angular/core']);
+  if (major(coreRange) !== wanted) {
+    throw new SchematicsException(`Cannot add the origin: it is made for Angular ${wanted}, this app has @angular/core ${coreRange ?? '(none)'}.`);
+  }
+  const names = Object.keys(workspace.projects ?? {}).filter((name) => workspace.projects[name].projectType === 'application');
+  const projectName = options.project ?? (names.length === 1 ? names[0] : undefined);
+  if (!projectName || !workspace.projects[projectName]) {
+    throw new SchematicsException(`Cannot add the origin: name the application with --project (one of: ${names.join(', ') || 'none'}).`);
+  }
+  const project = workspace.projects[projectName];
+  const build = project.architect?.build;
+  if (!ESBUILD_BUILDERS.includes(build?.builder)) {
+    throw new SchematicsException(`Cannot add the origin: ${projectName} builds with ${build?.builder ?? 'no builder'}; it needs @angular/build:application (ng update migrates webpack apps).`);
+  }
+  const serverMain = build.options?.server;
+  if (!serverMain || !build.options?.ssr || build.options.outputMode !== 'server') {
+    throw new SchematicsException(`Cannot add the origin: ${projectName} has no server rendering (make it with ng new --ssr, or run ng add @angular/ssr first).`);
+  }
+  const sourceRoot = project.sourceRoot ?? posix.join(project.root ?? '', 'src');
+  const serverRoutes = posix.join(sourceRoot, 'app/app.routes.server.ts');
+  if (!tree.read(serverMain) || !/export\s+const\s+serverRoutes\b/.test(tree.read(serverRoutes)?.toString('utf8') ?? '')) {
+    throw new SchematicsException(`Cannot add the origin: ${projectName} has no ${serverMain} or no serverRoutes exported from ${serverRoutes}.`);
+  }
+  if (posix.dirname(serverMain) !== sourceRoot) {
+    throw new SchematicsException(`Cannot add the origin: it expects the server main in ${sourceRoot}/, not ${serverMain}.`);
+  }
+  return { pkg, workspace, projectName, build, serverMain };
+}
+
+/** Adds `name` at the template's exact version; a version the app already pins is kept. */
+function addDependency(section, name, changes) {
+  const version = template.dependencies[name] ?? template.devDependencies[name];
+  if (!version) throw new Error(`the template has no version for ${name}`);
+  if (!section[name]) {
+    section[name] = version;
+    changes.push(`${name}@${version}`);
+  }
+}
+
+function sortKeys(object) {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** @param {{ project?: string, bench?: boolean, skipInstall?: boolean }} options */
+function ngAdd(options) {
+  return (tree, context) => {
+    const { pkg, workspace, projectName, build, serverMain } = inspect(tree, options);
+    const log = [];
+    let changed = 0;
+    const write = (path, content) => {
+      changed += 1;
+      if (tree.exists(path)) tree.overwrite(path, content);
+      else tree.create(path, content);
+    };
+
+    // 1. The origin's files, as the template has them; a file the app already has is left alone.
+    const wanted = [...ORIGIN_FILES, ...(options.bench ? BENCH_FILES : [])];
+    for (const path of listTemplateFiles()) {
+      if (!wanted.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix))) continue;
+      if (path.startsWith('bench/results/') && !path.endsWith('.gitkeep')) continue;
+      if (tree.exists(path)) continue;
+      write(path, readFileSync(join(TEMPLATE_ROOT, path)));
+    }
+
+    // 2. Dependencies and scripts.
+    const added = [];
+    pkg.dependencies ??= {};
+    pkg.devDependencies ??= {};
+    for (const name of ORIGIN_DEPENDENCIES) addDependency(pkg.dependencies, name, added);
+    for (const name of [...ORIGIN_DEV_DEPENDENCIES, ...TOOLCHAIN_DEV_DEPENDENCIES]) addDependency(pkg.devDependencies, name, added);
+    if (options.bench) {
+      for (const name of BENCH_DEV_DEPENDENCIES) addDependency(pkg.devDependencies, name, added);
+    }
+    pkg.dependencies = sortKeys(pkg.dependencies);
+    pkg.devDependencies = sortKeys(pkg.devDependencies);
+    pkg.overrides = { ...template.overrides, ...pkg.overrides };
+    pkg.scripts ??= {};
+    const scripts = ['postinstall', 'serve:ssr', ...(options.bench ? ['bench', 'bench:patches'] : [])];
+    for (const script of scripts) {
+      if (pkg.scripts[script] !== template.scripts[script]) {
+        if (pkg.scripts[script]) log.push(`script ${script} was "${pkg.scripts[script]}"`);
+        pkg.scripts[script] = template.scripts[script];
+        added.push(`script ${script}`);
+      }
+    }
+    const pkgText = `${JSON.stringify(pkg, null, 2)}\n`;
+    if (pkgText !== tree.read('package.json').toString('utf8')) write('package.json', pkgText);
+
+    // 3. angular.json: the origin is the SSR entry, bundled separately with its packages external;
+    // the build goes to dist/ where the scripts, the Dockerfile and the tests look for it.
+    const buildOptions = build.options;
+    const previousEntry = buildOptions.ssr?.entry;
+    const before = JSON.stringify(workspace);
+    if (buildOptions.ssr?.entry && buildOptions.ssr.entry !== 'server/server.ts') log.push(`ssr.entry was ${buildOptions.ssr.entry}`);
+    buildOptions.ssr = { ...(typeof buildOptions.ssr === 'object' ? buildOptions.ssr : {}), entry: 'server/server.ts' };
+    const externals = new Set([...(buildOptions.externalDependencies ?? []), ...templateBuild.options.externalDependencies]);
+    buildOptions.externalDependencies = [...externals];
+    if (buildOptions.outputPath !== 'dist') {
+      log.push(`outputPath was ${JSON.stringify(buildOptions.outputPath ?? `dist/${projectName}`)}`);
+      buildOptions.outputPath = 'dist';
+    }
+    if (!buildOptions.security?.allowedHosts?.length) {
+      // CommonEngine rejects every host, localhost included, when the list is empty.
+      buildOptions.security = { ...buildOptions.security, allowedHosts: ['localhost', '127.0.0.1'] };
+      log.push('security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (README, Deploying)');
+    }
+    if (options.bench) {
+      const stock = templateBuild.configurations['bench-stock'];
+      build.configurations = { ...build.configurations, 'bench-stock': build.configurations?.['bench-stock'] ?? stock };
+    }
+    if (JSON.stringify(workspace) !== before) write('angular.json', `${JSON.stringify(workspace, null, 2)}\n`);
+
+    // 4. The app's TypeScript project type-checks the origin with it.
+    const tsconfigPath = buildOptions.tsConfig ?? 'tsconfig.app.json';
+    const tsconfig = tree.readText(tsconfigPath);
+    const include = ['server/**/*.ts', 'server/**/*.d.mts'];
+    const missing = include.filter((glob) => !tsconfig.includes(`"${glob}"`));
+    if (missing.length) {
+      const updated = tsconfig.replace(/("include"\s*:\s*\[)/, `$1\n    ${missing.map((glob) => JSON.stringify(glob)).join(',\n    ')},`);
+      if (updated === tsconfig) throw new SchematicsException(`Cannot add the origin: ${tsconfigPath} has no "include" list to add server/ to.`);
+      write(tsconfigPath, updated);
+    }
+
+    // 5. The app's server main exports what the origin renders with.
+    const main = tree.readText(serverMain);
+    if (!/export\s*\{\s*CommonEngine\s*\}/.test(main)) {
+      write(serverMain, `${main.trimEnd()}\n${ORIGIN_EXPORTS}`);
+    }
+
+    if (!options.skipInstall && changed) {
+      context.addTask(new NodePackageInstallTask());
+    }
+    context.logger.info(
+      changed
+        ? [
+            `The origin is now ${projectName}'s SSR entry (server/server.ts); \`npm run serve:ssr\` builds and starts it.`,
+            ...(added.length ? [`Added: ${added.join(', ')}.`] : []),
+            ...log.map((line) => `Changed: ${line}.`),
+            `Your routes and components are unchanged.${previousEntry && previousEntry !== 'server/server.ts' ? ` ${previousEntry} is no longer built: delete it when you no longer need it.` : ''}`,
+          ].join('\n')
+        : `Nothing to change: ${projectName} already runs on the origin.`,
+    );
+    return tree;
+  };
+}
+
+module.exports = { ngAdd };

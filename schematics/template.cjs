@@ -1,0 +1,174 @@
+'use strict';
+// The template is this repository: `ng new --collection` copies its own files (git's list in a
+// checkout, the package's files in a tarball), so there is no second copy of the app to drift.
+const { execFileSync } = require('node:child_process');
+const { existsSync, readdirSync, readFileSync } = require('node:fs');
+const { join, posix, relative, sep } = require('node:path');
+
+/** The repository (or unpacked package) this collection ships in. */
+const TEMPLATE_ROOT = join(__dirname, '..');
+/** The template's own name, replaced by the new app's in every text file. */
+const TEMPLATE_NAME = 'ssr-origin';
+const TEMPLATE_TITLE = 'SSR Origin';
+
+/** Never part of a new app: the collection itself, build output, local state. */
+const ALWAYS_EXCLUDED = [
+  'schematics/',
+  'test/schematics/',
+  'node_modules/',
+  '.git/',
+  '.angular/',
+  'dist/',
+  'dist-',
+  'test-results/',
+  'profiles/',
+  'tmp/',
+];
+
+/** What `--bench=false` leaves out: the comparison and everything only it uses. */
+const BENCH = {
+  paths: ['bench/', 'test/bench/', 'test/server/bun.test.mjs'],
+  scripts: ['bench', 'bench:patches', 'test:bench', 'serve:ssr:bun'],
+  devDependencies: ['@elysiajs/static', '@fastify/static', 'bun', 'elysia', 'express', 'fastify'],
+};
+
+/** What `--demo=false` replaces: the example pages and their own tests. */
+const DEMO = {
+  // Everything in src/app except the two app-agnostic config files.
+  keep: ['src/app/app.config.ts', 'src/app/app.config.server.ts'],
+  paths: ['src/app/', 'test/browser/', 'public/async-work.json'],
+  scripts: ['test:browser'],
+};
+
+const TEXT = /\.(?:[cm]?[jt]s|json|md|html|s?css|ya?ml|txt|patch|svg)$|(?:^|\/)(?:Dockerfile|\.dockerignore|\.gitignore|run|\.gitkeep)$/;
+
+/** A new app's names from its npm name: `acme-shop` → title `Acme Shop`. */
+function namesFor(name) {
+  if (!/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/.test(name) || name.length > 100) {
+    throw new Error(
+      `"${name}" cannot name an app: use lowercase letters, digits and single dashes, starting with a letter (e.g. acme-shop).`,
+    );
+  }
+  const title = name
+    .split('-')
+    .map((word) => word[0].toUpperCase() + word.slice(1))
+    .join(' ');
+  return { name, title };
+}
+
+/** The template's files, as paths relative to its root with `/` separators. */
+function listTemplateFiles(root = TEMPLATE_ROOT) {
+  const all = existsSync(join(root, '.git'))
+    ? // A checkout: what git tracks, so local build output and scratch files never leak in.
+      execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+        .split('\0')
+        .filter((path) => path && existsSync(join(root, path)))
+    : walk(root, root);
+  return all.filter((path) => !ALWAYS_EXCLUDED.some((prefix) => path.startsWith(prefix))).sort();
+}
+
+function walk(root, dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === '.git' ? [] : walk(root, full);
+    return entry.isFile() ? [relative(root, full).split(sep).join(posix.sep)] : [];
+  });
+}
+
+const under = (path, prefixes) => prefixes.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix));
+
+/** Text between `<!-- section:NAME -->` and `<!-- /section:NAME -->` (markers included) goes. */
+function dropSection(text, section) {
+  const pattern = new RegExp(`\\n?<!-- section:${section} -->[\\s\\S]*?<!-- /section:${section} -->\\n?`, 'g');
+  return text.replace(pattern, '\n');
+}
+
+/** `npm run a && npm run b && …` without the runs of scripts that are gone. */
+function dropRuns(command, removed) {
+  return command
+    .split('&&')
+    .map((part) => part.trim())
+    .filter((part) => !removed.some((script) => part === `npm run ${script}`))
+    .join(' && ');
+}
+
+function editPackageJson(text, { name, bench, demo }) {
+  const pkg = JSON.parse(text);
+  pkg.name = name;
+  pkg.version = '0.0.0';
+  pkg.description = `${namesFor(name).title}: an Angular SSR app`;
+  delete pkg.schematics;
+  delete pkg['ng-add'];
+  delete pkg.files;
+  // The schematics engine is the collection's dependency, not the app's.
+  delete pkg.dependencies['@angular-devkit/schematics'];
+  const removedScripts = ['test:schematics', 'prepack', ...(bench ? [] : BENCH.scripts), ...(demo ? [] : DEMO.scripts)];
+  for (const script of removedScripts) delete pkg.scripts[script];
+  pkg.scripts.test = dropRuns(pkg.scripts.test, removedScripts);
+  if (!bench) {
+    for (const dependency of BENCH.devDependencies) delete pkg.devDependencies[dependency];
+  }
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+function editAngularJson(text, { bench }) {
+  const workspace = JSON.parse(text);
+  if (!bench) {
+    for (const project of Object.values(workspace.projects)) {
+      delete project.architect?.build?.configurations?.['bench-stock'];
+    }
+  }
+  return `${JSON.stringify(workspace, null, 2)}\n`;
+}
+
+function editLockfile(text, { name }) {
+  const lock = JSON.parse(text);
+  lock.name = name;
+  if (lock.packages?.['']) lock.packages[''].name = name;
+  return `${JSON.stringify(lock, null, 2)}\n`;
+}
+
+/** Per-file edits after the names are replaced; each knows the options. */
+const EDITS = {
+  'package.json': editPackageJson,
+  'angular.json': editAngularJson,
+  'package-lock.json': editLockfile,
+  'README.md': (text, { bench, demo }) => {
+    let out = dropSection(text, 'template');
+    if (!bench) out = dropSection(out, 'bench');
+    if (!demo) out = dropSection(out, 'demo');
+    return out;
+  },
+  'tsconfig.app.json': (text, { bench }) => (bench ? text : text.replace(/,\s*"bench\/variants\/\*\*\/\*\.ts"/, '')),
+};
+
+/**
+ * The files of a new app: path → contents. Pure apart from reading the template, so the schematic
+ * and its tests see the same thing.
+ * @param {{ name: string, bench: boolean, demo: boolean }} options
+ * @returns {Map<string, Buffer>}
+ */
+function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT) {
+  const names = namesFor(name);
+  const options = { name: names.name, title: names.title, bench, demo };
+  const files = new Map();
+  for (const path of listTemplateFiles(root)) {
+    if (!bench && under(path, BENCH.paths)) continue;
+    if (!demo && under(path, DEMO.paths) && !DEMO.keep.includes(path)) continue;
+    files.set(path, readFileSync(join(root, path)));
+  }
+  if (!demo) {
+    const minimal = join(root, 'schematics/ng-new/minimal');
+    for (const path of walk(minimal, minimal)) files.set(path.startsWith('load-paths') ? path : `src/${path}`, readFileSync(join(minimal, path)));
+  }
+  for (const [path, content] of files) {
+    if (!TEXT.test(path)) continue;
+    let text = content.toString('utf8').replaceAll(TEMPLATE_NAME, names.name).replaceAll(TEMPLATE_TITLE, names.title);
+    const edit = EDITS[path];
+    if (edit) text = edit(text, options);
+    files.set(path, Buffer.from(text));
+  }
+  return files;
+}
+
+module.exports = { TEMPLATE_ROOT, TEMPLATE_NAME, TEMPLATE_TITLE, namesFor, listTemplateFiles, scaffoldFiles, dropSection };

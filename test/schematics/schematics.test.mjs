@@ -1,0 +1,207 @@
+// The collection's schematics run in Angular's own SchematicTestRunner against this repository's
+// files (ng-new) and against a real `ng new --ssr` app made by @schematics/angular (ng-add).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { SchematicTestRunner } from '@angular-devkit/schematics/testing/index.js';
+import { ROOT } from '../helpers/origin.mjs';
+
+const collection = join(ROOT, 'schematics/collection.json');
+const runner = () => new SchematicTestRunner('ssr-origin', collection);
+const json = (tree, path) => JSON.parse(tree.readContent(path));
+// The template's package name in any case, and its brand as the UI shows it.
+const TEMPLATE_NAMES = /ssr-origin|SSR Origin/;
+const TEMPLATE_NAME_ANY_CASE = /ssr-origin/i;
+
+async function scaffold(options) {
+  const testRunner = runner();
+  const tree = await testRunner.runSchematic('ng-new', { name: 'acme-shop', ...options });
+  return { tree, tasks: testRunner.tasks.map((task) => task.name) };
+}
+
+/** Every text file of the tree that still names the template. */
+function leftovers(tree) {
+  return tree.files.filter((path) => !/\.(ico|png|jpe?g|webp|woff2?)$/.test(path) && (TEMPLATE_NAMES.test(tree.readContent(path)) || TEMPLATE_NAME_ANY_CASE.test(tree.readContent(path))));
+}
+
+describe('ng-new', () => {
+  it('creates the template under the new name, with the demo and the bench', async () => {
+    const { tree, tasks } = await scaffold({});
+    for (const path of ['package.json', 'angular.json', 'server/server.ts', 'src/app/pages/product.ts', 'bench/run.mjs', 'test/browser/app.test.mjs', '.gitignore', '.ci/run']) {
+      assert.ok(tree.exists(`/acme-shop/${path}`), `${path} is created`);
+    }
+    assert.deepEqual(leftovers(tree), [], 'no file names the template');
+    const pkg = json(tree, '/acme-shop/package.json');
+    assert.equal(pkg.name, 'acme-shop');
+    assert.equal(pkg.schematics, undefined, 'the new app is not a schematics collection');
+    assert.equal(pkg['ng-add'], undefined);
+    assert.equal(pkg.dependencies['@angular-devkit/schematics'], undefined, 'nor does it need the schematics engine');
+    assert.doesNotMatch(pkg.scripts.test, /schematics/);
+    assert.match(pkg.scripts.test, /npm run test:bench/);
+    assert.equal(json(tree, '/acme-shop/package-lock.json').name, 'acme-shop');
+    const workspace = json(tree, '/acme-shop/angular.json');
+    assert.deepEqual(Object.keys(workspace.projects).filter((name) => !name.startsWith('test')), ['acme-shop']);
+    assert.equal(workspace.projects['acme-shop'].architect.serve.configurations.production.buildTarget, 'acme-shop:build:production');
+    assert.match(tree.readContent('/acme-shop/src/index.html'), /<title>Acme Shop<\/title>/);
+    assert.match(tree.readContent('/acme-shop/src/app/app.ts'), /Acme Shop/);
+    assert.ok(!tree.files.some((path) => path.includes('/schematics/')), 'the collection itself is not copied');
+    assert.deepEqual(tasks, ['node-package', 'repo-init'], 'installs, then commits, as ng new does');
+  });
+
+  it("copies the repository's own files, not a second copy", async () => {
+    const { tree } = await scaffold({});
+    for (const path of ['server/server.ts', 'server/origin.ts', 'src/app/pages/product.ts', 'patches/koa+3.3.0.patch']) {
+      assert.equal(tree.readContent(`/acme-shop/${path}`), readFileSync(join(ROOT, path), 'utf8'), path);
+    }
+  });
+
+  it('--bench=false leaves out bench/, its scripts and its peers', async () => {
+    const { tree } = await scaffold({ bench: false });
+    assert.ok(!tree.files.some((path) => path.startsWith('/acme-shop/bench/') || path.startsWith('/acme-shop/test/bench/')));
+    const pkg = json(tree, '/acme-shop/package.json');
+    for (const peer of ['bun', 'elysia', '@elysiajs/static', 'express', 'fastify', '@fastify/static']) {
+      assert.equal(pkg.devDependencies[peer], undefined, `${peer} is not a dev dependency`);
+    }
+    for (const script of ['bench', 'bench:patches', 'test:bench', 'serve:ssr:bun']) assert.equal(pkg.scripts[script], undefined, script);
+    assert.doesNotMatch(pkg.scripts.test, /bench/);
+    assert.ok(pkg.devDependencies.autocannon, "the origin's load tests keep autocannon");
+    const workspace = json(tree, '/acme-shop/angular.json');
+    assert.equal(workspace.projects['acme-shop'].architect.build.configurations['bench-stock'], undefined);
+    assert.doesNotMatch(tree.readContent('/acme-shop/tsconfig.app.json'), /bench/);
+    assert.doesNotMatch(tree.readContent('/acme-shop/README.md'), /section:bench/);
+    assert.deepEqual(leftovers(tree), []);
+  });
+
+  it('--demo=false gives one home page and the not-found page', async () => {
+    const { tree } = await scaffold({ demo: false });
+    const app = tree.files.filter((path) => path.startsWith('/acme-shop/src/app/')).sort();
+    assert.deepEqual(app, [
+      '/acme-shop/src/app/app.config.server.ts',
+      '/acme-shop/src/app/app.config.ts',
+      '/acme-shop/src/app/app.routes.server.ts',
+      '/acme-shop/src/app/app.routes.ts',
+      '/acme-shop/src/app/app.spec.ts',
+      '/acme-shop/src/app/app.ts',
+      '/acme-shop/src/app/pages/home.ts',
+      '/acme-shop/src/app/pages/not-found.ts',
+    ]);
+    assert.ok(!tree.exists('/acme-shop/test/browser/app.test.mjs'), "the demo's browser tests go with it");
+    assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
+    const pkg = json(tree, '/acme-shop/package.json');
+    assert.equal(pkg.scripts['test:browser'], undefined);
+    assert.doesNotMatch(pkg.scripts.test, /test:browser/);
+    assert.match(tree.readContent('/acme-shop/src/app/pages/home.ts'), /Acme Shop/);
+    assert.ok(tree.exists('/acme-shop/server/server.ts') && tree.exists('/acme-shop/test/server/origin.test.mjs'), 'the origin and its tests stay');
+    assert.deepEqual(leftovers(tree), []);
+  });
+
+  it('--skip-install and --skip-git schedule nothing; --directory places it', async () => {
+    const { tree, tasks } = await scaffold({ skipInstall: true, skipGit: true, directory: 'apps/shop' });
+    assert.deepEqual(tasks, []);
+    assert.ok(tree.exists('/apps/shop/package.json'));
+    assert.equal(json(tree, '/apps/shop/package.json').name, 'acme-shop');
+  });
+
+  it('refuses a name npm or Angular cannot use, with the reason', async () => {
+    for (const name of ['Acme', 'acme_shop', '1shop', 'acme--shop', 'acme-', '../evil', 'a b']) {
+      await assert.rejects(runner().runSchematic('ng-new', { name }), /cannot name an app/, name);
+    }
+  });
+});
+
+/** A real `ng new stock --ssr` workspace, made by Angular's own schematic. */
+async function stockApp(options = {}) {
+  const testRunner = runner();
+  return testRunner.runExternalSchematic('@schematics/angular', 'ng-new', {
+    name: 'stock',
+    version: '22.2.0',
+    ssr: true,
+    skipInstall: true,
+    skipGit: true,
+    directory: '.',
+    style: 'css',
+    ...options,
+  });
+}
+
+function snapshot(tree) {
+  return new Map(tree.files.map((path) => [path, tree.readContent(path)]));
+}
+
+describe('ng-add', () => {
+  it('makes the origin the SSR entry of a stock ng new --ssr app', async () => {
+    const stock = await stockApp();
+    const before = snapshot(stock);
+    const testRunner = runner();
+    const tree = await testRunner.runSchematic('ng-add', { project: 'stock' }, stock);
+    for (const path of ['/server/server.ts', '/server/origin.ts', '/patches/koa+3.3.0.patch', '/scripts/ensure-build.mjs']) {
+      assert.ok(tree.exists(path), `${path} is added`);
+    }
+    assert.ok(!tree.exists('/bench/run.mjs'), 'the bench only with --bench');
+    const pkg = json(tree, '/package.json');
+    for (const name of ['koa', '@koa/router', 'koa-static', 'koa-conditional-get', 'pino', 'lru-cache', 'patch-package']) {
+      assert.ok(pkg.dependencies[name], `${name} is a dependency`);
+    }
+    assert.equal(pkg.scripts.postinstall, json({ readContent: () => readFileSync(join(ROOT, 'package.json'), 'utf8') }).scripts.postinstall);
+    assert.match(pkg.scripts['serve:ssr'], /dist\/server\/server\.mjs/);
+    const build = json(tree, '/angular.json').projects.stock.architect.build.options;
+    assert.equal(build.ssr.entry, 'server/server.ts');
+    assert.equal(build.outputPath, 'dist');
+    assert.ok(build.externalDependencies.includes('koa'));
+    assert.deepEqual(build.security.allowedHosts, ['localhost', '127.0.0.1']);
+    assert.match(tree.readContent('/tsconfig.app.json'), /"server\/\*\*\/\*\.ts"/);
+    const main = tree.readContent('/src/main.server.ts');
+    assert.match(main, /export \{ CommonEngine \} from '@angular\/ssr\/node'/);
+    assert.match(main, /export \{ serverRoutes \} from '\.\/app\/app\.routes\.server'/);
+    for (const [path, content] of before) {
+      if (path.startsWith('/src/app/') || path === '/src/server.ts' || path === '/src/main.ts') {
+        assert.equal(tree.readContent(path), content, `${path} is left alone`);
+      }
+    }
+    assert.deepEqual(testRunner.tasks.map((task) => task.name), ['node-package']);
+  });
+
+  it('changes nothing more when run twice', async () => {
+    const once = await runner().runSchematic('ng-add', { project: 'stock', skipInstall: true }, await stockApp());
+    const first = snapshot(once);
+    const testRunner = runner();
+    const logs = [];
+    testRunner.logger.subscribe((entry) => logs.push(entry.message));
+    const twice = await testRunner.runSchematic('ng-add', { project: 'stock' }, once);
+    assert.deepEqual(snapshot(twice), first);
+    assert.deepEqual(testRunner.tasks, [], 'and installs nothing');
+    assert.ok(logs.some((line) => /Nothing to change/.test(line)), logs.join('\n'));
+  });
+
+  it('--bench adds the bench, its peers and the stock build', async () => {
+    const tree = await runner().runSchematic('ng-add', { project: 'stock', bench: true, skipInstall: true }, await stockApp());
+    assert.ok(tree.exists('/bench/run.mjs'));
+    const pkg = json(tree, '/package.json');
+    assert.ok(pkg.devDependencies.autocannon && pkg.devDependencies.fastify);
+    assert.ok(pkg.scripts.bench);
+    assert.ok(json(tree, '/angular.json').projects.stock.architect.build.configurations['bench-stock']);
+  });
+
+  for (const [why, change, reason] of [
+    ['another Angular major', (tree) => edit(tree, '/package.json', (pkg) => ((pkg.dependencies['@angular/core'] = '^21.0.0'), pkg)), /made for Angular 22/],
+    ['no server rendering', null, /no server rendering/],
+    ['the webpack builders', (tree) => edit(tree, '/angular.json', (ws) => ((ws.projects.stock.architect.build.builder = '@angular-devkit/build-angular:browser'), ws)), /needs @angular\/build:application/],
+  ]) {
+    it(`stops with a one-line reason and changes nothing on ${why}`, async () => {
+      const app = await stockApp(why === 'no server rendering' ? { ssr: false } : {});
+      change?.(app);
+      const before = snapshot(app);
+      await assert.rejects(runner().runSchematic('ng-add', { project: 'stock' }, app), (error) => {
+        assert.match(error.message, reason);
+        assert.doesNotMatch(error.message, /\n/, 'one line');
+        return true;
+      });
+      assert.deepEqual(snapshot(app), before);
+    });
+  }
+});
+
+function edit(tree, path, change) {
+  tree.overwrite(path, JSON.stringify(change(JSON.parse(tree.readContent(path))), null, 2));
+}
