@@ -118,6 +118,17 @@ function ngAdd(options) {
     if (options.bench) {
       for (const name of BENCH_DEV_DEPENDENCIES) addDependency(pkg.devDependencies, name, added);
     }
+    // Angular's packages at the exact versions the origin's patches are made and tested for (an
+    // @angular/ssr that moves past its patch would install unpatched); the major was checked above.
+    for (const section of [pkg.dependencies, pkg.devDependencies]) {
+      for (const name of Object.keys(section)) {
+        const version = template.dependencies[name] ?? template.devDependencies[name];
+        if (name.startsWith('@angular/') && version && section[name] !== version) {
+          log.push(`${name} pinned from ${section[name]} to ${version}`);
+          section[name] = version;
+        }
+      }
+    }
     pkg.dependencies = sortKeys(pkg.dependencies);
     pkg.devDependencies = sortKeys(pkg.devDependencies);
     pkg.overrides = { ...template.overrides, ...pkg.overrides };
@@ -175,7 +186,8 @@ function ngAdd(options) {
     }
 
     if (!options.skipInstall && changed) {
-      context.addTask(new NodePackageInstallTask());
+      // With scripts: postinstall applies patches/ and the `node` package installs Node 24.
+      context.addTask(new NodePackageInstallTask({ allowScripts: true }));
     }
     context.logger.info(
       changed

@@ -22,9 +22,11 @@ function ngNew(options) {
       tree.create(posix.join(directory, path), content);
     }
     // As `ng new` does: install, then commit what the install produced (the lockfile included).
+    // With scripts, unlike the task's default: postinstall applies patches/ and the `node` package
+    // installs the Node 24 the npm scripts run on.
     const install = options.skipInstall
       ? []
-      : [context.addTask(new NodePackageInstallTask({ workingDirectory: directory, packageManager: 'npm' }))];
+      : [context.addTask(new NodePackageInstallTask({ workingDirectory: directory, packageManager: 'npm', allowScripts: true }))];
     if (!options.skipGit) {
       const commit = options.commit === false ? false : typeof options.commit === 'object' ? options.commit : {};
       context.addTask(new RepositoryInitializerTask(directory, commit), install);

@@ -17,7 +17,7 @@ const TEMPLATE_NAME_ANY_CASE = /ssr-origin/i;
 async function scaffold(options) {
   const testRunner = runner();
   const tree = await testRunner.runSchematic('ng-new', { name: 'acme-shop', ...options });
-  return { tree, tasks: testRunner.tasks.map((task) => task.name) };
+  return { tree, tasks: testRunner.tasks.map((task) => task.name), options: testRunner.tasks.map((task) => task.options) };
 }
 
 /** Every text file of the tree that still names the template. */
@@ -27,7 +27,7 @@ function leftovers(tree) {
 
 describe('ng-new', () => {
   it('creates the template under the new name, with the demo and the bench', async () => {
-    const { tree, tasks } = await scaffold({});
+    const { tree, tasks, options } = await scaffold({});
     for (const path of ['package.json', 'angular.json', 'server/server.ts', 'src/app/pages/product.ts', 'bench/run.mjs', 'test/browser/app.test.mjs', '.gitignore', '.ci/run']) {
       assert.ok(tree.exists(`/acme-shop/${path}`), `${path} is created`);
     }
@@ -47,6 +47,7 @@ describe('ng-new', () => {
     assert.match(tree.readContent('/acme-shop/src/app/app.ts'), /Acme Shop/);
     assert.ok(!tree.files.some((path) => path.includes('/schematics/')), 'the collection itself is not copied');
     assert.deepEqual(tasks, ['node-package', 'repo-init'], 'installs, then commits, as ng new does');
+    assert.equal(options[0].allowScripts, true, 'the install applies the patches (postinstall)');
   });
 
   it("copies the repository's own files, not a second copy", async () => {
@@ -143,8 +144,12 @@ describe('ng-add', () => {
     for (const name of ['koa', '@koa/router', 'koa-static', 'koa-conditional-get', 'pino', 'lru-cache', 'patch-package']) {
       assert.ok(pkg.dependencies[name], `${name} is a dependency`);
     }
-    assert.equal(pkg.scripts.postinstall, json({ readContent: () => readFileSync(join(ROOT, 'package.json'), 'utf8') }).scripts.postinstall);
+    assert.equal(pkg.scripts.postinstall, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.postinstall);
     assert.match(pkg.scripts['serve:ssr'], /dist\/server\/server\.mjs/);
+    const templatePkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    for (const name of ['@angular/core', '@angular/ssr', '@angular/build']) {
+      assert.equal(pkg.dependencies[name] ?? pkg.devDependencies[name], templatePkg.dependencies[name] ?? templatePkg.devDependencies[name], `${name} is pinned to the patched version`);
+    }
     const build = json(tree, '/angular.json').projects.stock.architect.build.options;
     assert.equal(build.ssr.entry, 'server/server.ts');
     assert.equal(build.outputPath, 'dist');
@@ -160,6 +165,7 @@ describe('ng-add', () => {
       }
     }
     assert.deepEqual(testRunner.tasks.map((task) => task.name), ['node-package']);
+    assert.equal(testRunner.tasks[0].options.allowScripts, true, 'the install applies the patches (postinstall)');
   });
 
   it('changes nothing more when run twice', async () => {
