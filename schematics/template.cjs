@@ -10,6 +10,9 @@ const TEMPLATE_ROOT = join(__dirname, '..');
 /** The template's own name, replaced by the new app's in every text file. */
 const TEMPLATE_NAME = 'ssr-origin';
 const TEMPLATE_TITLE = 'SSR Origin';
+const PACKED_LOCKFILE = 'schematics/package-lock.json';
+/** Where a template file is read from: the lockfile of a packed tarball sits in schematics/. */
+const sourceOf = (root, path) => join(root, path === 'package-lock.json' && !existsSync(join(root, path)) ? PACKED_LOCKFILE : path);
 
 /** Never part of a new app: the collection itself, build output, local state. */
 const ALWAYS_EXCLUDED = [
@@ -63,7 +66,9 @@ function listTemplateFiles(root = TEMPLATE_ROOT) {
       execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
         .split('\0')
         .filter((path) => path && existsSync(join(root, path)))
-    : walk(root, root);
+    : // A packed tarball: its files. npm never packs package-lock.json, so `prepack` puts a copy
+      // in schematics/ and it goes back to its place here.
+      [...walk(root, root), ...(existsSync(join(root, PACKED_LOCKFILE)) ? ['package-lock.json'] : [])];
   return all.filter((path) => !ALWAYS_EXCLUDED.some((prefix) => path.startsWith(prefix))).sort();
 }
 
@@ -102,7 +107,7 @@ function editPackageJson(text, { name, bench, demo }) {
   delete pkg.files;
   // The schematics engine is the collection's dependency, not the app's.
   delete pkg.dependencies['@angular-devkit/schematics'];
-  const removedScripts = ['test:schematics', 'prepack', ...(bench ? [] : BENCH.scripts), ...(demo ? [] : DEMO.scripts)];
+  const removedScripts = ['test:schematics', 'test:scaffold', 'prepack', 'postpack', ...(bench ? [] : BENCH.scripts), ...(demo ? [] : DEMO.scripts)];
   for (const script of removedScripts) delete pkg.scripts[script];
   pkg.scripts.test = dropRuns(pkg.scripts.test, removedScripts);
   if (!bench) {
@@ -139,6 +144,8 @@ const EDITS = {
     if (!demo) out = dropSection(out, 'demo');
     return out;
   },
+  // The template's own pack-time lines (see its package.json prepack) mean nothing in an app.
+  '.gitignore': (text) => text.replace(/\n# npm never packs package-lock\.json[^\n]*\n\/schematics\/package-lock\.json\n/, '\n'),
   'tsconfig.app.json': (text, { bench }) => (bench ? text : text.replace(/,\s*"bench\/variants\/\*\*\/\*\.ts"/, '')),
 };
 
@@ -155,7 +162,7 @@ function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT
   for (const path of listTemplateFiles(root)) {
     if (!bench && under(path, BENCH.paths)) continue;
     if (!demo && under(path, DEMO.paths) && !DEMO.keep.includes(path)) continue;
-    files.set(path, readFileSync(join(root, path)));
+    files.set(path, readFileSync(sourceOf(root, path)));
   }
   if (!demo) {
     const minimal = join(root, 'schematics/ng-new/minimal');

@@ -1,7 +1,9 @@
 // The collection's schematics run in Angular's own SchematicTestRunner against this repository's
 // files (ng-new) and against a real `ng new --ssr` app made by @schematics/angular (ng-add).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SchematicTestRunner } from '@angular-devkit/schematics/testing/index.js';
@@ -46,6 +48,8 @@ describe('ng-new', () => {
     assert.match(tree.readContent('/acme-shop/src/index.html'), /<title>Acme Shop<\/title>/);
     assert.match(tree.readContent('/acme-shop/src/app/app.ts'), /Acme Shop/);
     assert.ok(!tree.files.some((path) => path.includes('/schematics/')), 'the collection itself is not copied');
+    assert.doesNotMatch(tree.readContent('/acme-shop/.gitignore'), /schematics/);
+    assert.match(tree.readContent('/acme-shop/.gitignore'), /\/node_modules/);
     assert.deepEqual(tasks, ['node-package', 'repo-init'], 'installs, then commits, as ng new does');
     assert.equal(options[0].allowScripts, true, 'the install applies the patches (postinstall)');
   });
@@ -54,6 +58,25 @@ describe('ng-new', () => {
     const { tree } = await scaffold({});
     for (const path of ['server/server.ts', 'server/origin.ts', 'src/app/pages/product.ts', 'patches/koa+3.3.0.patch']) {
       assert.equal(tree.readContent(`/acme-shop/${path}`), readFileSync(join(ROOT, path), 'utf8'), path);
+    }
+  });
+
+  it('makes the same app from the packed tarball as from the checkout', async () => {
+    const { scaffoldFiles } = await import('../../schematics/template.cjs');
+    const dir = mkdtempSync(join(tmpdir(), 'pack-'));
+    try {
+      // npm pack runs prepack/postpack (the lockfile travels in schematics/); then unpack it.
+      execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 });
+      execFileSync('sh', ['-c', 'tar -xzf *.tgz'], { cwd: dir, timeout: 60_000 });
+      for (const options of [{ name: 'acme-shop' }, { name: 'acme-shop', demo: false, bench: false }]) {
+        const fromCheckout = scaffoldFiles(options);
+        const fromTarball = scaffoldFiles(options, join(dir, 'package'));
+        assert.deepEqual([...fromTarball.keys()].sort(), [...fromCheckout.keys()].sort(), 'the same files');
+        for (const [path, content] of fromCheckout) assert.ok(content.equals(fromTarball.get(path)), `${path} has the same bytes`);
+        assert.ok(fromTarball.has('package-lock.json') && fromTarball.has('.gitignore'), 'including what npm leaves out by default');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
