@@ -97,6 +97,11 @@ function dropRuns(command, removed) {
     .join(' && ');
 }
 
+/** The template's scripts a new app does not get. */
+function removedScriptsFor({ bench, demo }) {
+  return ['test:schematics', 'test:scaffold', 'prepack', 'postpack', ...(bench ? [] : BENCH.scripts), ...(demo ? [] : DEMO.scripts)];
+}
+
 function editPackageJson(text, { name, bench, demo }) {
   const pkg = JSON.parse(text);
   pkg.name = name;
@@ -107,7 +112,7 @@ function editPackageJson(text, { name, bench, demo }) {
   delete pkg.files;
   // The schematics engine is the collection's dependency, not the app's.
   delete pkg.dependencies['@angular-devkit/schematics'];
-  const removedScripts = ['test:schematics', 'test:scaffold', 'prepack', 'postpack', ...(bench ? [] : BENCH.scripts), ...(demo ? [] : DEMO.scripts)];
+  const removedScripts = removedScriptsFor({ bench, demo });
   for (const script of removedScripts) delete pkg.scripts[script];
   pkg.scripts.test = dropRuns(pkg.scripts.test, removedScripts);
   if (!bench) {
@@ -139,7 +144,13 @@ const EDITS = {
   'angular.json': editAngularJson,
   'package-lock.json': editLockfile,
   'README.md': (text, { bench, demo }) => {
-    let out = dropSection(text, 'template');
+    // Table rows about scripts the app does not have go with them.
+    const removed = removedScriptsFor({ bench, demo });
+    let out = text
+      .split('\n')
+      .filter((line) => !removed.some((script) => line.startsWith(`| \`npm run ${script}\``)))
+      .join('\n');
+    out = dropSection(out, 'template');
     if (!bench) out = dropSection(out, 'bench');
     if (!demo) out = dropSection(out, 'demo');
     return out;
