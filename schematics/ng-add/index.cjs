@@ -120,15 +120,17 @@ function ngAdd(options) {
     }
     // Angular's packages at the exact versions the origin's patches are made and tested for (an
     // @angular/ssr that moves past its patch would install unpatched); the major was checked above.
+    const pinned = [];
     for (const section of [pkg.dependencies, pkg.devDependencies]) {
       for (const name of Object.keys(section)) {
         const version = template.dependencies[name] ?? template.devDependencies[name];
         if (name.startsWith('@angular/') && version && section[name] !== version) {
-          log.push(`${name} pinned from ${section[name]} to ${version}`);
+          pinned.push(`${name} ${section[name]}`);
           section[name] = version;
         }
       }
     }
+    if (pinned.length) log.push(`pinned to ${template.dependencies['@angular/core']}, the versions the patches are made for: ${pinned.join(', ')}`);
     pkg.dependencies = sortKeys(pkg.dependencies);
     pkg.devDependencies = sortKeys(pkg.devDependencies);
     pkg.overrides = { ...template.overrides, ...pkg.overrides };
