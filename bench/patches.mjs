@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
 import { pristinePackage } from '../test/helpers/pristine.mjs';
-import { DIST, ROOT } from '../test/helpers/origin.mjs';
+import { APP_DIST as DIST, ROOT } from '../test/helpers/origin.mjs';
 
 const require = createRequire(import.meta.url);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 7);

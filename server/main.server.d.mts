@@ -1,4 +1,13 @@
 // Types for the app's server bundle (dist/server/main.server.mjs), which the origin imports at run
-// time instead of bundling a second copy of the app (the build marks the import external).
-export { default } from '../src/main.server';
-export * from '../src/main.server';
+// time instead of bundling a second copy of the app (the build marks the import external). Declared
+// from the packages, not from an app's source, so the origin type-checks with any app in src/ (or
+// the tests' own app in test/app) as long as its main.server exports these.
+import type { ApplicationRef } from '@angular/core';
+import type { BootstrapContext } from '@angular/platform-browser';
+import type { ServerRoute } from '@angular/ssr';
+
+declare const bootstrap: (context: BootstrapContext) => Promise<ApplicationRef>;
+export default bootstrap;
+export { CommonEngine } from '@angular/ssr/node';
+export { RESPONSE_INIT } from '@angular/core';
+export declare const serverRoutes: ServerRoute[];

@@ -10,14 +10,14 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
 
-const ZONE_DIST = join(ROOT, 'dist-zone');
+const ZONE_DIST = join(ROOT, 'dist-test-zone');
 // esbuild's helper is `__async(this, arguments, function* () {…})` at every former async function;
 // minification renames the helper but keeps the shape of its calls.
 const DOWNLEVEL_HELPER = /\b__async\b|\(\s*this\s*,\s*(?:null|arguments)\s*,\s*function\s*\*/;
 const KOA_STACK = ['koa', '@koa/router', '@koa/etag', 'koa-static', 'koa-send', 'koa-conditional-get', 'koa-compose'];
 
 function build(configuration) {
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/@angular/cli/bin/ng.js'), 'build', '--configuration', configuration], {
+  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/@angular/cli/bin/ng.js'), 'build', 'test-app', '--configuration', configuration], {
     cwd: ROOT,
     encoding: 'utf8',
   });

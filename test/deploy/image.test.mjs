@@ -40,8 +40,9 @@ describe('the production image (Dockerfile, runtime stage)', () => {
         // Several sources, or a destination ending in '/', copy into that folder (Docker's rule).
         const intoFolder = parts.length > 1 || destination.endsWith('/');
         for (const source of parts) {
-          // The build stage built in /app: its dist/ is this checkout's production build.
-          const from = stage === 'build' ? join(DIST, '..', source.replace(/^\/app\//, '')) : join(ROOT, source);
+          // The build stage built in /app: its dist/ is here the build of the origin's test app, so
+          // this proves the image with any app in src/.
+          const from = stage === 'build' ? (source.replace(/\/$/, '') === '/app/dist' ? DIST : join(ROOT, source.replace(/^\/app\//, ''))) : join(ROOT, source);
           cpSync(from, intoFolder ? join(app, destination, basename(source)) : join(app, destination), { recursive: true });
         }
       } else if (keyword === 'RUN') {

@@ -6,7 +6,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '../..');
-export const DIST = join(ROOT, 'dist');
+/** The build the origin's tests run against: the tests' own app (test/app), not the one in src/. */
+export const DIST = join(ROOT, 'dist-test');
+/** The app's own build (src/), for what measures or checks the user's app. */
+export const APP_DIST = join(ROOT, 'dist');
 
 /**
  * How to start the origin. `command` replaces the whole command line (e.g. `npm run serve:ssr`);

@@ -1,4 +1,4 @@
-// A page that does what real pages do while rendering (src/app/pages/async-work.ts): an untracked
+// A page that does what real pages do while rendering (test/app/src/app/pages/async-work.ts): an untracked
 // zero-delay timer, RxJS timer(0) and delay(0), an HttpClient call to the origin itself, and timers
 // that fire after the page was sent. With Angular's own scheduling every result is in the page, and
 // the late timers neither fail a render nor disturb the process.

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { makeProduct } from '../../src/app/products.ts';
+import { makeProduct } from '../app/src/app/products.ts';
 import { ROOT, request, startOrigin } from '../helpers/origin.mjs';
 
 const BUN = join(ROOT, 'node_modules/.bin/bun');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { makeProduct } from '../../src/app/products.ts';
+import { makeProduct } from '../app/src/app/products.ts';
 import { DIST, request, startOrigin } from '../helpers/origin.mjs';
 
 const browserDir = join(DIST, 'browser');

@@ -1,5 +1,5 @@
 // The render cache over real HTTP on the production build: /products/:id declares
-// `public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400` (src/app/app.routes.server.ts).
+// `public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400` (test/app/src/app/app.routes.server.ts).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';

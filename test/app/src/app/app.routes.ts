@@ -1,0 +1,16 @@
+import { Route, Routes, UrlSegment } from '@angular/router';
+import { isProductId } from './products';
+
+export const routes: Routes = [
+  { path: '', title: 'Home', loadComponent: () => import('./pages/home') },
+  {
+    path: 'products/:id',
+    title: 'Product',
+    // An id that cannot name a product falls through to the not-found page (and its 404).
+    canMatch: [(_route: Route, segments: UrlSegment[]) => isProductId(segments[1]?.path)],
+    loadComponent: () => import('./pages/product'),
+  },
+  { path: 'dashboard', title: 'Dashboard', loadComponent: () => import('./pages/dashboard') },
+  { path: 'async-work', title: 'Async work', loadComponent: () => import('./pages/async-work') },
+  { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
+];

@@ -1,0 +1,30 @@
+import { Component, signal } from '@angular/core';
+import { MatCardModule } from '@angular/material/card';
+
+const VISITS_KEY = 'fixture.dashboard.visits';
+
+/** Rendered only in the browser (RenderMode.Client): it reads browser-only state. */
+@Component({
+  selector: 'app-dashboard',
+  imports: [MatCardModule],
+  template: `
+    <h1>Dashboard</h1>
+    <mat-card appearance="outlined">
+      <mat-card-content>
+        <p class="rendered-by">Rendered in the browser.</p>
+        <p class="visits">You opened this dashboard {{ visits() }} time(s) in this browser.</p>
+        <p>Viewport: {{ viewport() }}</p>
+      </mat-card-content>
+    </mat-card>
+  `,
+})
+export default class Dashboard {
+  protected readonly visits = signal(countVisit());
+  protected readonly viewport = signal(`${window.innerWidth} × ${window.innerHeight}`);
+}
+
+function countVisit(): number {
+  const visits = Number(localStorage.getItem(VISITS_KEY) ?? '0') + 1;
+  localStorage.setItem(VISITS_KEY, String(visits));
+  return visits;
+}

@@ -1,0 +1,22 @@
+import { Component, RESPONSE_INIT, inject } from '@angular/core';
+import { MatButtonModule } from '@angular/material/button';
+import { RouterLink } from '@angular/router';
+
+@Component({
+  selector: 'app-not-found',
+  imports: [MatButtonModule, RouterLink],
+  template: `
+    <h1>Page not found</h1>
+    <p>There is nothing at this address.</p>
+    <a mat-raised-button routerLink="/">Go home</a>
+  `,
+})
+export default class NotFound {
+  constructor() {
+    // On the server, tell the origin to answer 404 (RESPONSE_INIT is null in the browser).
+    const response = inject(RESPONSE_INIT, { optional: true });
+    if (response) {
+      response.status = 404;
+    }
+  }
+}
