@@ -13,7 +13,7 @@ import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';
 import { updateReadme } from './lib/readme.mjs';
 import { equalLoadRate, equalLoadTable, markdown, renderCacheTarget, summarize, terminalTable } from './lib/report.mjs';
-import { describeBuild, getScenario } from './lib/scenarios.mjs';
+import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant, variantEnv } from './lib/variants.mjs';
 
@@ -69,6 +69,7 @@ async function main() {
   say(`Angular SSR bench · ${startedAt}`);
   say(`  variants:   ${options.variants.join(', ')}`);
   say(`  scenarios:  ${options.scenarios.join(', ')}`);
+  for (const { name, why } of SKIPPED_SCENARIOS) say(`  skipped:    ${name}: ${why}`);
   say(
     `  load:       autocannon, ${options.connections} connections, pipelining ${options.pipelining}, ` +
       `${options.rounds} round(s) × ${options.duration} s, ${options.warmup} s warm-up (${options.renderWarmup} s where pages render)${options.quick ? ' (--quick)' : ''}`,
@@ -317,6 +318,7 @@ async function main() {
     requestTimeout: REQUEST_TIMEOUT_S,
     pin,
     criticalCss,
+    skipped: SKIPPED_SCENARIOS,
     nodeEnv: 'production',
     patches: listPatches(),
     order: 'for each round: each scenario in turn, all variants back to back in a Williams-design order (each goes first in turn, none always follows the same one); every run starts once all servers are idle (< 5% CPU)',

@@ -1,6 +1,7 @@
 // `npm run profile -- [--path /products/N] [--seconds 10] [--connections 50] [--revalidate]`: runs the production
 // origin under Node's CPU profiler (--cpu-prof) while autocannon loads one URL pattern over loopback
-// (N becomes a rotating product id), then prints where the time went. Open the written
+// (N becomes a rotating id; the default is load-paths.json's rendered page, else its prerendered
+// one), then prints where the time went. Open the written
 // .cpuprofile in Chrome DevTools (Performance > Load profile) or https://www.speedscope.app.
 // It also prints the garbage collector's pauses during the load (--trace-gc): the CPU profile
 // shows the collector's own thread time, not how long it stopped the requests.
@@ -8,22 +9,25 @@ import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { load } from '../test/helpers/load.mjs';
-import { ROOT, request, startOrigin } from '../test/helpers/origin.mjs';
+import { APP_DIST, ROOT, request, startOrigin } from '../test/helpers/origin.mjs';
+import { readLoadPaths } from './load-paths.mjs';
 
 const { values } = parseArgs({
   options: {
-    path: { type: 'string', default: '/products/N' },
+    path: { type: 'string' },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     top: { type: 'string', default: '25' },
     revalidate: { type: 'boolean', default: false },
   },
 });
+const paths = readLoadPaths();
+values.path ??= paths.rendered ? paths.rendered.path.replace('{id}', 'N') : paths.prerendered;
 const dir = join(ROOT, 'profiles');
 mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
 
-const origin = await startOrigin({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'] });
+const origin = await startOrigin({ dist: APP_DIST, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--trace-gc'] });
 // --revalidate: ask with the ETag the origin gave, as a browser revalidating its copy does (304s).
 const etag = values.revalidate ? (await request(origin.url, values.path.replace('N', '1'))).headers.etag : undefined;
 console.log(`profiling ${origin.url}${values.path} for ${values.seconds} s with ${values.connections} connections…`);
@@ -32,7 +36,7 @@ const { result, statuses } = await load({
   url: origin.url,
   connections: Number(values.connections),
   duration: Number(values.seconds),
-  path: (n) => values.path.replace('N', String((n % 50_000) + 1)),
+  path: (n) => values.path.replace('N', String(paths.rendered ? paths.rendered.min + (n % Math.min(50_000, paths.rendered.max - paths.rendered.min + 1)) : (n % 50_000) + 1)),
   headers: etag ? { 'if-none-match': etag } : undefined,
 });
 const gcLines = origin.stdout().slice(gcFrom);

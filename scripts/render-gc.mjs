@@ -7,8 +7,13 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
-import { median } from '../bench/lib/report.mjs';
-import { productIdAt } from '../bench/lib/scenarios.mjs';
+import { readLoadPaths } from './load-paths.mjs';
+import { median } from './median.mjs';
+
+// load-paths.json's page rendered per request, the bench's ssr rotation (else its prerendered page).
+const paths = readLoadPaths();
+const pathAt = (k) => (paths.rendered ? paths.rendered.at(k) : paths.prerendered);
+const pattern = paths.rendered ? paths.rendered.path.replace('{id}', 'N') : paths.prerendered;
 
 const { values } = parseArgs({
   options: { renders: { type: 'string', default: '300' }, child: { type: 'boolean', default: false } },
@@ -29,8 +34,8 @@ if (values.child) {
 async function measure() {
   const { renderInProcess } = await import('../test/helpers/render.mjs');
   let k = 0;
-  // The bench's ssr rotation: a different product on every render.
-  const render = () => renderInProcess(`/products/${productIdAt(k++)}`);
+  // The bench's ssr rotation: a different page on every render.
+  const render = () => renderInProcess(pathAt(k++));
   for (let i = 0; i < 100; i++) await render();
   globalThis.gc();
   console.log('#start');
@@ -82,7 +87,7 @@ async function report() {
   const perRender = (ms) => `${(ms / renders).toFixed(2)} ms`;
   const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-  console.log(`${renders} renders of /products/N in one process, one at a time (Node ${process.version}, ${availableParallelism()} CPU(s) for its threads):`);
+  console.log(`${renders} renders of ${pattern} in one process, one at a time (Node ${process.version}, ${availableParallelism()} CPU(s) for its threads):`);
   console.log(`  CPU per render:  ${perRender(totalMs)} (main thread ${perRender(mainMs)}, other threads ${perRender(totalMs - mainMs)})`);
   if (scavenges.length > 0) {
     console.log(

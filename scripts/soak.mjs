@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readdirSync } from 'node:fs';
 import { load, sampleRss } from '../test/helpers/load.mjs';
-import { DIST, ROOT, startOrigin } from '../test/helpers/origin.mjs';
+import { APP_DIST as DIST, ROOT, startOrigin } from '../test/helpers/origin.mjs';
+import { readLoadPaths } from './load-paths.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -26,28 +27,33 @@ const files = readdirSync(join(DIST, 'browser'));
 const css = `/${files.find((name) => /^styles-.+\.css$/.test(name))}`;
 const js = `/${files.find((name) => /^main-.+\.js$/.test(name))}`;
 
+// The app's pages (load-paths.json); a page it does not name is left out of the mix.
+const paths = readLoadPaths();
+const rendered = paths.rendered;
+const popular = (n) => rendered.at(n % 5000);
 // What browsers ask for: pages (prerendered, rendered, client-only, unknown), then their assets.
 const mixed = [
-  () => '/',
-  (n) => `/products/${(n % 5000) + 1}`,
+  () => paths.prerendered,
+  ...(rendered ? [popular] : []),
   () => css,
   () => js,
-  () => '/dashboard',
-  (n) => `/products/${(n % 5000) + 1}`,
+  ...(paths.clientOnly ? [() => paths.clientOnly] : []),
+  ...(rendered ? [popular] : []),
   () => css,
   () => js,
   (n) => `/no-such-page-${n % 100}`,
   () => '/favicon.ico',
 ];
-// Every URL different: half of them rendered (distinct product ids, unknown pages).
+// Every URL different: half of them rendered (distinct ids, unknown pages).
 const unique = [
-  (n) => `/products/${(n % 999_999) + 1}`, // a cached route: fills the render cache to its bound
+  // With a cached route, this fills the render cache to its bound.
+  rendered ? (n) => rendered.at(n) : (n) => `/no-such-page-${n}/x`,
   (n) => `/missing-${n}.js`,
   (n) => `/no-such-page-${n}`,
-  (n) => `/?u=${n}`,
+  (n) => `${paths.prerendered}?u=${n}`,
 ];
 
-const origin = await startOrigin({ env: { HOST: '127.0.0.1' } });
+const origin = await startOrigin({ dist: DIST, env: { HOST: '127.0.0.1' } });
 console.log(`origin pid ${origin.pid} on ${origin.url}; ${minutes} min mixed traffic, then ${flood} unique URLs`);
 const stop = sampleRss(origin.pid, 1000);
 const started = Date.now();

@@ -1,5 +1,6 @@
 // From raw runs to what a reader sees: medians per variant and scenario, ratios, validity, and the
 // same summary as a terminal table and as Markdown. Nothing here measures; nothing is typed by hand.
+import { median } from '../../scripts/median.mjs';
 
 /**
  * @typedef {import('./load.mjs').LoadResult} LoadResult
@@ -15,12 +16,7 @@
  * @typedef {{ round: number, scenario: string, variant: string, rate: number, result: LoadResult, problems: string[] }} EqualLoadRun
  */
 
-export function median(values) {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
+export { median };
 
 /** Statuses that are neither success nor "not modified": what the table counts as non-2xx/304. */
 function badStatusCount(statusCodes) {
@@ -264,6 +260,7 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
     `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up (${settings.renderWarmup ?? settings.warmup} s in scenarios that render); ${pin}.`,
     `- **Critical CSS:** ${settings.criticalCss}.`,
+    ...(settings.skipped?.length ? [`- **Skipped:** ${settings.skipped.map(({ name, why }) => `\`${name}\` (${why})`).join('; ')}.`] : []),
     ...(startups.length
       ? [`- **Start to first answer** (process spawned → ready line → first request answered, polled every 50–100 ms): ${startups.map(([name, ms]) => `\`${name}\` ${ms} ms`).join(', ')}.`]
       : []),

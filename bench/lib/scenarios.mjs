@@ -2,28 +2,26 @@
 // worker; the only dynamic part (the rotating product id) is named, not passed as a function.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { readLoadPaths } from '../../scripts/load-paths.mjs';
 
-/** Product ids are 1..999999 (src/app/products.ts). */
-const MAX_PRODUCT_ID = 999_999;
-/**
- * Stepping through the ids by a number coprime with 999999 visits every id once before repeating,
- * in an order no cache or branch predictor can anticipate from the previous one.
- */
-const PRODUCT_STEP = 7_919;
+/** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
+export const PATHS = readLoadPaths();
+const RENDERED = PATHS.rendered;
 let productCounter = 0;
 
-/** The k-th product id of the rotation (1-based ids, k ≥ 0). */
-export function productIdAt(k) {
-  return ((k * PRODUCT_STEP + 12_345) % MAX_PRODUCT_ID) + 1;
+/** The k-th page of the rendered rotation (k ≥ 0): every id once before any repeats. */
+export function renderedPathAt(k) {
+  if (!RENDERED) throw new Error('load-paths.json names no "rendered" page');
+  return RENDERED.at(k);
 }
 
-/** The next product page of the rotation: a different id on every call. */
+/** The next rendered page of the rotation: a different id on every call. */
 export function nextProductPath() {
-  return `/products/${productIdAt(productCounter++)}`;
+  return renderedPathAt(productCounter++);
 }
 
-/** Products many visitors share: the first ids of the same rotation, over and over. */
-export const POPULAR_PRODUCTS = 100;
+/** Pages many visitors share: the first ids of the same rotation, over and over. */
+export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.max - RENDERED.min + 1) : 0;
 
 /**
  * The popular product pages as a fixed list each connection cycles through: autocannon builds each
@@ -31,7 +29,7 @@ export const POPULAR_PRODUCTS = 100;
  * made it, not the server, the limit of a cached scenario).
  */
 function popularProducts() {
-  return Array.from({ length: POPULAR_PRODUCTS }, (_, k) => ({ path: `/products/${productIdAt(k)}` }));
+  return Array.from({ length: POPULAR_PRODUCTS }, (_, k) => ({ path: renderedPathAt(k) }));
 }
 
 /**
@@ -59,7 +57,7 @@ export function describeBuild(browserDir) {
   const preloads = [...shell.matchAll(/<link rel="modulepreload" href="([^"]+\.js)"/g)].map((match) => match[1]);
   return {
     browserDir,
-    page: { ...file('index.html', 'html'), path: '/' },
+    page: { ...file(join(PATHS.prerendered.slice(1), 'index.html'), 'html'), path: PATHS.prerendered },
     mainJs: file(main, 'js'),
     stylesCss: file(styles, 'css'),
     initialChunks: preloads.filter((name) => names.includes(name)).map((name) => file(name, 'js')),
@@ -77,29 +75,35 @@ function pageLoad(build, html) {
   return [html, { path: build.stylesCss.path }, { path: build.mainJs.path }, ...build.initialChunks.map((chunk) => ({ path: chunk.path }))];
 }
 
-/** @type {Scenario[]} */
-export const SCENARIOS = [
+const R = RENDERED?.path.replace('{id}', ':id') ?? '(none)';
+const P = PATHS.prerendered;
+const renderedWhat = RENDERED && RENDERED.status !== 200 ? ` (answered ${RENDERED.status}: still a full render per request)` : '';
+
+/** @type {(Scenario & { needs?: 'rendered' | 'cached' })[]} */
+const ALL_SCENARIOS = [
   {
     name: 'ssg',
-    title: 'ssg: prerendered /',
-    describe: 'GET / (the prerendered Material form page).',
-    requests: () => [{ path: '/' }],
+    title: `ssg: prerendered ${P}`,
+    describe: `GET ${P} (a page the build prerendered).`,
+    requests: () => [{ path: P }],
   },
   {
     name: 'ssr',
-    title: 'ssr: /products/:id rendered per request',
-    describe: 'GET /products/<id>, a different id on every request (ids 1..999999 in a fixed pseudo-random order).',
-    requests: () => [{ path: '/products/1', rotate: 'product' }],
+    title: `ssr: ${R} rendered per request`,
+    describe: `GET ${RENDERED?.path}, a different id on every request (ids ${RENDERED?.min}..${RENDERED?.max} in a fixed pseudo-random order)${renderedWhat}.`,
+    requests: () => [{ path: renderedPathAt(0), rotate: 'product' }],
     renders: true,
+    needs: 'rendered',
   },
   {
     name: 'ssr-cached',
-    title: 'ssr-cached: /products/:id, 100 popular ids (render cache)',
+    title: `ssr-cached: ${R}, ${POPULAR_PRODUCTS} popular ids (render cache)`,
     describe:
-      `GET /products/<id> over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares \`s-maxage=60\`, so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
+      `GET ${RENDERED?.path} over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares a shared-cache policy (\`s-maxage\`), so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
     requests: () => popularProducts(),
     renders: true,
     refreshesCache: true,
+    needs: 'cached',
   },
   {
     name: 'asset',
@@ -109,30 +113,39 @@ export const SCENARIOS = [
   },
   {
     name: 'revalidate',
-    title: 'revalidate: / with If-None-Match',
-    describe: "GET / with If-None-Match set to the ETag the variant sent for / (304 expected); a variant without ETag gets the plain GET a browser would send.",
-    requests: (_build, { etag }) => [{ path: '/', ...(etag ? { headers: { 'if-none-match': etag } } : {}) }],
+    title: `revalidate: ${P} with If-None-Match`,
+    describe: `GET ${P} with If-None-Match set to the ETag the variant sent for it (304 expected); a variant without ETag gets the plain GET a browser would send.`,
+    requests: (_build, { etag }) => [{ path: P, ...(etag ? { headers: { 'if-none-match': etag } } : {}) }],
   },
   {
     name: 'mixed',
     title: 'mixed: page loads',
-    describe:
-      'Page loads in a loop: the HTML (alternately / and a rotating /products/<id>), then the stylesheet, the main bundle and the chunks the page preloads.',
-    requests: (build) => [
-      ...pageLoad(build, { path: '/' }),
-      ...pageLoad(build, { path: '/products/1', rotate: 'product' }),
-    ],
+    describe: `Page loads in a loop: the HTML (alternately ${P} and a rotating ${RENDERED?.path}), then the stylesheet, the main bundle and the chunks the page preloads.`,
+    requests: (build) => [...pageLoad(build, { path: P }), ...pageLoad(build, { path: renderedPathAt(0), rotate: 'product' })],
     renders: true,
+    needs: 'rendered',
   },
   {
     name: 'mixed-cached',
-    title: 'mixed-cached: page loads, popular products (render cache)',
-    describe: `The \`mixed\` page loads with the product page drawn from the ${POPULAR_PRODUCTS} popular ids (render cache on in the origin; the peers render).`,
-    requests: (build) => popularProducts().flatMap((product) => [...pageLoad(build, { path: '/' }), ...pageLoad(build, product)]),
+    title: 'mixed-cached: page loads, popular pages (render cache)',
+    describe: `The \`mixed\` page loads with the rendered page drawn from the ${POPULAR_PRODUCTS} popular ids (render cache on in the origin; the peers render).`,
+    requests: (build) => popularProducts().flatMap((product) => [...pageLoad(build, { path: P }), ...pageLoad(build, product)]),
     renders: true,
     refreshesCache: true,
+    needs: 'cached',
   },
 ];
+
+/** Why a scenario cannot run with this app's load-paths.json, or undefined when it can. */
+function skipReason(scenario) {
+  if (scenario.needs && !RENDERED) return 'load-paths.json names no "rendered" page';
+  if (scenario.needs === 'cached' && !RENDERED?.cached) return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';
+  return undefined;
+}
+
+/** The scenarios this app's pages allow, and those skipped with the reason. */
+export const SCENARIOS = ALL_SCENARIOS.filter((scenario) => !skipReason(scenario));
+export const SKIPPED_SCENARIOS = ALL_SCENARIOS.filter(skipReason).map((scenario) => ({ name: scenario.name, why: skipReason(scenario) }));
 
 export const SCENARIO_NAMES = SCENARIOS.map((scenario) => scenario.name);
 

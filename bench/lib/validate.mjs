@@ -1,8 +1,7 @@
 // Is what a variant answers in a scenario what a browser needs? Checked before any load (a wrong
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
-import { makeProduct } from '../../src/app/products.ts';
 import { httpGet } from './http.mjs';
-import { getScenario, POPULAR_PRODUCTS, productIdAt } from './scenarios.mjs';
+import { getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
 
 const CONTENT_TYPES = { html: /^text\/html\b/i, js: /^(text|application)\/javascript\b/i, css: /^text\/css\b/i };
 /**
@@ -40,21 +39,25 @@ async function checkFile(baseUrl, file, problems) {
 }
 
 /**
- * A product page rendered for this id: 200, HTML, and the product's own title.
- * @param {string} baseUrl @param {number} id @param {string[]} problems
+ * A page rendered for this request (load-paths.json's "rendered"): its status, HTML, rendered by
+ * Angular on the server for this request, whole, with the critical CSS every variant renders with.
+ * @param {string} baseUrl @param {string} path @param {string[]} problems
  */
-async function checkProduct(baseUrl, id, problems) {
-  const path = `/products/${id}`;
+async function checkRendered(baseUrl, path, problems) {
+  const expected = PATHS.rendered?.status ?? 200;
   const res = await httpGet(baseUrl, path);
   const text = res.body.toString('utf8');
-  const heading = `<h1>${makeProduct(id).name}</h1>`;
-  if (res.status !== 200) problems.push(`GET ${path}: status ${res.status}, expected 200`);
+  if (res.status !== expected) problems.push(`GET ${path}: status ${res.status}, expected ${expected}`);
   else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? '')) problems.push(`GET ${path}: ${describe(res)}, expected HTML`);
-  else if (!text.includes(heading)) problems.push(`GET ${path}: the page lacks ${heading} (${res.body.length} B)`);
+  else if (!/ng-server-context="ssr"/.test(text)) problems.push(`GET ${path}: not rendered on the server for this request (no ng-server-context="ssr")`);
   else if (!text.trimEnd().endsWith('</html>')) problems.push(`GET ${path}: the page is truncated (no closing </html>)`);
   else if (!CRITICAL_CSS.test(text)) problems.push(`GET ${path}: no inlined critical CSS (every variant must render with it on)`);
   return res;
 }
+
+/** Pages rendered for different ids must differ when they are the route's own pages (200). */
+const distinctPerId = () => (PATHS.rendered?.status ?? 200) === 200;
+const renderedStatuses = () => [...new Set([200, PATHS.rendered?.status ?? 200])];
 
 /**
  * @param {string} baseUrl the variant's address
@@ -78,26 +81,27 @@ export async function checkScenario(baseUrl, scenario, build) {
         break;
       }
       case 'ssr': {
-        // Ids far apart in the rotation: each page must be its own product, not a cached one.
-        const ids = [productIdAt(0), productIdAt(1), 999_999];
+        // Ids far apart in the rotation: each page must be its own, not a cached one.
+        const paths = [renderedPathAt(0), renderedPathAt(1), PATHS.rendered.at(Math.floor((PATHS.rendered.max - PATHS.rendered.min) / 2))];
         const pages = [];
-        for (const id of ids) pages.push(await checkProduct(baseUrl, id, problems));
-        if (new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length) {
-          problems.push('different product ids answered the same page');
+        for (const path of paths) pages.push(await checkRendered(baseUrl, path, problems));
+        if (distinctPerId() && new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length) {
+          problems.push('different ids answered the same page');
         }
-        const missing = await httpGet(baseUrl, '/products/0');
-        if (missing.status !== 404) problems.push(`GET /products/0 (no such product): status ${missing.status}, expected 404`);
+        const missing = await httpGet(baseUrl, PATHS.notFound);
+        if (missing.status !== 404) problems.push(`GET ${PATHS.notFound} (load-paths.json's notFound): status ${missing.status}, expected 404`);
+        check.expectedStatuses = renderedStatuses();
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
         break;
       }
       case 'ssr-cached': {
         // Popular ids, each asked for twice: the second answer (from a cache, where there is one)
-        // must still be that product's page, and different ids different pages.
-        const ids = [productIdAt(0), productIdAt(1), productIdAt(POPULAR_PRODUCTS - 1)];
+        // must still be that page, and different ids different pages.
+        const paths = [renderedPathAt(0), renderedPathAt(1), renderedPathAt(POPULAR_PRODUCTS - 1)];
         const pages = [];
-        for (const id of [...ids, ...ids]) pages.push(await checkProduct(baseUrl, id, problems));
+        for (const path of [...paths, ...paths]) pages.push(await checkRendered(baseUrl, path, problems));
         const texts = pages.map((page) => page.body.toString('utf8').replace(/ng-server-context="[^"]*"/, ''));
-        if (new Set(texts).size !== ids.length) problems.push('popular product pages: not one distinct page per id');
+        if (new Set(texts).size !== paths.length) problems.push('popular pages: not one distinct page per id');
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
         break;
       }
@@ -112,11 +116,11 @@ export async function checkScenario(baseUrl, scenario, build) {
         const etag = first.headers.etag;
         if (!etag) {
           check.revalidation = 'no-etag';
-          notes.push('no ETag on /: every request gets the full page (200)');
+          notes.push(`no ETag on ${build.page.path}: every request gets the full page (200)`);
           check.minBytesPerResponse = share(build.page.size);
           break;
         }
-        const again = await httpGet(baseUrl, '/', { headers: { 'if-none-match': etag } });
+        const again = await httpGet(baseUrl, build.page.path, { headers: { 'if-none-match': etag } });
         check.context.etag = etag;
         if (again.status === 304) {
           check.revalidation = '304';
@@ -127,14 +131,15 @@ export async function checkScenario(baseUrl, scenario, build) {
           notes.push(`sends ETag ${etag} but answers If-None-Match with the full page (200)`);
           check.minBytesPerResponse = share(build.page.size);
         } else {
-          problems.push(`GET / with If-None-Match: ${etag}: status ${again.status}, expected 304 (or 200)`);
+          problems.push(`GET ${build.page.path} with If-None-Match: ${etag}: status ${again.status}, expected 304 (or 200)`);
         }
         break;
       }
       case 'mixed':
       case 'mixed-cached': {
         await checkFile(baseUrl, build.page, problems);
-        const product = await checkProduct(baseUrl, productIdAt(2), problems);
+        const product = await checkRendered(baseUrl, renderedPathAt(2), problems);
+        check.expectedStatuses = renderedStatuses();
         const assets = [build.stylesCss, build.mainJs, ...build.initialChunks];
         for (const file of assets) await checkFile(baseUrl, file, problems);
         // Each connection works through the cycle from its start, so a short run counts a prefix of

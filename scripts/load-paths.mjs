@@ -1,0 +1,80 @@
+// The pages `npm run bench`, `npm run soak` and `npm run profile` load, read from load-paths.json
+// at the root: paths of the app in src/, so the tools keep working when the app is replaced.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const LOAD_PATHS_FILE = join(import.meta.dirname, '..', 'load-paths.json');
+
+/**
+ * @typedef {{ path: string, min: number, max: number, status: number, cached: boolean, at: (k: number) => string }} RenderedPages
+ * @typedef {{ prerendered: string, rendered?: RenderedPages, clientOnly?: string, notFound: string }} LoadPaths
+ */
+
+class LoadPathsError extends Error {}
+
+const isPath = (value) => typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !/[\s?#]/.test(value);
+const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * The k-th id of a rotation over [min, max] that visits every id once before repeating, in an
+ * order no cache or branch predictor can anticipate from the previous one (a step coprime with the
+ * count). For the demo's ids 1..999999 it is the bench's historical rotation.
+ */
+export function rotation(min, max) {
+  const count = max - min + 1;
+  let step = 7_919;
+  while (gcd(step, count) !== 1) step += 1;
+  return (k) => ((k * step + 12_345) % count) + min;
+}
+
+/**
+ * Reads and checks load-paths.json; every error names the field.
+ * @param {string} [file]
+ * @returns {LoadPaths}
+ */
+export function readLoadPaths(file = LOAD_PATHS_FILE) {
+  let raw;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new LoadPathsError(`${file}: ${error.message}`);
+  }
+  return parseLoadPaths(raw, file);
+}
+
+/** @returns {LoadPaths} */
+export function parseLoadPaths(raw, file = 'load-paths.json') {
+  const fail = (field, why) => {
+    throw new LoadPathsError(`${file}: "${field}" ${why}`);
+  };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('(top level)', 'must be an object');
+  const known = ['$comment', 'prerendered', 'rendered', 'clientOnly', 'notFound'];
+  for (const key of Object.keys(raw)) if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
+  if (!isPath(raw.prerendered)) fail('prerendered', 'must be a path such as "/" (a page the build prerenders)');
+  if (raw.clientOnly !== undefined && !isPath(raw.clientOnly)) fail('clientOnly', 'must be a path such as "/dashboard"');
+  if (raw.notFound !== undefined && !isPath(raw.notFound)) fail('notFound', 'must be a path no route matches');
+  const paths = { prerendered: raw.prerendered, clientOnly: raw.clientOnly, notFound: raw.notFound ?? '/no-such-page' };
+  if (raw.rendered !== undefined) {
+    const r = raw.rendered;
+    if (typeof r !== 'object' || r === null) fail('rendered', 'must be an object { "path", "ids", "status", "cached" }');
+    if (!isPath(r.path) || (r.path.match(/\{id\}/g) ?? []).length !== 1) fail('rendered.path', 'must be a path with one {id}, e.g. "/products/{id}"');
+    const ids = r.ids;
+    if (!Array.isArray(ids) || ids.length !== 2 || !ids.every((id) => Number.isSafeInteger(id) && id >= 0) || ids[0] > ids[1]) {
+      fail('rendered.ids', 'must be [first, last], whole numbers, first ≤ last');
+    }
+    if (r.status !== undefined && !(Number.isInteger(r.status) && r.status >= 200 && r.status <= 599)) fail('rendered.status', 'must be an HTTP status (default 200)');
+    if (r.cached !== undefined && typeof r.cached !== 'boolean') fail('rendered.cached', 'must be true or false');
+    const next = rotation(ids[0], ids[1]);
+    paths.rendered = {
+      path: r.path,
+      min: ids[0],
+      max: ids[1],
+      status: r.status ?? 200,
+      cached: r.cached ?? false,
+      at: (k) => r.path.replace('{id}', String(next(k))),
+    };
+  }
+  return paths;
+}
+
+export { LoadPathsError };
