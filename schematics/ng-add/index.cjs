@@ -11,9 +11,40 @@ const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'u
 const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.json'), 'utf8'));
 const templateBuild = Object.values(templateWorkspace.projects)[0].architect.build;
 
-/** The origin's own files; the bench and its peers only with `--bench`. */
-const ORIGIN_FILES = ['server/', 'patches/', 'scripts/ensure-build.mjs', 'scripts/newest-mtime.mjs'];
-const BENCH_FILES = ['bench/', 'load-paths.json'];
+/** The origin's own files; the bench and its peers only with `--bench`. What they import comes too. */
+const ORIGIN_FILES = ['server/', 'patches/', 'scripts/ensure-build.mjs'];
+const BENCH_FILES = ['bench/'];
+// The bench loads the app's pages named here; the demo's would not exist in the user's app.
+const USER_LOAD_PATHS = `${JSON.stringify(
+  {
+    $comment:
+      'The pages npm run bench loads (README, Benchmark). Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000], "cached": true if it declares a shared-cache policy }.',
+    prerendered: '/',
+    notFound: '/no-such-page',
+  },
+  null,
+  2,
+)}\n`;
+
+const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
+
+/** `paths` and every template file they import by a relative path, transitively. */
+function withImports(paths, available) {
+  const result = new Set(paths);
+  const queue = [...paths];
+  while (queue.length) {
+    const path = queue.pop();
+    if (!/\.(?:[cm]?js|ts|mts)$/.test(path)) continue;
+    for (const [, specifier] of readFileSync(join(TEMPLATE_ROOT, path), 'utf8').matchAll(RELATIVE_IMPORT)) {
+      const target = posix.normalize(posix.join(posix.dirname(path), specifier));
+      if (available.has(target) && !result.has(target)) {
+        result.add(target);
+        queue.push(target);
+      }
+    }
+  }
+  return result;
+}
 
 /** What the origin needs at run time (the build leaves them external) and to type-check. */
 const ORIGIN_DEPENDENCIES = [...templateBuild.options.externalDependencies, 'lru-cache', 'accepts', 'patch-package'];
@@ -102,12 +133,13 @@ function ngAdd(options) {
 
     // 1. The origin's files, as the template has them; a file the app already has is left alone.
     const wanted = [...ORIGIN_FILES, ...(options.bench ? BENCH_FILES : [])];
-    for (const path of listTemplateFiles()) {
-      if (!wanted.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix))) continue;
-      if (path.startsWith('bench/results/') && !path.endsWith('.gitkeep')) continue;
+    const available = new Set(listTemplateFiles());
+    const selected = [...available].filter((path) => wanted.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix)));
+    for (const path of [...withImports(selected, available)].sort()) {
       if (tree.exists(path)) continue;
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
+    if (options.bench && !tree.exists('load-paths.json')) write('load-paths.json', USER_LOAD_PATHS);
 
     // 2. Dependencies and scripts.
     const added = [];

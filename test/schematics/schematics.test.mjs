@@ -117,6 +117,8 @@ describe('ng-new', () => {
     assert.doesNotMatch(pkg.scripts.test, /test:browser/);
     assert.match(tree.readContent('/acme-shop/src/app/pages/home.ts'), /Acme Shop/);
     assert.ok(tree.exists('/acme-shop/server/server.ts') && tree.exists('/acme-shop/test/server/origin.test.mjs'), 'the origin and its tests stay');
+    assert.ok(tree.exists('/acme-shop/test/app/src/main.server.ts'), "with the tests' own app");
+    assert.equal(json(tree, '/acme-shop/load-paths.json').rendered.status, 404, "load-paths.json names the minimal app's pages");
     assert.deepEqual(leftovers(tree), []);
   });
 
@@ -149,6 +151,19 @@ async function stockApp(options = {}) {
   });
 }
 
+/** Relative imports of the tree's scripts that name no file of the tree. */
+function unresolvedImports(tree) {
+  const missing = [];
+  for (const path of tree.files.filter((file) => /\.(?:[cm]?js|m?ts)$/.test(file) && !file.includes('/node_modules/'))) {
+    for (const [, specifier] of tree.readContent(path).matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+      const target = join(path, '..', specifier);
+      const candidates = [target, `${target}.ts`, target.replace(/\.mjs$/, '.d.mts')];
+      if (!candidates.some((candidate) => tree.exists(candidate))) missing.push(`${path} → ${specifier}`);
+    }
+  }
+  return missing;
+}
+
 function snapshot(tree) {
   return new Map(tree.files.map((path) => [path, tree.readContent(path)]));
 }
@@ -163,6 +178,7 @@ describe('ng-add', () => {
       assert.ok(tree.exists(path), `${path} is added`);
     }
     assert.ok(!tree.exists('/bench/run.mjs'), 'the bench only with --bench');
+    assert.deepEqual(unresolvedImports(tree), [], 'everything the origin imports came along');
     const pkg = json(tree, '/package.json');
     for (const name of ['koa', '@koa/router', 'koa-static', 'koa-conditional-get', 'pino', 'lru-cache', 'patch-package']) {
       assert.ok(pkg.dependencies[name], `${name} is a dependency`);
@@ -206,6 +222,9 @@ describe('ng-add', () => {
   it('--bench adds the bench, its peers and the stock build', async () => {
     const tree = await runner().runSchematic('ng-add', { project: 'stock', bench: true, skipInstall: true }, await stockApp());
     assert.ok(tree.exists('/bench/run.mjs'));
+    assert.deepEqual(unresolvedImports(tree), [], 'everything the bench imports came along');
+    assert.equal(json(tree, '/load-paths.json').prerendered, '/', "load-paths.json names the app's pages, not the demo's");
+    assert.equal(json(tree, '/load-paths.json').rendered, undefined);
     const pkg = json(tree, '/package.json');
     assert.ok(pkg.devDependencies.autocannon && pkg.devDependencies.fastify);
     assert.ok(pkg.scripts.bench);
