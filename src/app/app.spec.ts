@@ -1,5 +1,5 @@
 import { TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
+import { Router, provideRouter } from '@angular/router';
 import { App } from './app';
 
 describe('App shell', () => {
@@ -13,6 +13,16 @@ describe('App shell', () => {
     const links = [...(fixture.nativeElement as HTMLElement).querySelectorAll('nav a')];
     expect(links.map((link) => link.getAttribute('href'))).toEqual(['/', '/products/1', '/dashboard']);
     expect(links.map((link) => link.textContent?.trim())).toEqual(['Home', 'Products', 'Dashboard']);
+  });
+
+  it('marks the current section, whatever the product id', async () => {
+    TestBed.resetTestingModule();
+    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter([{ path: '**', children: [] }])] });
+    const fixture = TestBed.createComponent(App);
+    await TestBed.inject(Router).navigateByUrl('/products/42');
+    await fixture.whenStable();
+    const current = [...(fixture.nativeElement as HTMLElement).querySelectorAll('nav a[aria-current="page"]')];
+    expect(current.map((link) => link.textContent?.trim())).toEqual(['Products']);
   });
 
   it('has a router outlet for the pages', () => {

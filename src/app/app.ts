@@ -1,18 +1,29 @@
-import { Component } from '@angular/core';
+import { Component, inject } from '@angular/core';
+import { toSignal } from '@angular/core/rxjs-interop';
 import { MatButtonModule } from '@angular/material/button';
 import { MatToolbarModule } from '@angular/material/toolbar';
-import { RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
+import { NavigationEnd, Router, RouterLink, RouterOutlet } from '@angular/router';
+import { filter, map } from 'rxjs';
+
+/** The first path segment: the nav's section (`/products/42` is in Products, whatever the id). */
+const sectionOf = (url: string) => new URL(url, 'http://app').pathname.split('/')[1] ?? '';
 
 @Component({
   selector: 'app-root',
-  imports: [RouterOutlet, RouterLink, RouterLinkActive, MatToolbarModule, MatButtonModule],
+  imports: [RouterOutlet, RouterLink, MatToolbarModule, MatButtonModule],
   template: `
     <mat-toolbar class="toolbar">
       <a class="brand" routerLink="/">SSR Origin</a>
       <nav>
-        <a mat-button routerLink="/" routerLinkActive="active" [routerLinkActiveOptions]="{ exact: true }">Home</a>
-        <a mat-button routerLink="/products/1" routerLinkActive="active">Products</a>
-        <a mat-button routerLink="/dashboard" routerLinkActive="active">Dashboard</a>
+        @for (link of links; track link.section) {
+          <a
+            mat-button
+            [routerLink]="link.href"
+            [class.active]="section() === link.section"
+            [attr.aria-current]="section() === link.section ? 'page' : null"
+            >{{ link.label }}</a
+          >
+        }
       </nav>
     </mat-toolbar>
     <main>
@@ -27,4 +38,19 @@ import { RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
     main { max-width: 960px; margin: 0 auto; padding: 24px 16px; }
   `,
 })
-export class App {}
+export class App {
+  private readonly router = inject(Router);
+  protected readonly links = [
+    { section: '', href: '/', label: 'Home' },
+    { section: 'products', href: '/products/1', label: 'Products' },
+    { section: 'dashboard', href: '/dashboard', label: 'Dashboard' },
+  ];
+  /** Marked in the server's HTML too: the router has navigated before the page is serialized. */
+  protected readonly section = toSignal(
+    this.router.events.pipe(
+      filter((event) => event instanceof NavigationEnd),
+      map((event) => sectionOf(event.urlAfterRedirects)),
+    ),
+    { initialValue: sectionOf(this.router.url) },
+  );
+}

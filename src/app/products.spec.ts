@@ -1,4 +1,4 @@
-import { isProductId, makeProduct } from './products';
+import { isProductId, makeProduct, plural } from './products';
 
 describe('products', () => {
   it('accepts canonical ids from 1 to 999999 only', () => {
@@ -18,5 +18,12 @@ describe('products', () => {
     const names = new Set(Array.from({ length: 200 }, (_, i) => makeProduct(i + 1).name));
     expect(names.size).toBe(200);
     expect(makeProduct(7).description).not.toEqual(makeProduct(8).description);
+  });
+
+  it('says 1 year, and years for every other count', () => {
+    expect([0, 1, 2, 5].map((count) => plural(count, 'year', 'years'))).toEqual(['0 years', '1 year', '2 years', '5 years']);
+    const warranties = Array.from({ length: 300 }, (_, i) => makeProduct(i + 1).specs.find((spec) => spec.label === 'Warranty')?.value);
+    expect(warranties).toContain('1 year');
+    expect(warranties.some((text) => /^1 years/.test(text ?? ''))).toBe(false);
   });
 });

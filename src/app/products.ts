@@ -19,6 +19,13 @@ export function isProductId(value: string | undefined): boolean {
   return value !== undefined && /^[1-9]\d{0,5}$/.test(value) && Number(value) <= MAX_ID;
 }
 
+const pluralRules = new Intl.PluralRules('en');
+
+/** `1 year`, `2 years`, `0 years`: English plural rules, not "year(s)". */
+export function plural(count: number, one: string, other: string): string {
+  return `${count} ${pluralRules.select(count) === 'one' ? one : other}`;
+}
+
 /** xorshift32: a tiny deterministic generator, so the server and the browser compute the same product. */
 function generator(seed: number): () => number {
   let state = seed ^ 0x9e3779b9 || 1;
@@ -43,7 +50,7 @@ export function makeProduct(id: number): Product {
     description: `The ${name} is made of ${pick(MATERIALS)} and comes in ${pick(COLOURS)}.`,
     specs: [
       { label: 'Weight', value: `${(0.2 + next() * 12).toFixed(1)} kg` },
-      { label: 'Warranty', value: `${1 + Math.floor(next() * 5)} years` },
+      { label: 'Warranty', value: plural(1 + Math.floor(next() * 5), 'year', 'years') },
       { label: 'In stock', value: String(Math.floor(next() * 500)) },
       { label: 'SKU', value: `SO-${id.toString(36).toUpperCase().padStart(4, '0')}` },
     ],

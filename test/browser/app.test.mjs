@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, afterEach, describe, it } from 'node:test';
 import { makeProduct } from '../../src/app/products.ts';
 import { launchBrowser } from '../helpers/browser.mjs';
-import { ROOT, startOrigin } from '../helpers/origin.mjs';
+import { APP_DIST, ROOT, startOrigin } from '../helpers/origin.mjs';
 
 const SCREENSHOTS = join(ROOT, 'test-results');
 let origin;
@@ -15,7 +15,8 @@ let problems;
 
 before(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  [origin, browser] = await Promise.all([startOrigin(), launchBrowser()]);
+  // The demo app's own build (src/), not the origin's test app.
+  [origin, browser] = await Promise.all([startOrigin({ dist: APP_DIST }), launchBrowser()]);
 });
 after(async () => {
   await browser?.close();
@@ -67,6 +68,14 @@ describe('in a real browser', () => {
     await page.locator('h1', { hasText: makeProduct(42).name }).waitFor();
     assert.equal(new URL(page.url()).pathname, '/products/42');
     assert.deepEqual(documentRequests, [], 'navigation reloaded the page instead of routing in the browser');
+    // The product's own title and description, in the server's HTML and after client navigation.
+    const served = await response.text();
+    assert.match(served, new RegExp(`<title>${makeProduct(41).name} · SSR Origin</title>`));
+    assert.ok(served.includes(`<meta name="description" content="${makeProduct(41).description}">`), 'the description is in the served HTML');
+    assert.equal(await page.title(), `${makeProduct(42).name} · SSR Origin`);
+    assert.deepEqual(await page.locator('meta[name="description"]').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('content'))), [makeProduct(42).description], 'one description, updated in place');
+    assert.equal(await page.getByRole('link', { name: 'Products' }).getAttribute('aria-current'), 'page', 'Products is the current section');
+    assert.equal(await page.getByRole('link', { name: 'Home' }).getAttribute('aria-current'), null);
     await page.screenshot({ path: join(SCREENSHOTS, 'product.png') });
     assert.deepEqual(problems, []);
   });
@@ -76,7 +85,8 @@ describe('in a real browser', () => {
     assert.equal(response.status(), 200);
     assert.ok(!(await response.text()).includes('Rendered in the browser'), 'the server rendered it');
     await page.getByText('Rendered in the browser.').waitFor();
-    assert.match(await page.locator('.visits').textContent(), /1 time\(s\)/);
+    assert.match(await page.locator('.visits').textContent(), /opened this dashboard once in/);
+    assert.equal(await page.getByRole('link', { name: 'Dashboard' }).getAttribute('aria-current'), 'page');
     await page.screenshot({ path: join(SCREENSHOTS, 'dashboard.png') });
     assert.deepEqual(problems, []);
   });

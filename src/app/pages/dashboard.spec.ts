@@ -7,10 +7,14 @@ describe('Dashboard', () => {
   it('counts visits in this browser', async () => {
     const first = TestBed.createComponent(Dashboard);
     await first.whenStable();
-    expect((first.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('1 time(s)');
+    expect((first.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard once in');
 
     const second = TestBed.createComponent(Dashboard);
     await second.whenStable();
-    expect((second.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('2 time(s)');
+    expect((second.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard twice in');
+
+    const third = TestBed.createComponent(Dashboard);
+    await third.whenStable();
+    expect((third.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard 3 times in');
   });
 });

@@ -1,3 +1,4 @@
+import { I18nPluralPipe } from '@angular/common';
 import { Component, signal } from '@angular/core';
 import { MatCardModule } from '@angular/material/card';
 
@@ -6,13 +7,13 @@ const VISITS_KEY = 'ssr-origin.dashboard.visits';
 /** Rendered only in the browser (RenderMode.Client): it reads browser-only state. */
 @Component({
   selector: 'app-dashboard',
-  imports: [MatCardModule],
+  imports: [MatCardModule, I18nPluralPipe],
   template: `
     <h1>Dashboard</h1>
     <mat-card appearance="outlined">
       <mat-card-content>
         <p class="rendered-by">Rendered in the browser.</p>
-        <p class="visits">You opened this dashboard {{ visits() }} time(s) in this browser.</p>
+        <p class="visits">You opened this dashboard {{ visits() | i18nPlural: visitCounts }} in this browser.</p>
         <p>Viewport: {{ viewport() }}</p>
       </mat-card-content>
     </mat-card>
@@ -20,6 +21,7 @@ const VISITS_KEY = 'ssr-origin.dashboard.visits';
 })
 export default class Dashboard {
   protected readonly visits = signal(countVisit());
+  protected readonly visitCounts = { '=1': 'once', '=2': 'twice', other: '# times' };
   protected readonly viewport = signal(`${window.innerWidth} × ${window.innerHeight}`);
 }
 
