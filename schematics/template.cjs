@@ -37,8 +37,8 @@ const BENCH = {
 
 /** What `--demo=false` replaces: the example pages and their own tests. */
 const DEMO = {
-  // Everything in src/app except the two app-agnostic config files.
-  keep: ['src/app/app.config.ts', 'src/app/app.config.server.ts'],
+  // Everything in src/app except the app-agnostic config and the title strategy it provides.
+  keep: ['src/app/app.config.ts', 'src/app/app.config.server.ts', 'src/app/page-title.ts', 'src/app/page-title.spec.ts'],
   paths: ['src/app/', 'test/browser/', 'public/async-work.json'],
   scripts: ['test:browser'],
 };

@@ -107,6 +107,8 @@ describe('ng-new', () => {
       '/acme-shop/src/app/app.routes.ts',
       '/acme-shop/src/app/app.spec.ts',
       '/acme-shop/src/app/app.ts',
+      '/acme-shop/src/app/page-title.spec.ts',
+      '/acme-shop/src/app/page-title.ts',
       '/acme-shop/src/app/pages/home.ts',
       '/acme-shop/src/app/pages/not-found.ts',
     ]);
