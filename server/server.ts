@@ -120,6 +120,7 @@ let devHandler: RequestListener | undefined;
 export const reqHandler = createNodeRequestHandler((req, res) => {
   if (!devHandler) {
     const config = loadConfig();
+    const log = createLogger(config.logLevel);
     devHandler = createOrigin({
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
@@ -128,10 +129,10 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
       renderStats: () => undefined,
       renderCacheStats: () => undefined,
       processInfo: { pid: process.pid },
-      log: createLogger(config.logLevel),
+      log,
       accessLog: config.accessLog,
       fastPath: false,
-      renderPage: createDevPages(),
+      renderPage: createDevPages(log),
       freshCachedPage: undefined,
     });
   }

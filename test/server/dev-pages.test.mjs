@@ -1,0 +1,72 @@
+// The handler `ng serve` renders through (server.ts `reqHandler`, AngularNodeAppEngine behind the
+// origin's Koa chain): a client that gives up during a render is routine while developing, a debug
+// line, never an error with a stack; pages still render.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DIST, ROOT, request } from '../helpers/origin.mjs';
+
+let child;
+let output = '';
+let url;
+
+/** Waits (bounded) until the child's output matches. */
+async function waitFor(pattern, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(output)) {
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in 15 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const lines = () =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+
+before(async () => {
+  child = spawn(
+    process.execPath,
+    ['--import', join(ROOT, 'test/fixtures/slow-renders.mjs'), join(ROOT, 'test/fixtures/dev-handler.mjs'), DIST],
+    { env: { ...process.env, NG_ALLOWED_HOSTS: '127.0.0.1', LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  await waitFor(/listening \d+/);
+  url = `http://127.0.0.1:${/listening (\d+)/.exec(output)[1]}`;
+});
+after(() => child?.kill('SIGKILL'));
+
+describe('dev renders (reqHandler)', () => {
+  it('render pages', async () => {
+    const res = await request(url, '/products/5');
+    assert.equal(res.status, 200);
+    assert.match(res.text, /ng-server-context="ssr"/);
+  });
+
+  it('log a client that left mid-render at debug level, with no error and no stack', async () => {
+    child.kill('SIGWINCH'); // renders stall from now on (test/fixtures/slow-renders.mjs)
+    await waitFor(/slow renders on/);
+    const from = lines().length;
+    // The client gives up after the request is in the render.
+    await new Promise((resolve) => {
+      const req = httpRequest(`${url}/products/6`, () => {});
+      req.on('error', resolve);
+      req.end();
+      setTimeout(() => req.destroy(), 300);
+    });
+    await waitFor(/client left during a dev render/);
+    const logged = lines().slice(from);
+    assert.deepEqual(logged.filter((line) => line.level >= 40), [], 'nothing at warn or above');
+    const left = logged.find((line) => line.msg === 'client left during a dev render');
+    assert.equal(left.level, 20);
+    assert.equal(left.url, '/products/6');
+    assert.equal(left.err, undefined, 'no stack');
+    child.kill('SIGWINCH');
+    await waitFor(/slow renders off/);
+    assert.equal((await request(url, '/products/7')).status, 200, 'and the next page renders');
+  });
+});
