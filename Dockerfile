@@ -6,6 +6,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
+COPY scripts/check-patches.mjs ./scripts/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -13,9 +14,11 @@ RUN npm run build
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
-# Production dependencies only; postinstall applies patches/ to them (patch-package is one of them).
+# Production dependencies only; postinstall applies patches/ to them (patch-package is one of them)
+# and fails the build if one does not apply.
 COPY package.json package-lock.json ./
 COPY patches ./patches
+COPY scripts/check-patches.mjs ./scripts/
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 USER node

@@ -12,7 +12,7 @@ const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.j
 const templateBuild = Object.values(templateWorkspace.projects)[0].architect.build;
 
 /** The origin's own files; the bench and its peers only with `--bench`. What they import comes too. */
-const ORIGIN_FILES = ['server/', 'patches/', 'scripts/ensure-build.mjs'];
+const ORIGIN_FILES = ['server/', 'patches/', 'scripts/ensure-build.mjs', 'scripts/check-patches.mjs'];
 const BENCH_FILES = ['bench/'];
 // The bench loads the app's pages named here; the demo's would not exist in the user's app.
 const USER_LOAD_PATHS = `${JSON.stringify(
