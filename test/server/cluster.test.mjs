@@ -24,7 +24,7 @@ describe('cluster mode (WORKERS)', () => {
   it('serves from every worker, and /healthz says which one answered and how many there are', async () => {
     const origin = await startOrigin({ env: { WORKERS: '2' } });
     try {
-      await sleep(500); // the second worker may still be starting when the first says it listens
+      await allListening(origin, 2); // the second worker may still be starting when the first says it listens
       const pids = await workerPids(origin);
       assert.equal(pids.size, 2, `answers came from ${[...pids].join(', ')}`);
       const answer = await health(origin);
@@ -44,7 +44,7 @@ describe('cluster mode (WORKERS)', () => {
       const expected = availableParallelism();
       assert.equal((await health(origin)).workers ?? 1, expected);
       if (expected > 1) {
-        await sleep(500);
+        await allListening(origin, expected);
         assert.equal((await workerPids(origin)).size, expected);
       }
     } finally {
@@ -55,7 +55,7 @@ describe('cluster mode (WORKERS)', () => {
   it('replaces a killed worker, and requests keep succeeding meanwhile', async () => {
     const origin = await startOrigin({ env: { WORKERS: '2' } });
     try {
-      await sleep(500);
+      await allListening(origin, 2);
       const before = await workerPids(origin);
       assert.equal(before.size, 2);
       const victim = [...before][0];
@@ -154,7 +154,7 @@ describe('cluster mode (WORKERS)', () => {
 
   it('drains every worker on SIGTERM under load: nothing dropped, exit 0', async () => {
     const origin = await startOrigin({ env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
-    await sleep(500);
+    await allListening(origin, 2);
     const pipelined = (base) => Array.from({ length: 40 }, (_, i) => `GET /products/${base + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
     // Two connections: the primary hands them to different workers.
     const loads = [8000, 9000].map((base, i) =>
@@ -176,19 +176,26 @@ describe('cluster mode (WORKERS)', () => {
 
   it('turns /readyz 503 on every worker as soon as draining starts', async () => {
     const origin = await startOrigin({ env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
-    await sleep(500);
+    await allListening(origin, 2);
     // One connection per worker, each kept busy with renders; /readyz is written on it only after
     // SIGTERM, so it is answered while that worker drains (Node handles pipelined requests as they
     // arrive: one written up front would be answered before the signal).
     const renders = (base) => Array.from({ length: 60 }, (_, i) => `GET /products/${base + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+    // Each /readyz goes out once both workers have logged that they drain: a fact, not a delay.
+    const bothDraining = () => logLines(origin).filter((line) => line.msg.startsWith('draining: no new connections')).length >= 2;
+    let answered = 0;
     const connections = [11_000, 12_000].map((base) =>
       rawRequest(origin.port, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n' + renders(base), {
         timeoutMs: 30_000,
-        afterWrite: (socket) => setTimeout(() => socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'), 300),
+        afterWrite: (socket) => {
+          socket.once('data', () => {
+            // Once both workers answered their connection's first request, SIGTERM to the primary.
+            if (++answered === 2) process.kill(origin.pid, 'SIGTERM');
+            waitForLog(origin, bothDraining).then(() => socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'));
+          });
+        },
       }),
     );
-    await sleep(150);
-    process.kill(origin.pid, 'SIGTERM');
     const answers = await Promise.all(connections);
     const pids = answers.map(({ responses }) => JSON.parse(responses[0].slice(responses[0].indexOf('\r\n\r\n') + 4)).pid);
     assert.notEqual(pids[0], pids[1], 'both connections went to one worker');
@@ -218,6 +225,11 @@ describe('cluster mode: a worker that cannot start', () => {
 });
 
 /** Resolves with the first log line that satisfies `test` (polling), or fails after `timeoutMs`. */
+/** Startup resolves when the first worker listens; this waits (bounded) until `count` have. */
+function allListening(origin, count) {
+  return waitForLog(origin, () => logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length >= count);
+}
+
 async function waitForLog(origin, test, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
