@@ -43,7 +43,11 @@ export async function startOrigin(options = {}) {
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 
   const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`origin did not start in 15 s:\n${stdout}\n${stderr}`)), 15_000);
+    const timer = setTimeout(() => {
+      // Never leave it running: a process that outlives its test keeps the test file from ending.
+      child.kill('SIGKILL');
+      reject(new Error(`origin did not start in 15 s:\n${stdout}\n${stderr}`));
+    }, 15_000);
     const onData = () => {
       const match = /listening on http:\/\/[^:]+:(\d+)/.exec(stdout);
       if (match) {
