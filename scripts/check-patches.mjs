@@ -2,9 +2,11 @@
 // to the version it was made for. patch-package alone warns and carries on when a package moved
 // (`ng update`) or a patch failed, leaving a package silently unpatched that the README says is
 // patched. Here that fails the install with the patch named and the command that fixes it.
-// Usage: node scripts/check-patches.mjs [root]  (default: this repository)
+// Usage: node scripts/check-patches.mjs [--apply] [root]  (default: this repository); --apply runs
+// patch-package first, as postinstall does.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 
 /** Every patch adds a comment with this marker at its change (patches/README.md). */
 const MARKER = 'Patched (patches/README.md)';
@@ -53,7 +55,15 @@ export function checkPatches(root) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const root = process.argv[2] ?? join(import.meta.dirname, '..');
+  const args = process.argv.slice(2);
+  const root = args.find((arg) => !arg.startsWith('--')) ?? join(import.meta.dirname, '..');
+  if (args.includes('--apply')) {
+    // Installed as a dependency (npx -p or ng add fetching the schematics collection): the patches
+    // are for the app made from the template, not for this copy, and its packages are elsewhere.
+    if (resolve(root).split(sep).includes('node_modules')) process.exit(0);
+    const applied = spawnSync(join(root, 'node_modules/.bin/patch-package'), { cwd: root, stdio: 'inherit' });
+    if (applied.status !== 0) process.exit(applied.status ?? 1);
+  }
   const problems = checkPatches(root);
   if (problems.length > 0) {
     process.stderr.write(`\nPatches that are not in effect (the README's claims would be false):\n${problems.map((line) => `  - ${line}`).join('\n')}\n\n`);

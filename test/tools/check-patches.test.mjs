@@ -64,6 +64,16 @@ describe('an install with patches', () => {
     assert.match(output, /patches\/greet\+1\.0\.0\.patch: not applied to node_modules\/greet\/index\.js/);
   });
 
+  it('does nothing where the template is installed as a dependency (npx -p, ng add)', () => {
+    const copy = join(work, 'app/node_modules/ssr-template');
+    mkdirSync(join(copy, 'patches'), { recursive: true });
+    writeFileSync(join(copy, 'patches/greet+1.0.0.patch'), PATCH);
+    const result = spawnSync(process.execPath, [join(ROOT, 'scripts/check-patches.mjs'), '--apply', copy], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(result.status, 0, result.stderr);
+    const outside = spawnSync(process.execPath, [join(ROOT, 'scripts/check-patches.mjs'), join(work, 'moved')], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(outside.status, 1, 'the same check fails for an app');
+  });
+
   it("holds for this repository's own install", () => {
     assert.deepEqual(checkPatches(ROOT), []);
   });
