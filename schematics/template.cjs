@@ -12,7 +12,11 @@ const TEMPLATE_NAME = 'ssr-origin';
 const TEMPLATE_TITLE = 'SSR Origin';
 const PACKED_LOCKFILE = 'schematics/package-lock.json';
 /** Where a template file is read from: the lockfile of a packed tarball sits in schematics/. */
-const sourceOf = (root, path) => join(root, path === 'package-lock.json' && !existsSync(join(root, path)) ? PACKED_LOCKFILE : path);
+function sourceOf(root, path) {
+  if (existsSync(join(root, path))) return join(root, path);
+  if (path === 'package-lock.json') return join(root, PACKED_LOCKFILE);
+  return join(root, path.replace(/\.gitignore$/, '.npmignore'));
+}
 
 /** Never part of a new app: the collection itself, build output, local state. */
 const ALWAYS_EXCLUDED = [
@@ -68,7 +72,11 @@ function listTemplateFiles(root = TEMPLATE_ROOT) {
         .filter((path) => path && existsSync(join(root, path)))
     : // A packed tarball: its files. npm never packs package-lock.json, so `prepack` puts a copy
       // in schematics/ and it goes back to its place here.
-      [...walk(root, root), ...(existsSync(join(root, PACKED_LOCKFILE)) ? ['package-lock.json'] : [])];
+      // npm also renames .gitignore to .npmignore when it installs a package: rename it back.
+      [
+        ...walk(root, root).map((path) => (path.endsWith('.npmignore') && !existsSync(join(root, path.replace(/\.npmignore$/, '.gitignore'))) ? path.replace(/\.npmignore$/, '.gitignore') : path)),
+        ...(existsSync(join(root, PACKED_LOCKFILE)) ? ['package-lock.json'] : []),
+      ];
   return all.filter((path) => !ALWAYS_EXCLUDED.some((prefix) => path.startsWith(prefix))).sort();
 }
 

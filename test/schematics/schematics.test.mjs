@@ -2,7 +2,7 @@
 // files (ng-new) and against a real `ng new --ssr` app made by @schematics/angular (ng-add).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -68,6 +68,8 @@ describe('ng-new', () => {
       // npm pack runs prepack/postpack (the lockfile travels in schematics/); then unpack it.
       execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 });
       execFileSync('sh', ['-c', 'tar -xzf *.tgz'], { cwd: dir, timeout: 60_000 });
+      // As npm leaves it when it installs the package (npx -p, ng add): .gitignore renamed .npmignore.
+      renameSync(join(dir, 'package/.gitignore'), join(dir, 'package/.npmignore'));
       for (const options of [{ name: 'acme-shop' }, { name: 'acme-shop', demo: false, bench: false }]) {
         const fromCheckout = scaffoldFiles(options);
         const fromTarball = scaffoldFiles(options, join(dir, 'package'));
