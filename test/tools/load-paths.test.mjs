@@ -6,11 +6,15 @@ import fc from 'fast-check';
 import { parseLoadPaths, readLoadPaths, rotation } from '../../scripts/load-paths.mjs';
 
 describe('load-paths.json', () => {
-  it("the repository's file parses, and its rotation is the bench's historical one", () => {
+  it("this project's file parses (whatever app it names)", () => {
     const paths = readLoadPaths();
-    assert.equal(paths.prerendered, '/');
+    assert.match(paths.prerendered, /^\//);
+  });
+
+  it("a rotation over the demo's ids is the bench's historical one", () => {
     // The ids the bench used before the file existed: ((k × 7919 + 12345) mod 999999) + 1.
-    for (const k of [0, 1, 2, 99, 123_456]) assert.equal(paths.rendered.at(k), `/products/${((k * 7919 + 12_345) % 999_999) + 1}`);
+    const at = rotation(1, 999_999);
+    for (const k of [0, 1, 2, 99, 123_456]) assert.equal(at(k), ((k * 7919 + 12_345) % 999_999) + 1);
   });
 
   it('names the field in every error', () => {
