@@ -1,11 +1,23 @@
 import { TestBed } from '@angular/core/testing';
-import { Router, provideRouter } from '@angular/router';
+import { Router, provideRouter, withComponentInputBinding } from '@angular/router';
 import { App } from './app';
+import { routes } from './app.routes';
 
 describe('App shell', () => {
   beforeEach(() => {
-    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter([])] });
+    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter(routes, withComponentInputBinding())] });
   });
+
+  /** The shell at `url`, and the labels of the nav links marked as the current page. */
+  async function at(url: string) {
+    const fixture = TestBed.createComponent(App);
+    await TestBed.inject(Router).navigateByUrl(url);
+    await fixture.whenStable();
+    const element = fixture.nativeElement as HTMLElement;
+    const current = [...element.querySelectorAll('nav a[aria-current="page"]')].map((link) => link.textContent?.trim());
+    const styled = [...element.querySelectorAll('nav a.active')].map((link) => link.textContent?.trim());
+    return { fixture, element, current, styled };
+  }
 
   it('links to a page of every render mode', async () => {
     const fixture = TestBed.createComponent(App);
@@ -15,14 +27,43 @@ describe('App shell', () => {
     expect(links.map((link) => link.textContent?.trim())).toEqual(['Home', 'Products', 'Dashboard']);
   });
 
-  it('marks the current section, whatever the product id', async () => {
+  it('marks the current section, with a style and aria-current', async () => {
+    expect(await at('/')).toMatchObject({ current: ['Home'], styled: ['Home'] });
     TestBed.resetTestingModule();
-    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter([{ path: '**', children: [] }])] });
-    const fixture = TestBed.createComponent(App);
-    await TestBed.inject(Router).navigateByUrl('/products/42');
+    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter(routes, withComponentInputBinding())] });
+    expect(await at('/dashboard')).toMatchObject({ current: ['Dashboard'], styled: ['Dashboard'] });
+  });
+
+  it('marks Products on every product page, whatever the id', async () => {
+    const { current, styled } = await at('/products/42');
+    expect(current).toEqual(['Products']);
+    expect(styled).toEqual(['Products']);
+  });
+
+  it('moves the mark on client navigation', async () => {
+    const { fixture, element } = await at('/products/42');
+    await TestBed.inject(Router).navigateByUrl('/');
     await fixture.whenStable();
-    const current = [...(fixture.nativeElement as HTMLElement).querySelectorAll('nav a[aria-current="page"]')];
-    expect(current.map((link) => link.textContent?.trim())).toEqual(['Products']);
+    expect([...element.querySelectorAll('nav a[aria-current]')].map((link) => link.textContent?.trim())).toEqual(['Home']);
+    expect(element.querySelectorAll('nav a.active').length).toBe(1);
+  });
+
+  it('marks no section on pages outside the nav and on the not-found page', async () => {
+    for (const url of ['/async-work?http=0', '/products/0', '/no/such/page']) {
+      TestBed.resetTestingModule();
+      TestBed.configureTestingModule({ imports: [App], providers: [provideRouter(routes, withComponentInputBinding())] });
+      expect(await at(url), url).toMatchObject({ current: [], styled: [] });
+    }
+  });
+
+  it('leaves the links alone until the router has navigated (hydration keeps the server marks)', async () => {
+    const fixture = TestBed.createComponent(App);
+    fixture.detectChanges();
+    const products = (fixture.nativeElement as HTMLElement).querySelectorAll('nav a')[1];
+    // What the server's HTML says, before the browser's first navigation ends.
+    products.setAttribute('aria-current', 'page');
+    fixture.detectChanges();
+    expect(products.getAttribute('aria-current')).toBe('page');
   });
 
   it('has a router outlet for the pages', () => {
