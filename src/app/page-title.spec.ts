@@ -14,6 +14,7 @@ describe('PageTitleStrategy', () => {
         provideRouter([
           { path: 'a', title: 'Page A', data: { description: 'About A' }, component: Blank },
           { path: 'b', title: 'Page B', resolve: { description: () => 'About B' }, component: Blank },
+          { path: 'c', component: Blank },
         ]),
         { provide: TitleStrategy, useClass: PageTitleStrategy },
       ],
@@ -28,5 +29,13 @@ describe('PageTitleStrategy', () => {
     expect(TestBed.inject(Title).getTitle()).toBe('Page B · SSR Origin');
     const tags = TestBed.inject(Meta).getTags('name="description"');
     expect(tags.map((tag) => tag.content)).toEqual(['About B']);
+  });
+
+  it("leaves no other page's description on a page without one", async () => {
+    const router = TestBed.inject(Router);
+    await router.navigateByUrl('/a');
+    await router.navigateByUrl('/c');
+    expect(TestBed.inject(Title).getTitle()).toBe('SSR Origin');
+    expect(TestBed.inject(Meta).getTags('name="description"')).toEqual([]);
   });
 });

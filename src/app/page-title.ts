@@ -6,8 +6,9 @@ export const APP_NAME = 'SSR Origin';
 
 /**
  * Each page's `<title>` and meta description, from its route (`title`, `data.description` or a
- * resolved `description`). Set while rendering, so the server's HTML has them: what search engines
- * and link previews read. Updated in place on client navigation, never appended.
+ * resolved `description`; a route without one gets no description tag). Set while rendering, so
+ * the server's HTML has them: what search engines and link previews read. Updated in place on
+ * client navigation, never appended.
  */
 @Injectable({ providedIn: 'root' })
 export class PageTitleStrategy extends TitleStrategy {
@@ -22,6 +23,9 @@ export class PageTitleStrategy extends TitleStrategy {
     const description: unknown = route.data['description'];
     if (typeof description === 'string') {
       this.meta.updateTag({ name: 'description', content: description });
+    } else {
+      // None rather than the previous page's, which client navigation would otherwise leave.
+      this.meta.removeTag('name="description"');
     }
   }
 }
