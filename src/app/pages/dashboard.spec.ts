@@ -1,5 +1,11 @@
+import { I18nPluralPipe, NgLocalization } from '@angular/common';
 import { TestBed } from '@angular/core/testing';
-import Dashboard from './dashboard';
+import { Meta, Title } from '@angular/platform-browser';
+import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
+import { RouterTestingHarness } from '@angular/router/testing';
+import { routes } from '../app.routes';
+import { PageTitleStrategy } from '../page-title';
+import Dashboard, { VISIT_COUNTS } from './dashboard';
 
 describe('Dashboard', () => {
   beforeEach(() => localStorage.clear());
@@ -16,5 +22,28 @@ describe('Dashboard', () => {
     const third = TestBed.createComponent(Dashboard);
     await third.whenStable();
     expect((third.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard 3 times in');
+  });
+
+  it('words every count of visits right', () => {
+    const pipe = new I18nPluralPipe(TestBed.inject(NgLocalization));
+    expect([0, 1, 2, 3, 11, 21].map((count) => pipe.transform(count, VISIT_COUNTS))).toEqual([
+      '0 times',
+      'once',
+      'twice',
+      '3 times',
+      '11 times',
+      '21 times',
+    ]);
+  });
+
+  it('has its own title and description once rendered in the browser', async () => {
+    TestBed.configureTestingModule({
+      providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+    });
+    await RouterTestingHarness.create('/dashboard');
+    expect(TestBed.inject(Title).getTitle()).toBe('Dashboard · SSR Origin');
+    expect(TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content)).toEqual([
+      'Your visits, counted in this browser: a page rendered only on the client.',
+    ]);
   });
 });

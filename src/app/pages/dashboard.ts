@@ -4,6 +4,9 @@ import { MatCardModule } from '@angular/material/card';
 
 const VISITS_KEY = 'ssr-origin.dashboard.visits';
 
+/** "once", "twice", "3 times": words for the number of visits, for every count (`i18nPlural`). */
+export const VISIT_COUNTS: Record<string, string> = { '=1': 'once', '=2': 'twice', other: '# times' };
+
 /** Rendered only in the browser (RenderMode.Client): it reads browser-only state. */
 @Component({
   selector: 'app-dashboard',
@@ -21,7 +24,7 @@ const VISITS_KEY = 'ssr-origin.dashboard.visits';
 })
 export default class Dashboard {
   protected readonly visits = signal(countVisit());
-  protected readonly visitCounts = { '=1': 'once', '=2': 'twice', other: '# times' };
+  protected readonly visitCounts = VISIT_COUNTS;
   protected readonly viewport = signal(`${window.innerWidth} × ${window.innerHeight}`);
 }
 

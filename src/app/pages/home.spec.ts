@@ -1,5 +1,20 @@
 import { TestBed } from '@angular/core/testing';
+import { Meta, Title } from '@angular/platform-browser';
+import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
+import { RouterTestingHarness } from '@angular/router/testing';
+import { routes } from '../app.routes';
+import { PageTitleStrategy } from '../page-title';
 import Home from './home';
+
+/** The document's title and description tags once the app's own routes have shown `url`. */
+async function headAt(url: string) {
+  TestBed.configureTestingModule({
+    providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+  });
+  await RouterTestingHarness.create(url);
+  const descriptions = TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content);
+  return { title: TestBed.inject(Title).getTitle(), descriptions };
+}
 
 describe('Home', () => {
   function setup() {
@@ -34,5 +49,12 @@ describe('Home', () => {
     element.querySelector('form')!.dispatchEvent(new Event('submit', { cancelable: true }));
     await fixture.whenStable();
     expect(element.querySelector('.greeting')?.textContent).toBe('Please tell us your name.');
+  });
+
+  it('has its own title and description', async () => {
+    expect(await headAt('/')).toEqual({
+      title: 'Home · SSR Origin',
+      descriptions: ['An Angular app served by a fast, tested Koa origin: prerendered, server-rendered and client-only pages.'],
+    });
   });
 });

@@ -1,7 +1,21 @@
 import { RESPONSE_INIT } from '@angular/core';
 import { TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
+import { Meta, Title } from '@angular/platform-browser';
+import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
+import { RouterTestingHarness } from '@angular/router/testing';
+import { routes } from '../app.routes';
+import { PageTitleStrategy } from '../page-title';
 import NotFound from './not-found';
+
+/** The document's title and description tags once the app's own routes have shown `url`. */
+async function headAt(url: string) {
+  TestBed.configureTestingModule({
+    providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+  });
+  await RouterTestingHarness.create(url);
+  const descriptions = TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content);
+  return { title: TestBed.inject(Title).getTitle(), descriptions };
+}
 
 describe('NotFound', () => {
   it('sets the response status to 404 when rendered on the server', () => {
@@ -18,5 +32,9 @@ describe('NotFound', () => {
     const fixture = TestBed.createComponent(NotFound);
     await fixture.whenStable();
     expect((fixture.nativeElement as HTMLElement).querySelector('h1')?.textContent).toBe('Page not found');
+  });
+
+  it('says so in its title and description', async () => {
+    expect(await headAt('/no/such/page')).toEqual({ title: 'Page not found · SSR Origin', descriptions: ['There is nothing at this address.'] });
   });
 });

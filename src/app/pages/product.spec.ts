@@ -1,7 +1,21 @@
 import { TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
+import { Meta, Title } from '@angular/platform-browser';
+import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
+import { RouterTestingHarness } from '@angular/router/testing';
+import { routes } from '../app.routes';
+import { PageTitleStrategy } from '../page-title';
 import { makeProduct } from '../products';
 import Product from './product';
+
+/** The document's title and description tags once the app's own routes have shown `url`. */
+async function headAt(url: string) {
+  TestBed.configureTestingModule({
+    providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+  });
+  await RouterTestingHarness.create(url);
+  const descriptions = TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content);
+  return { title: TestBed.inject(Title).getTitle(), descriptions };
+}
 
 describe('Product', () => {
   async function render(id: string) {
@@ -30,5 +44,14 @@ describe('Product', () => {
     const element = await render('1');
     const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) => a.getAttribute('href'));
     expect(hrefs).toEqual(['/products/2']);
+  });
+
+  it("has the product's own title and description", async () => {
+    const product = makeProduct(7);
+    expect(await headAt('/products/7')).toEqual({ title: `${product.name} · SSR Origin`, descriptions: [product.description] });
+  });
+
+  it('has the not-found title for an id that names no product', async () => {
+    expect(await headAt('/products/0')).toEqual({ title: 'Page not found · SSR Origin', descriptions: ['There is nothing at this address.'] });
   });
 });
