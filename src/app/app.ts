@@ -24,8 +24,8 @@ import { NavSection } from './nav-section';
     .toolbar { gap: 16px; }
     .brand { color: inherit; text-decoration: none; font: var(--mat-sys-title-large); }
     nav { display: flex; gap: 4px; }
-    /* The current section (marked by NavSection, with aria-current="page"). */
-    nav .active { background: var(--mat-sys-secondary-container); color: var(--mat-sys-on-secondary-container); }
+    /* The current section, marked by NavSection with aria-current="page". */
+    nav [aria-current='page'] { background: var(--mat-sys-secondary-container); color: var(--mat-sys-on-secondary-container); }
     main { max-width: 960px; margin: 0 auto; padding: 24px 16px; }
   `,
 })

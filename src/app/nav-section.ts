@@ -19,13 +19,14 @@ export function currentSection(root: ActivatedRouteSnapshot): string | null {
 }
 
 /**
- * `routerLinkActive` by section: marks its link (class `active`, `aria-current="page"`) while the
- * router shows a page of that section. `routerLinkActive` compares URLs, so a Products link that
- * goes to `/products/1` could not be marked on `/products/42`.
+ * `routerLinkActive` by section: sets `aria-current="page"` on its link while the router shows a
+ * page of that section (style the link by that attribute). `routerLinkActive` compares URLs, so a
+ * Products link that goes to `/products/1` could not be marked on `/products/42`.
  *
  * Like `routerLinkActive`, it changes the element only once the router has navigated: the server
  * marks the link in its HTML, and hydration keeps that mark instead of flashing the home link
- * while the browser's first navigation is still under way (template bindings would).
+ * while the browser's first navigation is still under way (template bindings would). No class:
+ * hydrating a Material button rewrites its class attribute, which would drop one for that while.
  */
 @Directive({ selector: '[appNavSection]' })
 export class NavSection implements OnChanges {
@@ -52,10 +53,8 @@ export class NavSection implements OnChanges {
   private update(): void {
     if (!this.router.navigated) return;
     if (currentSection(this.router.routerState.snapshot.root) === this.section()) {
-      this.renderer.addClass(this.element, 'active');
       this.renderer.setAttribute(this.element, 'aria-current', 'page');
     } else {
-      this.renderer.removeClass(this.element, 'active');
       this.renderer.removeAttribute(this.element, 'aria-current');
     }
   }
