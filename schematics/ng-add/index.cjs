@@ -26,6 +26,14 @@ const USER_LOAD_PATHS = `${JSON.stringify(
   2,
 )}\n`;
 
+/** The packages patches/ patches, from the patch files' names (`content-type+1.0.5.patch`). */
+function patchedPackages() {
+  return listTemplateFiles()
+    .map((path) => /^patches\/(.+)\+(\d[^+/]*)\.patch$/.exec(path))
+    .filter(Boolean)
+    .map(([, name, version]) => ({ name: name.replaceAll('+', '/'), version }));
+}
+
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
 
 /** `paths` and every template file they import by a relative path, transitively. */
@@ -163,6 +171,15 @@ function ngAdd(options) {
       }
     }
     if (pinned.length) log.push(`pinned to ${template.dependencies['@angular/core']}, the versions the patches are made for: ${pinned.join(', ')}`);
+    // Every patched package at the version of its patch, as a direct dependency so npm installs it
+    // where patch-package patches (node_modules/<name>), whatever else in the app wants another
+    // version (Express 5 wants content-type 2, Koa 1.0.5): postinstall checks it.
+    for (const { name, version } of patchedPackages()) {
+      if (name.startsWith('@angular/') || pkg.dependencies[name] === version) continue;
+      log.push(`${name} ${pkg.dependencies[name] ?? pkg.devDependencies[name] ?? '(not listed)'} pinned to ${version}, the version its patch is for`);
+      delete pkg.devDependencies[name];
+      pkg.dependencies[name] = version;
+    }
     pkg.dependencies = sortKeys(pkg.dependencies);
     pkg.devDependencies = sortKeys(pkg.devDependencies);
     pkg.overrides = { ...template.overrides, ...pkg.overrides };

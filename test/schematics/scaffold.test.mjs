@@ -108,7 +108,7 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     assert.throws(() => statSync(join(app, 'node_modules/bun')), 'no bench peer installed');
     assert.throws(() => statSync(join(app, 'bench')));
     run(app, 'npm', ['run', 'build'], BUILD_MS);
-    await checkOrigin(app, { prerendered: '/', rendered: '/no/such/page', renderedStatus: 404, title: 'Lean Shop' });
+    await checkOrigin(app, { prerendered: '/', rendered: '/no/such/page', renderedStatus: 404, title: 'Home · Lean Shop' });
   });
 
   it('ng add on an app made by ng new --ssr, then again: nothing more', async () => {

@@ -190,6 +190,7 @@ describe('ng-add', () => {
     assert.equal(pkg.scripts.postinstall, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.postinstall);
     assert.match(pkg.scripts['serve:ssr'], /dist\/server\/server\.mjs/);
     const templatePkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    assert.equal(pkg.dependencies['content-type'], '1.0.5', 'a patched package is a direct dependency at its patch version');
     for (const name of ['@angular/core', '@angular/ssr', '@angular/build']) {
       assert.equal(pkg.dependencies[name] ?? pkg.devDependencies[name], templatePkg.dependencies[name] ?? templatePkg.devDependencies[name], `${name} is pinned to the patched version`);
     }
