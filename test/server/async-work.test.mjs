@@ -1,7 +1,7 @@
-// A page that does what real pages do while rendering (test/app/src/app/pages/async-work.ts): an untracked
-// zero-delay timer, RxJS timer(0) and delay(0), an HttpClient call to the origin itself, and timers
-// that fire after the page was sent. With Angular's own scheduling every result is in the page, and
-// the late timers neither fail a render nor disturb the process.
+// A page that does what real pages do while rendering (test/app/src/app/pages/async-work.ts): an
+// untracked zero-delay timer, RxJS timer(0), delay(0) and debounceTime(0), an HttpClient call to the
+// origin itself, and timers that fire after the page was sent. With Angular's own scheduling every
+// result is in the page, and the late timers neither fail a render nor disturb the process.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +29,7 @@ describe('asynchronous work during a render', () => {
       assert.equal(found.timeout, 'done', `${path}: setTimeout(0)`);
       assert.equal(found['rxjs-timer'], 'done', `${path}: timer(0)`);
       assert.equal(found['rxjs-delay'], 'done', `${path}: delay(0)`);
+      assert.equal(found['rxjs-debounce'], 'done', `${path}: debounceTime(0)`);
       assert.equal(found.http, http, `${path}: HttpClient`);
     }
   });

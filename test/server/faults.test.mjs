@@ -4,6 +4,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { makeProduct } from '../app/src/app/products.ts';
 import { DIST, ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
 
 const STACK = /\n\s+at |node_modules|chunk-|\.mjs/;
@@ -56,6 +57,46 @@ describe('an exception during render', () => {
     assert.equal((await request(origin.url, '/')).status, 200);
     assert.equal((await request(origin.url, '/favicon.ico')).status, 200);
     assert.equal((await request(origin.url, '/products/6')).status, 500);
+  });
+});
+
+describe('a page that throws while rendering (test/app/src/app/pages/throws.ts)', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin();
+  });
+  after(async () => {
+    await origin?.stop();
+  });
+
+  it('is reported by Angular, not the client: one warning per render with its URL and the error', async () => {
+    // Angular's ErrorHandler takes the error and the render completes without the page's content;
+    // the origin passes on what was rendered and logs what the app wrote to the console.
+    const res = await request(origin.url, '/throws');
+    assert.equal(res.status, 200);
+    assert.ok(!res.text.includes('this page throws'), 'the error reached the client');
+    // (Not STACK: the page links its chunk-*.js files.)
+    assert.doesNotMatch(res.text, /\n\s+at |node_modules|\.mjs/, 'a stack reached the client');
+    const warnings = logLines(origin).filter((line) => line.level >= 40);
+    assert.equal(warnings.length, 1, origin.stdout());
+    assert.equal(warnings[0].msg, 'the app wrote to the console while rendering');
+    assert.equal(new URL(warnings[0].url).pathname, '/throws');
+    assert.match(warnings[0].console.join('\n'), /fixture: this page throws while rendering/);
+  });
+
+  it('leaves renders running beside it alone: their pages are whole, the warnings name only its URL', async () => {
+    const before = logLines(origin).filter((line) => line.level >= 40).length;
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => request(origin.url, i % 2 ? '/throws' : `/products/${300 + i}`)));
+    for (const [i, res] of answers.entries()) {
+      assert.equal(res.status, 200);
+      if (i % 2 === 0) {
+        assert.ok(res.text.includes(makeProduct(300 + i).name), `/products/${300 + i} is not whole`);
+      }
+    }
+    const warnings = logLines(origin).filter((line) => line.level >= 40).slice(before);
+    assert.equal(warnings.length, 5, origin.stdout());
+    assert.ok(warnings.every((line) => new URL(line.url).pathname === '/throws' && line.console.length === 1), JSON.stringify(warnings));
+    assert.equal(origin.stderr(), '', 'something wrote unstructured output');
   });
 });
 

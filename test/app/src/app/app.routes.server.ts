@@ -1,20 +1,22 @@
 import { RenderMode, ServerRoute } from '@angular/ssr';
 
 /**
- * How each route is rendered. The origin (server/) reads this same list, so a route's
- * render mode and status are declared once, here.
+ * How each route is rendered: one route per render mode the origin handles differently. The
+ * origin (server/) reads this same list.
  */
 export const serverRoutes: ServerRoute[] = [
+  // Prerendered at build time: served from memory, never rendered by the origin.
   { path: '', renderMode: RenderMode.Prerender },
   {
     path: 'products/:id',
     renderMode: RenderMode.Server,
-    // The same for every visitor for a minute: the origin's render cache and any CDN in front may
-    // share it (s-maxage: shared caches only; browsers revalidate), and serve it up to 10 minutes
-    // stale while one background render refreshes it. See README, "Render cache".
+    // A shared-cache policy: the origin's render cache keys on it (test/server/render-cache*.test.mjs).
     headers: { 'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400' },
   },
+  // Client only: the origin answers with the client-side shell (index.csr.html).
   { path: 'dashboard', renderMode: RenderMode.Client },
+  // Rendered per request, no cache policy: never stored by the render cache.
   { path: 'async-work', renderMode: RenderMode.Server },
+  { path: 'throws', renderMode: RenderMode.Server },
   { path: '**', renderMode: RenderMode.Server, status: 404 },
 ];

@@ -1,6 +1,7 @@
 import { Route, Routes, UrlSegment } from '@angular/router';
 import { isProductId } from './products';
 
+// Every page is lazy: the build then has chunk-*.js files, which the origin's file tests serve.
 export const routes: Routes = [
   { path: '', title: 'Home', loadComponent: () => import('./pages/home') },
   {
@@ -12,5 +13,6 @@ export const routes: Routes = [
   },
   { path: 'dashboard', title: 'Dashboard', loadComponent: () => import('./pages/dashboard') },
   { path: 'async-work', title: 'Async work', loadComponent: () => import('./pages/async-work') },
+  { path: 'throws', title: 'Throws', loadComponent: () => import('./pages/throws') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];

@@ -1,30 +1,26 @@
 import { Component } from '@angular/core';
-import { MatButtonModule } from '@angular/material/button';
-import { MatToolbarModule } from '@angular/material/toolbar';
 import { RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
 
+/** The shell every page renders in: a header with links (router links hydrate) and the outlet. */
 @Component({
   selector: 'app-root',
-  imports: [RouterOutlet, RouterLink, RouterLinkActive, MatToolbarModule, MatButtonModule],
+  imports: [RouterOutlet, RouterLink, RouterLinkActive],
   template: `
-    <mat-toolbar class="toolbar">
+    <header class="site-header">
       <a class="brand" routerLink="/">Fixture</a>
       <nav>
-        <a mat-button routerLink="/" routerLinkActive="active" [routerLinkActiveOptions]="{ exact: true }">Home</a>
-        <a mat-button routerLink="/products/1" routerLinkActive="active">Products</a>
-        <a mat-button routerLink="/dashboard" routerLinkActive="active">Dashboard</a>
+        <a routerLink="/" routerLinkActive="current" ariaCurrentWhenActive="page" [routerLinkActiveOptions]="{ exact: true }">Home</a>
+        <a routerLink="/products/1" routerLinkActive="current" ariaCurrentWhenActive="page">Products</a>
+        <a routerLink="/dashboard" routerLinkActive="current" ariaCurrentWhenActive="page">Dashboard</a>
       </nav>
-    </mat-toolbar>
+    </header>
     <main>
       <router-outlet />
     </main>
   `,
+  // A component style too, so pages carry Angular's own <style> next to the inlined critical CSS.
   styles: `
-    .toolbar { gap: 16px; }
-    .brand { color: inherit; text-decoration: none; font: var(--mat-sys-title-large); }
-    nav { display: flex; gap: 4px; }
-    .active { background: var(--mat-sys-secondary-container); }
-    main { max-width: 960px; margin: 0 auto; padding: 24px 16px; }
+    nav { display: flex; gap: 12px; }
   `,
 })
 export class App {}

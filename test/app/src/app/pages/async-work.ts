@@ -1,9 +1,8 @@
 import { HttpClient } from '@angular/common/http';
 import { Component, DestroyRef, inject, signal } from '@angular/core';
 import { toSignal } from '@angular/core/rxjs-interop';
-import { MatCardModule } from '@angular/material/card';
 import { ActivatedRoute } from '@angular/router';
-import { delay, map, of, timer } from 'rxjs';
+import { debounceTime, delay, map, of, timer } from 'rxjs';
 
 interface ServerNote {
   message: string;
@@ -12,36 +11,36 @@ interface ServerNote {
 /**
  * Rendered per request, with the kinds of asynchronous work real pages do while rendering: an
  * untracked zero-delay timer, RxJS time operators, an HttpClient call to the origin itself, and
- * timers that fire after the page has been sent. The server's render must keep the first three
- * in the page, and the last must neither fail the render nor disturb the server afterwards.
+ * timers that fire after the page has been sent. The server's render must wait for the first
+ * three and keep their results in the page (test/server/async-work.test.mjs), and the last must
+ * neither fail the render nor disturb the server afterwards.
  */
 @Component({
   selector: 'app-async-work',
-  imports: [MatCardModule],
   template: `
     <h1>Async work while rendering</h1>
-    <mat-card appearance="outlined">
-      <mat-card-content>
-        <dl>
-          <dt>setTimeout(0)</dt>
-          <dd data-async="timeout">{{ fromTimeout() }}</dd>
-          <dt>RxJS timer(0)</dt>
-          <dd data-async="rxjs-timer">{{ fromTimer() }}</dd>
-          <dt>RxJS delay(0)</dt>
-          <dd data-async="rxjs-delay">{{ fromDelay() }}</dd>
-          <dt>HttpClient</dt>
-          <dd data-async="http">{{ fromHttp() }}</dd>
-          <dt>Ticks after the page was sent</dt>
-          <dd data-async="late">{{ lateTicks() }}</dd>
-        </dl>
-      </mat-card-content>
-    </mat-card>
+    <dl>
+      <dt>setTimeout(0)</dt>
+      <dd data-async="timeout">{{ fromTimeout() }}</dd>
+      <dt>RxJS timer(0)</dt>
+      <dd data-async="rxjs-timer">{{ fromTimer() }}</dd>
+      <dt>RxJS delay(0)</dt>
+      <dd data-async="rxjs-delay">{{ fromDelay() }}</dd>
+      <dt>RxJS debounceTime(0)</dt>
+      <dd data-async="rxjs-debounce">{{ fromDebounce() }}</dd>
+      <dt>HttpClient</dt>
+      <dd data-async="http">{{ fromHttp() }}</dd>
+      <dt>Ticks after the page was sent</dt>
+      <dd data-async="late">{{ lateTicks() }}</dd>
+    </dl>
   `,
 })
 export default class AsyncWork {
   protected readonly fromTimeout = signal('pending');
   protected readonly fromTimer = toSignal(timer(0).pipe(map(() => 'done')), { initialValue: 'pending' });
   protected readonly fromDelay = toSignal(of('done').pipe(delay(0)), { initialValue: 'pending' });
+  // debounceTime emits the last value once the source completes or goes quiet: 'done' wins.
+  protected readonly fromDebounce = toSignal(of('first', 'done').pipe(delay(0), debounceTime(0)), { initialValue: 'pending' });
   // `?http=0` leaves the call out: then nothing but the timers keeps the render waiting.
   protected readonly fromHttp = toSignal(
     inject(ActivatedRoute).snapshot.queryParamMap.get('http') === '0'

@@ -1,30 +1,18 @@
 import { Component, signal } from '@angular/core';
-import { MatCardModule } from '@angular/material/card';
 
-const VISITS_KEY = 'fixture.dashboard.visits';
-
-/** Rendered only in the browser (RenderMode.Client): it reads browser-only state. */
+/**
+ * Client only (RenderMode.Client): it reads browser-only state, so it would fail on the server.
+ * The origin must answer with the client-side shell, never this text.
+ */
 @Component({
   selector: 'app-dashboard',
-  imports: [MatCardModule],
   template: `
     <h1>Dashboard</h1>
-    <mat-card appearance="outlined">
-      <mat-card-content>
-        <p class="rendered-by">Rendered in the browser.</p>
-        <p class="visits">You opened this dashboard {{ visits() }} time(s) in this browser.</p>
-        <p>Viewport: {{ viewport() }}</p>
-      </mat-card-content>
-    </mat-card>
+    <p class="rendered-by">Rendered in the browser.</p>
+    <p>Viewport: {{ viewport() }}; stored visits: {{ visits() }}</p>
   `,
 })
 export default class Dashboard {
-  protected readonly visits = signal(countVisit());
   protected readonly viewport = signal(`${window.innerWidth} × ${window.innerHeight}`);
-}
-
-function countVisit(): number {
-  const visits = Number(localStorage.getItem(VISITS_KEY) ?? '0') + 1;
-  localStorage.setItem(VISITS_KEY, String(visits));
-  return visits;
+  protected readonly visits = signal(Number(localStorage.getItem('fixture.visits') ?? '0'));
 }

@@ -1,32 +1,22 @@
 import { Component, signal } from '@angular/core';
-import { MatButtonModule } from '@angular/material/button';
-import { MatFormFieldModule } from '@angular/material/form-field';
-import { MatInputModule } from '@angular/material/input';
 
-/** The reference article's Material form; prerendered at build time (see app.routes.server.ts). */
+/**
+ * Prerendered at build time (app.routes.server.ts): the origin serves it from memory with an ETag.
+ * A small form, so the page has markup and event listeners to hydrate.
+ */
 @Component({
   selector: 'app-home',
-  imports: [MatFormFieldModule, MatInputModule, MatButtonModule],
   template: `
     <h1>Welcome</h1>
     <p>This page is prerendered at build time and served from the origin without rendering.</p>
-    <form (submit)="submit($event)">
-      <mat-form-field>
-        <mat-label>First name</mat-label>
-        <input matInput name="firstName" [value]="firstName()" (input)="firstName.set(valueOf($event))" />
-      </mat-form-field>
-      <mat-form-field>
-        <mat-label>Last name</mat-label>
-        <input matInput name="lastName" [value]="lastName()" (input)="lastName.set(valueOf($event))" />
-      </mat-form-field>
-      <button mat-raised-button type="submit">Submit</button>
+    <form class="form-row" (submit)="submit($event)">
+      <label>First name <input name="firstName" (input)="firstName.set(valueOf($event))" /></label>
+      <label>Last name <input name="lastName" (input)="lastName.set(valueOf($event))" /></label>
+      <button class="button" type="submit">Submit</button>
     </form>
     @if (greeting(); as text) {
-      <p class="greeting" role="status">{{ text }}</p>
+      <p role="status">{{ text }}</p>
     }
-  `,
-  styles: `
-    form { display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline; }
   `,
 })
 export default class Home {

@@ -1,14 +1,16 @@
 import { Component, RESPONSE_INIT, inject } from '@angular/core';
-import { MatButtonModule } from '@angular/material/button';
 import { RouterLink } from '@angular/router';
 
+/**
+ * Any other path, and /products/<not an id>: a page rendered with status 404, which the origin
+ * must pass on (the route's `status`, and RESPONSE_INIT set while rendering).
+ */
 @Component({
   selector: 'app-not-found',
-  imports: [MatButtonModule, RouterLink],
+  imports: [RouterLink],
   template: `
     <h1>Page not found</h1>
-    <p>There is nothing at this address.</p>
-    <a mat-raised-button routerLink="/">Go home</a>
+    <p>There is nothing at this address. <a routerLink="/">Go home</a></p>
   `,
 })
 export default class NotFound {

@@ -1,39 +1,34 @@
 import { Component, computed, input } from '@angular/core';
-import { MatButtonModule } from '@angular/material/button';
-import { MatCardModule } from '@angular/material/card';
-import { MatListModule } from '@angular/material/list';
 import { RouterLink } from '@angular/router';
 import { makeProduct } from '../products';
 
-/** Rendered per request on the server: the content depends on the :id route parameter. */
+/**
+ * Rendered per request with a route parameter and a shared-cache policy: the page the render
+ * cache, the render limiter and the Host/request-target tests load. Every id renders different
+ * content (tests compare against makeProduct from ../products).
+ */
 @Component({
   selector: 'app-product',
-  imports: [MatCardModule, MatListModule, MatButtonModule, RouterLink],
+  imports: [RouterLink],
   template: `
     @let p = product();
-    <mat-card appearance="outlined">
-      <mat-card-header>
-        <mat-card-title><h1>{{ p.name }}</h1></mat-card-title>
-        <mat-card-subtitle>{{ p.price }} · {{ '★'.repeat(p.rating) }}</mat-card-subtitle>
-      </mat-card-header>
-      <mat-card-content>
-        <p class="description">{{ p.description }}</p>
-        <mat-list>
-          @for (spec of p.specs; track spec.label) {
-            <mat-list-item>
-              <span matListItemTitle>{{ spec.label }}</span>
-              <span matListItemLine>{{ spec.value }}</span>
-            </mat-list-item>
-          }
-        </mat-list>
-      </mat-card-content>
-      <mat-card-actions>
-        @if (p.id > 1) {
-          <a mat-button [routerLink]="['/products', p.id - 1]">Previous</a>
+    <article class="product">
+      <h1>{{ p.name }}</h1>
+      <p class="price">{{ p.price }} · {{ '★'.repeat(p.rating) }}</p>
+      <p class="description">{{ p.description }}</p>
+      <dl class="specs">
+        @for (spec of p.specs; track spec.label) {
+          <dt>{{ spec.label }}</dt>
+          <dd>{{ spec.value }}</dd>
         }
-        <a mat-button [routerLink]="['/products', p.id + 1]">Next</a>
-      </mat-card-actions>
-    </mat-card>
+      </dl>
+      <nav>
+        @if (p.id > 1) {
+          <a [routerLink]="['/products', p.id - 1]">Previous</a>
+        }
+        <a [routerLink]="['/products', p.id + 1]">Next</a>
+      </nav>
+    </article>
   `,
 })
 export default class Product {
