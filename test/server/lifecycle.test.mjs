@@ -1,11 +1,10 @@
 // SIGTERM/SIGINT: stop accepting, finish what is in flight, exit 0; readiness turns false.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
 
 /** N pipelined renders on one connection: work that is surely in flight when the signal comes. */
 function pipelined(count) {
@@ -30,6 +29,23 @@ function signalThenAsk(pid, signal, path) {
       }
     });
   };
+}
+
+/**
+ * A project folder with the given package.json scripts, this project's scripts/ensure-build.mjs
+ * (which finds dist/ up to date: none of its inputs exist there), its node_modules, and the tests'
+ * app build as dist/ (copied: a symlinked server.mjs would not know it is the main module).
+ */
+function scratchProject(projectScripts) {
+  const project = join(ROOT, 'test-results', `npm-scripts-${process.pid}-${Date.now()}`);
+  mkdirSync(join(project, 'scripts'), { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }));
+  for (const file of ['ensure-build.mjs', 'newest-mtime.mjs']) {
+    cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
+  cpSync(DIST, join(project, 'dist'), { recursive: true });
+  return project;
 }
 
 const refused = (port) =>
@@ -91,18 +107,17 @@ describe('graceful shutdown', () => {
   // shell running the script, and a shell waiting on a child dies without passing it on: unless the
   // script execs the server, the server never hears it and is killed mid-request when the
   // container goes.
-  // The app's own scripts serve the app's build (dist/, from src/), whatever its pages are.
+  // The scripts run as written in package.json, through npm, in a scratch project whose dist/ is
+  // the tests' app build: so this needs no app in src/ (the real script would build it first).
   const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
   for (const script of ['serve:ssr', 'serve:ssr:bun']) {
     const skip = scripts[script] ? false : `this project has no ${script} script`;
     it(`SIGTERM to \`npm run ${script}\` reaches the server: in-flight requests finish, it exits`, { skip }, async () => {
-      // Built beforehand: the script builds a stale dist/ itself, which would count as startup time.
-      const built = spawnSync(process.execPath, [join(ROOT, 'scripts/ensure-build.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
-      assert.equal(built.status, 0, `the app's build failed:\n${built.stdout}\n${built.stderr}`);
+      const project = scratchProject({ [script]: scripts[script] });
       // npm sets npm_execpath for the scripts it runs (npm test); run directly, use the npm on PATH.
       const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
       const origin = await startOrigin({
-        command: [...npm, 'run', '--silent', script],
+        command: [...npm, 'run', '--silent', '--prefix', project, script],
         env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
       });
       // The server's own pid (pino logs it): an orphaned server must not outlive the test.
@@ -124,6 +139,7 @@ describe('graceful shutdown', () => {
         try {
           process.kill(serverPid, 'SIGKILL');
         } catch {}
+        rmSync(project, { recursive: true, force: true });
       }
     });
   }
