@@ -52,6 +52,8 @@ interface Rendered {
   html: string;
   status: number;
   headers: HeadersInit | undefined;
+  /** Angular's ErrorHandler reported an error: the page may be broken (a component threw). */
+  reportedError: boolean;
 }
 
 /**
@@ -83,9 +85,10 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Comm
     const responseInit: ResponseInit = { status: route.status, headers: route.headers };
     // What the app writes to the console while rendering (Angular's ErrorHandler) belongs to this
     // request's log line, not to lines of its own.
-    const consoleOutput: string[] = [];
+    const captured = { lines: [] as string[], errors: 0 };
+    const consoleOutput = captured.lines;
     const task = () =>
-      collectConsole(consoleOutput, () =>
+      collectConsole(captured, () =>
         engine.render({
           bootstrap: app.default,
           documentFilePath,
@@ -105,7 +108,7 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Comm
     if (consoleOutput.length > 0) {
       log.warn({ url, console: consoleOutput }, 'the app wrote to the console while rendering');
     }
-    return { html: inlineCompiledCss(html), status: responseInit.status ?? 200, headers: responseInit.headers };
+    return { html: inlineCompiledCss(html), status: responseInit.status ?? 200, headers: responseInit.headers, reportedError: captured.errors > 0 };
   };
 
   /**
@@ -114,7 +117,15 @@ export function createCommonEnginePages(options: CommonEnginePagesOptions): Comm
    * background refresh.
    */
   const renderForCache = async (key: string, route: RouteInfo, signal: AbortSignal | undefined) => {
-    const page = toPage(await render(key, route, signal), route);
+    const rendered = await render(key, route, signal);
+    const page = toPage(rendered, route);
+    if (rendered.reportedError) {
+      // A component threw (Angular answered anyway, maybe with a broken page): a failed render, never
+      // stored. A background refresh fails, so stale-if-error keeps serving the last good page; a
+      // request gets what Angular rendered, as without the cache.
+      if (!signal) throw new Error('the app reported an error while rendering');
+      return { ...page, policy: undefined };
+    }
     if (page.policy) {
       renderCache!.store(key, page as CachedPage);
     } else {

@@ -3,7 +3,13 @@ import { format } from 'node:util';
 import type { Logger } from 'pino';
 
 /** Console output written during one render (the app's ErrorHandler writes there). */
-const perRequest = new AsyncLocalStorage<string[]>();
+export interface ConsoleCapture {
+  lines: string[];
+  /** How many of them were console.error: Angular's ErrorHandler reports a failed page there. */
+  errors: number;
+}
+
+const perRequest = new AsyncLocalStorage<ConsoleCapture>();
 
 /**
  * Sends console.error/warn (Angular's ErrorHandler, Beasties, the engine) to the structured log as
@@ -15,7 +21,8 @@ export function routeConsoleToLog(log: Logger): void {
     const message = format(...args);
     const collected = perRequest.getStore();
     if (collected) {
-      collected.push(message);
+      collected.lines.push(message);
+      collected.errors += level === 'error' ? 1 : 0;
     } else {
       log[level](message);
     }
@@ -25,6 +32,6 @@ export function routeConsoleToLog(log: Logger): void {
 }
 
 /** Runs `handle` collecting the console output it causes into `collected`. Only renders pay for it. */
-export function collectConsole<T>(collected: string[], handle: () => Promise<T>): Promise<T> {
+export function collectConsole<T>(collected: ConsoleCapture, handle: () => Promise<T>): Promise<T> {
   return perRequest.run(collected, handle);
 }

@@ -84,6 +84,20 @@ describe('a page that throws while rendering (test/app/src/app/pages/throws.ts)'
     assert.match(warnings[0].console.join('\n'), /fixture: this page throws while rendering/);
   });
 
+  it('is never stored by the render cache, even on a route whose policy allows sharing', async () => {
+    // The origin cannot tell a page Angular rendered around a thrown error from a whole one, except
+    // by the error Angular reported: such a render is served as rendered, never kept for others.
+    for (const attempt of [1, 2, 3]) {
+      const res = await request(origin.url, '/throws-shared');
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['cache-status'], 'render-cache; fwd=uri-miss', `attempt ${attempt}: ${res.headers['cache-status']}`);
+    }
+    const health = JSON.parse((await request(origin.url, '/healthz')).text);
+    assert.equal(health.renderCache.entries, 0, JSON.stringify(health.renderCache));
+    // The same route with a page that renders is stored: the policy itself allows it.
+    assert.equal((await request(origin.url, '/products/77')).headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+  });
+
   it('leaves renders running beside it alone: their pages are whole, the warnings name only its URL', async () => {
     const before = logLines(origin).filter((line) => line.level >= 40).length;
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => request(origin.url, i % 2 ? '/throws' : `/products/${300 + i}`)));

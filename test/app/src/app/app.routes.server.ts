@@ -18,5 +18,7 @@ export const serverRoutes: ServerRoute[] = [
   // Rendered per request, no cache policy: never stored by the render cache.
   { path: 'async-work', renderMode: RenderMode.Server },
   { path: 'throws', renderMode: RenderMode.Server },
+  // The same failing page under a shared-cache policy: a failed render is never stored.
+  { path: 'throws-shared', renderMode: RenderMode.Server, headers: { 'Cache-Control': 'public, s-maxage=60' } },
   { path: '**', renderMode: RenderMode.Server, status: 404 },
 ];

@@ -14,5 +14,6 @@ export const routes: Routes = [
   { path: 'dashboard', title: 'Dashboard', loadComponent: () => import('./pages/dashboard') },
   { path: 'async-work', title: 'Async work', loadComponent: () => import('./pages/async-work') },
   { path: 'throws', title: 'Throws', loadComponent: () => import('./pages/throws') },
+  { path: 'throws-shared', title: 'Throws', loadComponent: () => import('./pages/throws') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];
