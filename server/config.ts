@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { DEFAULT_ALLOWED_HOSTS, HOSTNAME, isAllowedHostPattern } from './request-origin.ts';
 
 /** The origin's settings, read once at startup from the environment. */
 export interface OriginConfig {
@@ -22,7 +23,7 @@ export interface OriginConfig {
   workers: number;
   /** One log line per request when true (off by default: it costs throughput). */
   accessLog: boolean;
-  /** Answer files held in memory before Koa (see origin.ts, step 0); off sends every request through Koa. */
+  /** Answer files held in memory before Koa (fast-path.ts); off sends every request through Koa. */
   fastPath: boolean;
   /** Bytes of the browser build held in memory; 0 serves every file from disk through koa-static. */
   staticMemoryBytes: number;
@@ -42,9 +43,6 @@ export class ConfigError extends Error {}
 export const DEFAULT_PORT = 4000;
 export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
 const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
-export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1'];
-
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
   return {
@@ -143,15 +141,4 @@ function readAllowedHosts(value: string | undefined): string[] {
     }
   }
   return hosts;
-}
-
-function isAllowedHostPattern(host: string): boolean {
-  if (host === '*') {
-    return true;
-  }
-  const name = host.startsWith('*.') ? host.slice(2) : host;
-  if (name.startsWith('[') && name.endsWith(']') && !host.startsWith('*.')) {
-    return isIP(name.slice(1, -1)) === 6;
-  }
-  return isIP(name) === 4 || HOSTNAME.test(name);
 }

@@ -1,13 +1,12 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { OVERLOADED_PAGE, SERVER_ERROR_PAGE } from './error-pages';
 
 interface HttpError {
   status?: number;
   expose?: boolean;
   message?: string;
   headers?: Record<string, string>;
-  /** What the app wrote to the console while rendering (see RenderError). */
+  /** What the app wrote to the console while rendering (pages/render-console.ts). */
   consoleOutput?: string[];
 }
 
@@ -52,3 +51,15 @@ export function errorHandler(log: Logger, onShed: () => void): Middleware {
     }
   };
 }
+
+/** Static pages for failures: no render, no stack, nothing that could fail in turn. */
+const errorPage = (title: string, text: string) =>
+  Buffer.from(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
+      `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+      `<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem">` +
+      `<h1>${title}</h1><p>${text}</p></body></html>`,
+  );
+
+const SERVER_ERROR_PAGE = errorPage('Something went wrong', 'The page could not be shown. Please try again.');
+const OVERLOADED_PAGE = errorPage('Busy right now', 'Too many people are here at once. Please try again in a moment.');

@@ -7,3 +7,27 @@ import { pino, type Logger } from 'pino';
 export function createLogger(level: string): Logger {
   return pino({ level, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
 }
+
+/**
+ * Counts an event and logs it at most once per interval, with the count since the previous line:
+ * under overload every request could time out or be shed, and a line each would flood the logs.
+ */
+export function throttledWarning(log: Logger, message: string, intervalMs = 1000): () => void {
+  let count = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (count > 0) {
+      log.warn({ count }, message);
+      count = 0;
+    }
+  };
+  return () => {
+    count++;
+    if (timer === undefined) {
+      // The first event of a burst is logged at once; the rest are summed up once per interval.
+      flush();
+      timer = setTimeout(flush, intervalMs).unref();
+    }
+  };
+}

@@ -3,17 +3,21 @@ import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
 import * as app from './main.server.mjs';
-import { CANNOT_START, runPrimary } from './cluster';
-import { createCommonEnginePages } from './common-engine-pages';
-import { ConfigError, readConfig, type OriginConfig } from './config';
-import { createDevPages } from './dev-pages';
-import { manageLifecycle } from './lifecycle';
-import { createLogger } from './logger';
-import { createOrigin } from './origin';
-import { RenderCache } from './render-cache';
-import { RenderLimiter } from './render-limiter';
-import { routeConsoleToLog } from './request-console';
-import { buildStaticIndex, readPrerenderedRoutes } from './static-index';
+import { ConfigError, readConfig, type OriginConfig } from './config.ts';
+import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
+import { createLogger } from './logger.ts';
+import { createOrigin } from './origin.ts';
+import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
+import { createDevPages } from './pages/dev-pages.ts';
+import { pages } from './pages/pages.ts';
+import { routeConsoleToLog } from './pages/render-console.ts';
+import { RenderLimiter } from './pages/render-limiter.ts';
+import { Renderer } from './pages/renderer.ts';
+import { createRouteLookup } from './pages/route-matcher.ts';
+import { CANNOT_START, runPrimary } from './process/cluster.ts';
+import { serveUntilStopped } from './process/lifecycle.ts';
+import { CachedPages } from './render-cache/cached-pages.ts';
+import { RenderCache } from './render-cache/store.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
 const serverDir = import.meta.dirname;
@@ -60,33 +64,34 @@ function start(): void {
   }
   routeConsoleToLog(log);
   // CommonEngine would install process handlers that only log uncaught errors and keep the process
-  // limping on; manageLifecycle installs ours, which log and exit so a supervisor restarts us.
+  // limping on; serveUntilStopped installs ours, which log and exit so a supervisor restarts us.
   (globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }).ngAttachNodeGlobalErrorHandlersCalled = true;
   const readiness = { ready: true };
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
+  const renderer = new Renderer(createCommonEngine({ app, browserDir, serverDir, ...config }), limiter, log);
+  const lookupRoute = createRouteLookup(app.serverRoutes);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
-  process.on('SIGHUP', () => {
-    const entries = renderCache?.stats.entries ?? 0;
-    renderCache?.clear();
-    log.info({ entries }, 'SIGHUP: render cache emptied');
-  });
+  const cachedPages = renderCache && new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config });
   const index = buildStaticIndex(browserDir, readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')), {
     maxTotalBytes: config.staticMemoryBytes,
   });
-  const pages = createCommonEnginePages({ app, browserDir, serverDir, log, limiter, renderCache, ...config });
   const listener = createOrigin({
     allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
     files: { browserDir, index },
+    pages: pages({ renderer, lookupRoute, clientShell: readClientShell(browserDir), cachedPages, log, ...config }),
+    cachedPages,
     readiness,
-    renderStats: () => limiter.stats,
-    renderCacheStats: () => renderCache?.stats,
-    processInfo: { pid: process.pid, worker: cluster.worker?.id, workers: config.workers },
+    stats: () => ({
+      pid: process.pid,
+      worker: cluster.worker?.id,
+      workers: config.workers,
+      renders: limiter.stats,
+      renderCache: renderCache?.stats,
+    }),
     log,
     accessLog: config.accessLog,
     fastPath: config.fastPath,
-    renderPage: pages.renderPage,
-    freshCachedPage: pages.freshCachedPage,
   });
   const server = createServer(listener);
   // `Expect: 100-continue`: no route reads a request body, so the final answer (405 for a POST)
@@ -104,7 +109,16 @@ function start(): void {
   server.on('error', (error: NodeJS.ErrnoException) =>
     cannotStart(error.code === 'EADDRINUSE' ? `port ${config.port} is in use` : error.message),
   );
-  manageLifecycle(server, readiness, log, config.shutdownGraceMs);
+  serveUntilStopped(server, {
+    readiness,
+    log,
+    graceMs: config.shutdownGraceMs,
+    onHangup: () => {
+      const entries = renderCache?.stats.entries ?? 0;
+      renderCache?.clear();
+      log.info({ entries }, 'SIGHUP: render cache emptied');
+    },
+  });
 }
 
 if (isMainModule(import.meta.url) || process.env['pm_id']) {
@@ -125,15 +139,13 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
       files: undefined,
+      pages: createDevPages(log),
+      cachedPages: undefined,
       readiness: { ready: true },
-      renderStats: () => undefined,
-      renderCacheStats: () => undefined,
-      processInfo: { pid: process.pid },
+      stats: () => ({ pid: process.pid }),
       log,
       accessLog: config.accessLog,
       fastPath: false,
-      renderPage: createDevPages(log),
-      freshCachedPage: undefined,
     });
   }
   return devHandler(req, res);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import postcss from 'postcss';
-import { createCriticalCss } from '../../server/critical-css.ts';
+import { createCriticalCss } from '../../server/pages/critical-css.ts';
 import { DIST } from '../helpers/origin.mjs';
 
 const app = await import(join(DIST, 'server/main.server.mjs'));

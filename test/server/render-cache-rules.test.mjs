@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { cacheKey, routeCacheRules, sharedCachePolicy, storablePolicy } from '../../server/cache-policy.ts';
+import { cacheKey, routeCacheRules, sharedCachePolicy, storablePolicy } from '../../server/render-cache/policy.ts';
 import { strongEtag } from '../../server/entity-tag.ts';
-import { RenderCache } from '../../server/render-cache.ts';
-import { RenderLimiter } from '../../server/render-limiter.ts';
+import { RenderCache } from '../../server/render-cache/store.ts';
+import { RenderLimiter } from '../../server/pages/render-limiter.ts';
 
 const ORIGIN = 'http://localhost:4000';
 const SHARED = 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=3600';
@@ -172,12 +172,13 @@ describe('RenderCache', () => {
     assert.equal(cache.lookup('k').state, 'miss', 'gone once no rule can use it');
   });
 
-  it('keeps a page whose refresh failed usable up to stale-if-error, then renders normally', () => {
+  it('keeps a page whose refresh failed usable up to stale-if-error, then renders normally', async () => {
     const { clock, cache } = clockedCache();
     cache.store('k', page());
     clock.now += 600_000;
     assert.equal(cache.lookup('k').state, 'stale');
-    cache.refreshFailed('k');
+    cache.refreshInBackground('k', () => Promise.reject(new Error('render failed')), () => {});
+    await new Promise(setImmediate);
     clock.now += 100_000; // past stale-while-revalidate (660 s), within stale-if-error (3660 s)
     assert.equal(cache.lookup('k').state, 'stale');
     clock.now += 3_000_000;
@@ -193,14 +194,14 @@ describe('RenderCache', () => {
       renders++;
       return new Promise((resolve, reject) => (finish = { resolve, reject }));
     };
-    const shared = Array.from({ length: 50 }, () => cache.share('k', render, new AbortController().signal));
+    const shared = Array.from({ length: 50 }, () => cache.render('k', render, new AbortController().signal));
     assert.equal(renders, 1);
     assert.deepEqual(shared.map((s) => s.collapsed).filter(Boolean).length, 49);
     finish.resolve('the page');
     assert.deepEqual(new Set(await Promise.all(shared.map((s) => s.result))), new Set(['the page']));
     assert.equal(cache.stats.coalescedWaits, 49);
 
-    const failing = Array.from({ length: 5 }, () => cache.share('k', render, new AbortController().signal));
+    const failing = Array.from({ length: 5 }, () => cache.render('k', render, new AbortController().signal));
     assert.equal(renders, 2, 'a finished render is not shared with later requests');
     const failure = new Error('render failed');
     finish.reject(failure);
@@ -219,7 +220,7 @@ describe('RenderCache', () => {
     };
     const waiters = [new AbortController(), new AbortController(), new AbortController()];
     for (const waiter of waiters) {
-      cache.share('k', render, waiter.signal);
+      cache.render('k', render, waiter.signal);
     }
     waiters[0].abort(new Error('gone'));
     waiters[1].abort(new Error('gone'));
@@ -228,8 +229,8 @@ describe('RenderCache', () => {
     assert.equal(signal.aborted, true, 'nobody waits: the render may leave the queue');
 
     const waiter = new AbortController();
-    cache.share('refreshed', render, undefined);
-    cache.share('refreshed', () => assert.fail('collapsed'), waiter.signal);
+    cache.refreshInBackground('refreshed', render, () => {});
+    cache.render('refreshed', () => assert.fail('collapsed'), waiter.signal);
     waiter.abort(new Error('gone'));
     assert.equal(signal.aborted, false, 'a background refresh keeps its render');
   });

@@ -1,7 +1,7 @@
 // The render limiter on its own (Node runs the TypeScript source directly, types stripped).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OverloadedError, RenderLimiter } from '../../server/render-limiter.ts';
+import { OverloadedError, RenderLimiter } from '../../server/pages/render-limiter.ts';
 
 /** A task that finishes only when told to. */
 function deferredTask() {

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { contentType } from 'mime-types';
-import { strongEtag } from './entity-tag';
+import { strongEtag } from '../entity-tag.ts';
 
 /** A file answered from memory: its bytes and every header, computed once at startup. */
 export interface StaticFile {

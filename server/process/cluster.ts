@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { handleProcessEvents } from './signals.ts';
 
 /** Worker → primary: "my server is closed; tell me when you know". Primary → worker: "I know". */
 const EXITING = 'origin:exiting';
@@ -108,21 +109,20 @@ export function runPrimary(workers: number, graceMs: number, log: Logger): void 
       process.exit(1);
     }, graceMs + 2000).unref();
   };
-  process.once('SIGTERM', () => drain('SIGTERM'));
-  process.once('SIGINT', () => drain('SIGINT'));
-  // The primary's own failure: let the workers finish what they serve, then exit 1.
-  const crash = (kind: string) => (error: unknown) => {
-    exitCode = 1;
-    log.fatal({ err: error }, `primary: ${kind}: draining every worker, then exiting 1`);
-    drain(kind);
-  };
-  process.on('uncaughtException', crash('uncaught exception'));
-  process.on('unhandledRejection', crash('unhandled rejection'));
-  // SIGHUP empties every worker's render cache.
-  process.on('SIGHUP', () => {
-    for (const worker of startedAt.keys()) {
-      worker.process.kill('SIGHUP');
-    }
+  handleProcessEvents({
+    stop: drain,
+    // Every worker empties its own render cache.
+    hangup: () => {
+      for (const worker of startedAt.keys()) {
+        worker.process.kill('SIGHUP');
+      }
+    },
+    // The primary's own failure: let the workers finish what they serve, then exit 1.
+    crash: (kind, error) => {
+      exitCode = 1;
+      log.fatal({ err: error }, `primary: ${kind}: draining every worker, then exiting 1`);
+      drain(kind);
+    },
   });
 
   log.info({ workers }, `starting ${workers} workers`);

@@ -1,6 +1,7 @@
 import { AngularNodeAppEngine } from '@angular/ssr/node';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { REVALIDATE } from '../files/static-index.ts';
 
 /**
  * Renders pages under `ng serve`. The dev server builds in memory (there is no dist/ for
@@ -29,6 +30,8 @@ export function createDevPages(log: Logger): Middleware {
       throw error;
     }
     ctx.status = response.status;
+    // As in production: revalidate before each use unless the route says otherwise.
+    ctx.set('Cache-Control', REVALIDATE);
     response.headers.forEach((value, name) => ctx.set(name, value));
     ctx.body = body;
   };

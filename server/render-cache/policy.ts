@@ -1,6 +1,6 @@
 // What the render cache may store and serve, read from standard HTTP: a route's Cache-Control
-// (RFC 9111, RFC 5861) and No-Vary-Search. No imports of the origin's own modules, so the tests
-// load this file directly (Node strips the types).
+// (RFC 9111, RFC 5861) and No-Vary-Search, and the key a request's page is stored under.
+import { hasDotSegment } from '../url-path.ts';
 
 /** How long a shared cache may use a response (RFC 9111 §4.2, RFC 5861), in milliseconds. */
 export interface SharedCachePolicy {
@@ -152,7 +152,7 @@ export function cacheKey(
   }
   // One spelling per page: Angular's router and the origin's route lookup may read `//`, `;`, a
   // trailing slash or percent-encoding differently, and a disagreement must cost a render.
-  if (!CANONICAL_PATH.test(path) || /(^|\/)\.\.?(\/|$)/.test(path)) {
+  if (!CANONICAL_PATH.test(path) || hasDotSegment(path)) {
     return { bypass: 'path' };
   }
   if (querystring === '') {

@@ -1,15 +1,14 @@
-// Rendered pages kept for the routes that declare a shared-cache policy. No imports of the origin's
-// own modules, so the tests load this file directly (Node strips the types).
+// Rendered pages kept for the routes that declare a shared-cache policy, and the renders in flight
+// for them. The store keeps its own statistics; what to render and how to answer is cached-pages.ts.
 import { LRUCache } from 'lru-cache';
-import type { SharedCachePolicy } from './cache-policy';
+import type { Page } from '../pages/page.ts';
+import type { SharedCachePolicy } from './policy.ts';
 
-/** A rendered page as stored: everything needed to answer it again without rendering. */
-export interface CachedPage {
-  status: number;
-  /** Every header of the answer, flat (name, value, …), ETag included; Age and Cache-Status are added per answer. */
-  headers: string[];
-  body: Buffer;
-  etag: string;
+/**
+ * A rendered page as stored: everything needed to answer it again without rendering. Its headers
+ * hold the ETag; Age and Cache-Status are added per answer.
+ */
+export interface CachedPage extends Page {
   storedAt: number;
   policy: SharedCachePolicy;
   /** The last refresh failed: the page may be served stale up to stale-if-error. */
@@ -120,66 +119,88 @@ export class RenderCache {
     this.#pages.delete(key);
   }
 
-  /** A stale page was sent in place of a render that failed or timed out (stale-if-error). */
-  servedStaleOnError(): void {
-    this.#stats.staleOnError++;
-  }
-
-  /** A background refresh failed: the page stays usable up to its stale-if-error. */
-  refreshFailed(key: string): void {
-    this.#stats.refreshFailures++;
-    const page = this.#pages.peek(key);
-    if (page !== undefined) {
-      page.refreshFailed = true;
+  /**
+   * The page of an expired lookup if stale-if-error (RFC 5861) still allows answering with it in
+   * place of a render that failed or timed out; counted as such.
+   */
+  staleOnError(found: Lookup): CachedPage | undefined {
+    if (found.state !== 'expired' || !found.usableOnError) {
+      return undefined;
     }
+    this.#stats.staleOnError++;
+    return found.page;
   }
 
   /**
    * Runs `render` for `key` unless a render for it is already running, in which case the caller
    * waits for that one and gets its result or its failure (`collapsed` says which happened).
    * `render` gets a signal that aborts once every caller's own `signal` has: a render nobody waits
-   * for any more leaves the queue like any other. A caller without a signal (a background refresh)
-   * keeps the render going.
+   * for any more leaves the queue like any other.
    */
-  share<T>(key: string, render: (signal: AbortSignal) => Promise<T>, signal: AbortSignal | undefined): { result: Promise<T>; collapsed: boolean } {
-    let flight = this.#inFlight.get(key) as Flight<T> | undefined;
-    const collapsed = flight !== undefined;
-    if (flight === undefined) {
-      const controller = new AbortController();
-      flight = { result: undefined!, controller, waiters: 0 };
-      this.#inFlight.set(key, flight);
-      const started = flight;
-      started.result = render(controller.signal);
-      const done = () => {
-        if (this.#inFlight.get(key) === started) {
-          this.#inFlight.delete(key);
-        }
-      };
-      started.result.then(done, done);
-    } else {
+  render<T>(key: string, render: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): { result: Promise<T>; collapsed: boolean } {
+    const collapsed = this.#inFlight.has(key);
+    const flight = this.#flight(key, render);
+    if (collapsed) {
       this.#stats.coalescedWaits++;
     }
-    const joined = flight;
-    if (signal === undefined) {
-      joined.waiters = Infinity;
-    } else {
-      joined.waiters++;
-      signal.addEventListener('abort', () => {
-        if (--joined.waiters === 0) {
-          joined.controller.abort(signal.reason);
-        }
-      }, { once: true });
+    if (flight.waiters !== Infinity) {
+      flight.waiters++;
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (--flight.waiters === 0) {
+            flight.controller.abort(signal.reason);
+          }
+        },
+        { once: true },
+      );
     }
-    return { result: joined.result, collapsed };
+    return { result: flight.result, collapsed };
   }
 
-  /** Whether a render for `key` is running (a background refresh need not start another). */
+  /**
+   * Brings a stale entry up to date in the background, unless a render for it is already running:
+   * no request waits for it, and nothing aborts it. If it fails, the entry stays usable up to its
+   * stale-if-error and `onFailure` hears why.
+   */
+  refreshInBackground(key: string, render: () => Promise<unknown>, onFailure: (error: unknown) => void): void {
+    if (this.#inFlight.has(key)) {
+      return;
+    }
+    this.#stats.refreshes++;
+    const flight = this.#flight(key, render);
+    flight.waiters = Infinity;
+    flight.result.catch((error: unknown) => {
+      this.#stats.refreshFailures++;
+      const page = this.#pages.peek(key);
+      if (page !== undefined) {
+        page.refreshFailed = true;
+      }
+      onFailure(error);
+    });
+  }
+
+  /** Whether a render for `key` is running. */
   rendering(key: string): boolean {
     return this.#inFlight.has(key);
   }
 
-  countRefresh(): void {
-    this.#stats.refreshes++;
+  /** The render in flight for `key`, or a new one started with `render`. */
+  #flight<T>(key: string, render: (signal: AbortSignal) => Promise<T>): Flight<T> {
+    const running = this.#inFlight.get(key) as Flight<T> | undefined;
+    if (running !== undefined) {
+      return running;
+    }
+    const controller = new AbortController();
+    const flight: Flight<T> = { result: render(controller.signal), controller, waiters: 0 };
+    this.#inFlight.set(key, flight);
+    const done = () => {
+      if (this.#inFlight.get(key) === flight) {
+        this.#inFlight.delete(key);
+      }
+    };
+    flight.result.then(done, done);
+    return flight;
   }
 
   /**

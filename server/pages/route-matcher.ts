@@ -1,5 +1,5 @@
 import { RenderMode, type ServerRoute } from '@angular/ssr';
-import { routeCacheRules, type RouteCacheRules } from './cache-policy';
+import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
 export interface RouteInfo {

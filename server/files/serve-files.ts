@@ -1,0 +1,48 @@
+import { relative, sep } from 'node:path';
+import type { Middleware } from 'koa';
+import serveStatic from 'koa-static';
+import { representation, sendFile } from './send-file.ts';
+import { cacheControlFor, type StaticIndex } from './static-index.ts';
+
+/**
+ * Files of the browser build and prerendered pages, from memory: a Map lookup, precomputed headers,
+ * and the 304 decided from the precomputed ETag. Serving `/` through koa-static cost an fs.stat, a
+ * read stream and a stat-based ETag per request; answering before the validators (and as a plain
+ * function) saves async frames and a copy of the response headers per file (bench/README.md).
+ */
+export function filesFromMemory(index: StaticIndex): Middleware {
+  return (ctx, next) => {
+    const file = ctx.method === 'GET' || ctx.method === 'HEAD' ? index.get(ctx.path) : undefined;
+    if (file === undefined) {
+      return next();
+    }
+    ctx.respond = false;
+    ctx.status = sendFile(ctx.req, ctx.res, representation(file, ctx.accept));
+    return undefined;
+  };
+}
+
+/** Files the index did not hold (over its size limits), from disk; a page request never gets here. */
+export function filesFromDisk(browserDir: string, index: StaticIndex): Middleware {
+  const fromDisk = serveStatic(browserDir, {
+    // Looking for .br/.gz copies costs two fs calls per request: only when the build has some.
+    brotli: index.precompressed,
+    gzip: index.precompressed,
+    setHeaders: (res, path) => {
+      // The policy of the file asked for, also when its .br or .gz copy is sent.
+      const file = res.hasHeader('Content-Encoding') ? path.replace(/\.(?:br|gz)$/, '') : path;
+      res.setHeader('Cache-Control', cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')));
+      res.setHeader('Accept-Ranges', 'none');
+    },
+  });
+  return (ctx, next) => {
+    const file = index.onDisk(ctx.path);
+    if (file === undefined) {
+      return next();
+    }
+    if (file.encoded) {
+      ctx.vary('Accept-Encoding');
+    }
+    return fromDisk(ctx, next);
+  };
+}

@@ -1,0 +1,49 @@
+import { strongEtag } from '../entity-tag.ts';
+import { REVALIDATE } from '../files/static-index.ts';
+import { HARMLESS_COOKIES_HEADER } from '../render-cache/policy.ts';
+import type { EngineOutput } from './renderer.ts';
+
+export const HTML = 'text/html; charset=utf-8';
+
+/** A rendered page as answered: status, every header (flat: name, value, …) and body. */
+export interface Page {
+  status: number;
+  headers: string[];
+  body: Buffer;
+  etag: string;
+}
+
+/**
+ * The answer for a render: Content-Type, the headers the app set through RESPONSE_INIT (less the
+ * origin's own route declarations), its Cache-Control — decided here, once: the route's or the
+ * app's, else revalidate before each use — and, for a 2xx answer, a strong ETag of the body. `final` holds the
+ * headers as the app left them, for the render cache's decision to store.
+ */
+export function pageOf(output: EngineOutput): { page: Page; final: Headers } {
+  const final = output.headers;
+  final.delete(HARMLESS_COOKIES_HEADER);
+  // A Buffer body spares Koa a regex and a byte count over the whole page.
+  const body = Buffer.from(output.html);
+  const etag = strongEtag(body);
+  const headers = ['Content-Type', final.get('content-type') ?? HTML];
+  for (const [name, value] of final) {
+    if (name !== 'content-type') {
+      headers.push(headerName(name), value);
+    }
+  }
+  if (!final.has('cache-control')) {
+    headers.push('Cache-Control', REVALIDATE);
+  }
+  // Like @koa/etag: validators for 2xx answers only; an error page is sent whole every time.
+  if (output.status >= 200 && output.status < 300) {
+    headers.push('ETag', etag);
+  }
+  return { page: { status: output.status, headers, body, etag }, final };
+}
+
+/** Names as the origin sends its own (`Cache-Control`): Headers hands them over in lower case. */
+function headerName(lowerCase: string): string {
+  return SPECIAL_NAMES[lowerCase] ?? lowerCase.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
+const SPECIAL_NAMES: Record<string, string> = { etag: 'ETag', 'www-authenticate': 'WWW-Authenticate' };

@@ -1,0 +1,95 @@
+import { RenderMode } from '@angular/ssr';
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { REVALIDATE } from '../files/static-index.ts';
+import { throttledWarning } from '../logger.ts';
+import type { CachedPages } from '../render-cache/cached-pages.ts';
+import { cacheKey } from '../render-cache/policy.ts';
+import { CACHE_NAME } from '../render-cache/send-cached-page.ts';
+import { HTML, pageOf } from './page.ts';
+import { requestSignal, TIMED_OUT, untilAborted } from './render-signal.ts';
+import type { Rendered, Renderer } from './renderer.ts';
+import type { RouteInfo } from './route-matcher.ts';
+
+export interface PagesOptions {
+  renderer: Renderer;
+  lookupRoute: (path: string) => RouteInfo;
+  /** The build's client-side shell: client-only routes, and renders that ran out of time. */
+  clientShell: Buffer;
+  renderTimeoutMs: number;
+  /** Pages of routes that declare a shared-cache policy; undefined when RENDER_CACHE_BYTES is 0. */
+  cachedPages: CachedPages | undefined;
+  log: Logger;
+}
+
+/**
+ * Answers a page request. Each route's render mode comes from the app's server routes: client-only
+ * routes get the client-side shell, the rest are rendered (CommonEngine itself answers prerendered
+ * routes from their files). Renders are bounded in number and in time: a render that takes too
+ * long is answered with the client-side shell, which the browser renders. Routes whose headers
+ * declare a shared-cache policy are answered by the render cache (render-cache/).
+ */
+export function pages(options: PagesOptions): Middleware {
+  const { renderer, lookupRoute, clientShell, cachedPages } = options;
+  const warnTimeout = throttledWarning(options.log, 'render timed out: answered with the client-side shell');
+
+  const answerShell = (ctx: Context, status: number, cacheControl: string) => {
+    ctx.status = status;
+    ctx.set('Content-Type', HTML);
+    ctx.set('Cache-Control', cacheControl);
+    ctx.body = clientShell;
+  };
+  const answerTimedOut = (ctx: Context) => {
+    warnTimeout();
+    answerShell(ctx, 200, 'no-store');
+  };
+
+  return async (ctx) => {
+    const route = lookupRoute(ctx.path);
+    if (route.renderMode === RenderMode.Client) {
+      return answerShell(ctx, route.status ?? 200, REVALIDATE);
+    }
+
+    const { origin } = ctx.state;
+    let cacheStatus: string | undefined;
+    if (cachedPages && route.cacheRules) {
+      const decision = cacheKey(route.cacheRules, origin, ctx.path, ctx.querystring, ctx.headers);
+      if ('key' in decision) {
+        if ((await cachedPages.answer(ctx, decision.key, route)) === 'gave-up') {
+          answerTimedOut(ctx);
+        }
+        return;
+      }
+      cacheStatus = `${CACHE_NAME}; fwd=bypass; detail=${decision.bypass}`;
+    }
+
+    // The origin the guard parsed and allowed, then the request target: nothing else of the
+    // headers (an extra port, path or query in Host) can change the page rendered.
+    const url = `${origin}${ctx.path}${ctx.search}`;
+    const { signal, settle } = requestSignal(ctx, options.renderTimeoutMs);
+    let rendered: Rendered;
+    try {
+      rendered = await untilAborted(renderer.render(url, route, signal), signal);
+    } catch (error) {
+      if (error !== signal.reason) {
+        throw error;
+      }
+      if (signal.reason === TIMED_OUT) {
+        answerTimedOut(ctx);
+      }
+      // Otherwise the client left: nothing to answer.
+      return;
+    } finally {
+      settle();
+    }
+    const { page } = pageOf(rendered);
+    ctx.status = page.status;
+    for (let i = 0; i < page.headers.length; i += 2) {
+      ctx.append(page.headers[i], page.headers[i + 1]);
+    }
+    if (cacheStatus !== undefined) {
+      ctx.set('Cache-Status', cacheStatus);
+    }
+    ctx.body = page.body;
+  };
+}

@@ -1,0 +1,66 @@
+import type { Logger } from 'pino';
+import { collectConsole, type ConsoleCapture } from './render-console.ts';
+import type { RenderLimiter } from './render-limiter.ts';
+import type { RouteInfo } from './route-matcher.ts';
+
+/** What an engine made of a URL: the page and what the app set through RESPONSE_INIT. */
+export interface EngineOutput {
+  html: string;
+  status: number;
+  headers: Headers;
+}
+
+/**
+ * An engine: renders the page of a URL (the validated origin plus the request target) for a
+ * route, and nothing else. Bounds, timeouts, caching and the answer are the origin's.
+ */
+export type PageEngine = (url: string, route: RouteInfo, signal: AbortSignal | undefined) => Promise<EngineOutput>;
+
+/** A finished render. */
+export interface Rendered extends EngineOutput {
+  /** Angular's ErrorHandler reported an error: the page may be broken (a component threw). */
+  reportedError: boolean;
+}
+
+/**
+ * Runs an engine's renders in the limiter's slots, with what the app writes to the console while
+ * rendering collected for the request's log line instead of lines of its own.
+ */
+export class Renderer {
+  readonly #engine: PageEngine;
+  readonly #limiter: RenderLimiter;
+  readonly #log: Logger;
+
+  constructor(engine: PageEngine, limiter: RenderLimiter, log: Logger) {
+    this.#engine = engine;
+    this.#limiter = limiter;
+    this.#log = log;
+  }
+
+  /** A render for a request, in a slot; `signal` gives up its place in the queue. */
+  render(url: string, route: RouteInfo, signal: AbortSignal): Promise<Rendered> {
+    return this.#run(url, route, signal);
+  }
+
+  /** A render nobody waits for (a cache refresh), in a slot no request wants. */
+  renderInBackground(url: string, route: RouteInfo): Promise<Rendered> {
+    return this.#run(url, route, undefined);
+  }
+
+  async #run(url: string, route: RouteInfo, signal: AbortSignal | undefined): Promise<Rendered> {
+    const captured: ConsoleCapture = { lines: [], errors: 0 };
+    const task = () => collectConsole(captured, () => this.#engine(url, route, signal));
+    let output: EngineOutput;
+    try {
+      output = await (signal ? this.#limiter.run(task, signal) : this.#limiter.runInBackground(task));
+    } catch (error) {
+      // A render that failed (500) or was shed (503) carries the console output to its log line;
+      // a signal's reason is shared between requests, left as is.
+      throw error === signal?.reason ? error : Object.assign(error as object, { consoleOutput: captured.lines });
+    }
+    if (captured.lines.length > 0) {
+      this.#log.warn({ url, console: captured.lines }, 'the app wrote to the console while rendering');
+    }
+    return { ...output, reportedError: captured.errors > 0 };
+  }
+}

@@ -1,0 +1,60 @@
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { exitProcess } from './cluster.ts';
+import type { Readiness } from './health.ts';
+import { handleProcessEvents } from './signals.ts';
+
+/** After an uncaught error, in-flight requests get at most this long (or SHUTDOWN_GRACE_MS if shorter). */
+const FATAL_GRACE_MS = 5000;
+
+export interface LifecycleOptions {
+  readiness: Readiness;
+  log: Logger;
+  graceMs: number;
+  /** SIGHUP: empty what the process caches. */
+  onHangup: () => void;
+}
+
+/**
+ * A serving process (alone or a cluster worker) until it stops. SIGTERM/SIGINT: stop accepting,
+ * let in-flight requests finish within the grace period, exit 0; past the grace period, cut the
+ * remaining connections and exit 1. Uncaught errors: the process may be in a bad state, so it
+ * drains the same way within a short grace and exits 1 for a supervisor to restart it; one faulty
+ * render does not cost every concurrent visitor their page.
+ */
+export function serveUntilStopped(server: Server, { readiness, log, graceMs, onHangup }: LifecycleOptions): void {
+  let exitCode = 0;
+  const drain = (reason: string, graceForThis: number) => {
+    if (!readiness.ready) {
+      return;
+    }
+    readiness.ready = false;
+    log.info({ reason, graceMs: graceForThis }, 'draining: no new connections, finishing in-flight requests');
+    server.close(() => {
+      log.info({ exitCode }, 'drained, exiting');
+      exitProcess(exitCode);
+    });
+    // Keep-alive connections that finish their last response while we drain would otherwise idle
+    // until keepAliveTimeout: close each as soon as it is idle.
+    server.closeIdleConnections();
+    setInterval(() => server.closeIdleConnections(), 50).unref();
+    setTimeout(() => {
+      log.error({ graceMs: graceForThis }, 'grace period over: closing remaining connections');
+      server.closeAllConnections();
+      process.exit(1);
+    }, graceForThis).unref();
+  };
+  handleProcessEvents({
+    stop: (reason) => drain(reason, graceMs),
+    hangup: onHangup,
+    crash: (kind, error) => {
+      exitCode = 1;
+      const draining = !readiness.ready;
+      log.fatal(
+        { err: error },
+        draining ? `${kind} while draining: exiting 1 once drained` : `${kind}: draining in-flight requests, then exiting 1`,
+      );
+      drain(kind, Math.min(graceMs, FATAL_GRACE_MS));
+    },
+  });
+}

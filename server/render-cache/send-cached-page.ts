@@ -1,0 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import fresh from 'fresh';
+import type { Page } from '../pages/page.ts';
+
+/** The cache's name in Cache-Status (RFC 9211). */
+export const CACHE_NAME = 'render-cache';
+
+/**
+ * Answers with a page of the render cache (or one rendered for it): the page's own headers, its
+ * age and what the cache did (Cache-Status, RFC 9211), and 304 when the client's copy is current,
+ * as koa-conditional-get and Koa would (a 304 drops Content-Type and Content-Length). The fast path
+ * and Koa's pages step both answer through here, so their answers are the same bytes. Returns the status.
+ */
+export function sendCachedPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  page: Page,
+  cacheStatus: string,
+  ageMs: number | undefined,
+): number {
+  const headers = [...page.headers];
+  if (ageMs !== undefined) {
+    headers.push('Age', String(Math.floor(ageMs / 1000)));
+  }
+  headers.push('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
+  if (page.status >= 200 && page.status < 300 && fresh(req.headers, { etag: page.etag })) {
+    res.writeHead(304, headers.filter((_, i, all) => all[i - (i % 2)] !== 'Content-Type'));
+    res.end();
+    return 304;
+  }
+  headers.push('Content-Length', String(page.body.length));
+  res.writeHead(page.status, headers);
+  res.end(req.method === 'HEAD' ? undefined : page.body);
+  return page.status;
+}
