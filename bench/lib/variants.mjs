@@ -24,7 +24,7 @@ const COMMON_ENV = { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS
 export const VARIANTS = [
   {
     name: 'origin',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin (this project: Koa + CommonEngine)',
     runtime: 'node',
     about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
@@ -34,7 +34,7 @@ export const VARIANTS = [
   },
   {
     name: 'origin-cluster',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin-cluster (this project with WORKERS: one worker per server CPU, at least 2)',
     runtime: 'node',
     about:
@@ -46,7 +46,7 @@ export const VARIANTS = [
   },
   {
     name: 'origin-bun',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin-bun (this project under Bun: npm run serve:ssr:bun)',
     runtime: 'bun',
     about: 'The same dist/server/server.mjs, unchanged, run by Bun instead of Node.',
@@ -97,7 +97,7 @@ export const VARIANTS = [
   },
   {
     name: 'ceiling',
-    criticalCss: "the origin's compiled stylesheets (server/critical-css.ts), as the origin",
+    criticalCss: "the origin's compiled stylesheets (server/pages/critical-css.ts), as the origin",
     label: 'ceiling (node:http from memory; CommonEngine for SSR)',
     runtime: 'node',
     about:
@@ -132,7 +132,7 @@ VARIANTS.push(
   {
     name: 'koa-floor',
     ablation: true,
-    criticalCss: "the origin's compiled stylesheets (server/critical-css.ts), as the origin",
+    criticalCss: "the origin's compiled stylesheets (server/pages/critical-css.ts), as the origin",
     label: 'koa-floor (reference: the ceiling inside one bare Koa middleware)',
     runtime: 'node',
     about: "What Koa itself costs: the ceiling's work in a single Koa middleware, with nothing of the origin's steps.",

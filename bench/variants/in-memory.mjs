@@ -2,7 +2,7 @@
 // in memory with a fixed ETag, and rendering with the origin's options (compiled critical CSS).
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { createCriticalCss } from '../../server/critical-css.ts';
+import { createCriticalCss } from '../../server/pages/critical-css.ts';
 import { strongEtag } from '../../server/entity-tag.ts';
 import { CommonEngine, RESPONSE_INIT, allowedHosts, bootstrap, browserDistFolder, indexHtml } from './app-bundle.mjs';
 

@@ -1,4 +1,4 @@
-// WORKERS > 1: a primary supervising that many origin processes on one port (server/cluster.ts).
+// WORKERS > 1: a primary supervising that many origin processes on one port (server/process/cluster.ts).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -96,7 +96,7 @@ describe('cluster mode (WORKERS)', () => {
       let done = false;
       // Eight clients, each a new connection per request (mostly cheap ones, so a worker is often
       // idle and exits as soon as it crashes), while workers crash one after another: each crash
-      // races the primary handing that worker new connections (server/cluster.ts, exitProcess).
+      // races the primary handing that worker new connections (server/process/cluster.ts, exitProcess).
       const clients = Array.from({ length: 8 }, async (_, client) => {
         for (let i = 0; !done; i++) {
           const answer = await request(origin.url, i % 4 === 0 ? `/products/${20_000 + client * 1000 + i}` : '/favicon.ico').catch((error) => error);
