@@ -8,9 +8,11 @@
 import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { load } from '../test/helpers/load.mjs';
-import { APP_DIST, ROOT, request, startOrigin } from '../test/helpers/origin.mjs';
-import { readLoadPaths } from './load-paths.mjs';
+import { request } from './lib/http.mjs';
+import { load } from './lib/load.mjs';
+import { startOrigin } from './lib/origin-process.mjs';
+import { APP_DIST, ROOT } from './lib/paths.mjs';
+import { readLoadPaths } from './lib/load-paths.mjs';
 
 const { values } = parseArgs({
   options: {

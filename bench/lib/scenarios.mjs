@@ -2,7 +2,7 @@
 // worker; the only dynamic part (the rotating product id) is named, not passed as a function.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readLoadPaths } from '../../scripts/load-paths.mjs';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();

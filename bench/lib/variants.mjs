@@ -1,9 +1,10 @@
 // The servers compared. All serve the same Angular build and render through the same app bundle;
 // only the server around it differs. Everything but `origin` lives under bench/ and never ships.
 import { join } from 'node:path';
+import { APP_DIST, ROOT } from '../../scripts/lib/paths.mjs';
 
-export const ROOT = join(import.meta.dirname, '../..');
-export const DIST = join(ROOT, 'dist');
+export { ROOT };
+export const DIST = APP_DIST;
 export const STOCK_DIST = join(ROOT, 'dist-bench/stock');
 const VARIANTS_DIR = join(ROOT, 'bench/variants');
 const BUN = join(ROOT, 'node_modules/.bin/bun');

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parseLoadPaths, readLoadPaths, rotation } from '../../scripts/load-paths.mjs';
+import { parseLoadPaths, readLoadPaths, rotation } from '../../scripts/lib/load-paths.mjs';
 
 describe('load-paths.json', () => {
   it("this project's file parses (whatever app it names)", () => {

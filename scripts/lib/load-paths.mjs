@@ -2,8 +2,9 @@
 // at the root: paths of the app in src/, so the tools keep working when the app is replaced.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT } from './paths.mjs';
 
-export const LOAD_PATHS_FILE = join(import.meta.dirname, '..', 'load-paths.json');
+export const LOAD_PATHS_FILE = join(ROOT, 'load-paths.json');
 
 /**
  * @typedef {{ path: string, min: number, max: number, status: number, cached: boolean, at: (k: number) => string }} RenderedPages
