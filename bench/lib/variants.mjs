@@ -34,6 +34,18 @@ export const VARIANTS = [
     dist: DIST,
   },
   {
+    name: 'origin-nocache',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    label: 'origin-nocache (ablation: RENDER_CACHE_BYTES=0, no render cache)',
+    runtime: 'node',
+    // In the default run, not with the other ablations: beside `origin` it shows what storing
+    // pages costs a miss (`ssr`) and what the cache saves (`ssr-cached`, rendered every time here).
+    about: 'The origin with its render cache off (RENDER_CACHE_BYTES=0): every page rendered per request, nothing stored.',
+    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    env: { ...COMMON_ENV, RENDER_CACHE_BYTES: '0' },
+    dist: DIST,
+  },
+  {
     name: 'origin-cluster',
     criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
     label: 'origin-cluster (this project with WORKERS: one worker per server CPU, at least 2)',
