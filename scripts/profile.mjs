@@ -24,7 +24,7 @@ const { values } = parseArgs({
   },
 });
 const paths = readLoadPaths();
-values.path ??= paths.rendered ? paths.rendered.path.replace('{id}', 'N') : paths.prerendered;
+values.path ??= paths.rendered ? paths.rendered.path.replace(/\{\w+\}/, 'N') : paths.prerendered;
 const dir = join(ROOT, 'profiles');
 mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
@@ -38,7 +38,7 @@ const { result, statuses } = await load({
   url: origin.url,
   connections: Number(values.connections),
   duration: Number(values.seconds),
-  path: (n) => values.path.replace('N', String(paths.rendered ? paths.rendered.min + (n % Math.min(50_000, paths.rendered.max - paths.rendered.min + 1)) : (n % 50_000) + 1)),
+  path: (n) => values.path.replace('N', paths.rendered ? paths.rendered.valueAt(n % Math.min(50_000, paths.rendered.count)) : String((n % 50_000) + 1)),
   headers: etag ? { 'if-none-match': etag } : undefined,
 });
 const gcLines = origin.stdout().slice(gcFrom);

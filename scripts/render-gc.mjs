@@ -13,7 +13,7 @@ import { median } from './lib/median.mjs';
 // load-paths.json's page rendered per request, the bench's ssr rotation (else its prerendered page).
 const paths = readLoadPaths();
 const pathAt = (k) => (paths.rendered ? paths.rendered.at(k) : paths.prerendered);
-const pattern = paths.rendered ? paths.rendered.path.replace('{id}', 'N') : paths.prerendered;
+const pattern = paths.rendered ? paths.rendered.path.replace(/\{\w+\}/, 'N') : paths.prerendered;
 
 const { values } = parseArgs({
   options: { renders: { type: 'string', default: '300' }, child: { type: 'boolean', default: false } },

@@ -82,7 +82,7 @@ export async function checkScenario(baseUrl, scenario, build) {
       }
       case 'ssr': {
         // Ids far apart in the rotation: each page must be its own, not a cached one.
-        const paths = [renderedPathAt(0), renderedPathAt(1), PATHS.rendered.at(Math.floor((PATHS.rendered.max - PATHS.rendered.min) / 2))];
+        const paths = [renderedPathAt(0), renderedPathAt(1), PATHS.rendered.at(Math.floor((PATHS.rendered.count - 1) / 2))];
         const pages = [];
         for (const path of paths) pages.push(await checkRendered(baseUrl, path, problems));
         if (distinctPerId() && new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length) {
