@@ -3,12 +3,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
+import { killChildren } from '../scripts/lib/child-process.mjs';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
 import { canPin, describeMachine, measureBusyCpu, pinProcess, startCpuWindow } from './lib/machine.mjs';
 import { HELP, parseOptions } from './lib/options.mjs';
-import { killChildren } from '../scripts/lib/child-process.mjs';
 import { installCleanup, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';

@@ -90,7 +90,7 @@ const ALL_SCENARIOS = [
   {
     name: 'ssr',
     title: `ssr: ${R} rendered per request`,
-    describe: `GET ${RENDERED?.path}, a different id on every request (${RENDERED?.values} in a fixed pseudo-random order)${renderedWhat}.`,
+    describe: `GET ${RENDERED?.path}, a different id on every request (${RENDERED?.label} in a fixed pseudo-random order)${renderedWhat}.`,
     requests: () => [{ path: renderedPathAt(0), rotate: 'product' }],
     renders: true,
     needs: 'rendered',

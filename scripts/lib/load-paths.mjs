@@ -9,8 +9,9 @@ export const LOAD_PATHS_FILE = join(ROOT, 'load-paths.json');
 /**
  * The page rendered per request: `path` with its one placeholder (`{id}`, `{slug}`…) filled in from
  * a numeric range (`ids`) or a list (`values`). `at(k)` is the k-th page of a rotation that visits
- * every value once before repeating; `valueAt(i)` the i-th value in order; `count` how many there are.
- * @typedef {{ path: string, count: number, values: string, status: number, cached: boolean,
+ * every value once before repeating; `valueAt(i)` the i-th value in order; `count` how many there are;
+ * `label` says which, for reports (`ids 1..999999`, `3 values of {slug}`).
+ * @typedef {{ path: string, count: number, label: string, status: number, cached: boolean,
  *   at: (k: number) => string, valueAt: (i: number) => string }} RenderedPages
  * @typedef {{ prerendered: string, rendered?: RenderedPages, clientOnly?: string, notFound: string }} LoadPaths
  */
@@ -94,7 +95,7 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
     paths.rendered = {
       path: r.path,
       count,
-      values: list ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}` : `ids ${r.ids[0]}..${r.ids[1]}`,
+      label: list ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}` : `ids ${r.ids[0]}..${r.ids[1]}`,
       status: r.status ?? 200,
       cached: r.cached ?? false,
       at: (k) => r.path.replace(placeholder, () => valueAt(next(k))),

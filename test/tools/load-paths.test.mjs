@@ -55,7 +55,7 @@ describe('load-paths.json', () => {
     const paths = parseLoadPaths({ prerendered: '/', rendered: { path: '/recipes/{slug}', values: ['pancakes', 'ramen', 'pho', 42], cached: true } });
     const { rendered } = paths;
     assert.equal(rendered.count, 4);
-    assert.equal(rendered.values, '4 values of {slug}');
+    assert.equal(rendered.label, '4 values of {slug}');
     assert.equal(rendered.valueAt(3), '42');
     const firstRound = Array.from({ length: 4 }, (_, k) => rendered.at(k));
     assert.deepEqual([...firstRound].sort(), ['/recipes/42', '/recipes/pancakes', '/recipes/pho', '/recipes/ramen'], 'each value once');
@@ -67,7 +67,7 @@ describe('load-paths.json', () => {
   it('a range fills any placeholder, in the rotation it always had', () => {
     const { rendered } = parseLoadPaths({ prerendered: '/', rendered: { path: '/items/{n}', ids: [1, 999_999] } });
     assert.equal(rendered.count, 999_999);
-    assert.equal(rendered.values, 'ids 1..999999');
+    assert.equal(rendered.label, 'ids 1..999999');
     const at = rotation(1, 999_999);
     for (const k of [0, 1, 99]) assert.equal(rendered.at(k), `/items/${at(k)}`);
     assert.equal(rendered.valueAt(0), '1');
