@@ -8,8 +8,9 @@ import { Socket } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
-import { pristinePackage } from '../test/helpers/pristine.mjs';
-import { APP_DIST as DIST, ROOT } from '../test/helpers/origin.mjs';
+import { median } from '../scripts/lib/median.mjs';
+import { APP_DIST as DIST, ROOT } from '../scripts/lib/paths.mjs';
+import { pristinePackage } from '../scripts/lib/pristine-package.mjs';
 
 const require = createRequire(import.meta.url);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 7);
@@ -70,7 +71,6 @@ async function time(fn, batch = 100) {
   return Number(now - start) / calls;
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const results = [];
 for (const entry of patches) {
   const runners = { original: entry.original(), patched: entry.patched() };

@@ -3,12 +3,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
+import { killChildren } from '../scripts/lib/child-process.mjs';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
 import { canPin, describeMachine, measureBusyCpu, pinProcess, startCpuWindow } from './lib/machine.mjs';
 import { HELP, parseOptions } from './lib/options.mjs';
-import { installCleanup, killAll, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
+import { installCleanup, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';
 import { updateReadme } from './lib/readme.mjs';
@@ -292,7 +293,7 @@ async function main() {
     progress.done();
     await load.close();
     await Promise.all([...servers.values()].map(({ server }) => server?.stop()));
-    killAll();
+    killChildren();
   }
 
   const finishedAt = new Date().toISOString();
@@ -385,7 +386,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  killAll();
+  killChildren();
   process.stderr.write(`\nbench failed: ${error instanceof Error ? error.message : error}\n`);
   process.exit(1);
 });

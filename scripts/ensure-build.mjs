@@ -4,7 +4,7 @@
 // app (test/app/ → dist-test/).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { newestMtime } from './newest-mtime.mjs';
+import { newestMtime } from './lib/newest-mtime.mjs';
 
 const root = join(import.meta.dirname, '..');
 const shared = ['server', 'patches', 'angular.json', 'tsconfig.json', 'package-lock.json'];

@@ -8,9 +8,11 @@
 import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { load } from '../test/helpers/load.mjs';
-import { APP_DIST, ROOT, request, startOrigin } from '../test/helpers/origin.mjs';
-import { readLoadPaths } from './load-paths.mjs';
+import { request } from './lib/http.mjs';
+import { load } from './lib/load.mjs';
+import { startOrigin } from './lib/origin-process.mjs';
+import { APP_DIST, ROOT } from './lib/paths.mjs';
+import { readLoadPaths } from './lib/load-paths.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -22,7 +24,7 @@ const { values } = parseArgs({
   },
 });
 const paths = readLoadPaths();
-values.path ??= paths.rendered ? paths.rendered.path.replace('{id}', 'N') : paths.prerendered;
+values.path ??= paths.rendered ? paths.rendered.path.replace(/\{\w+\}/, 'N') : paths.prerendered;
 const dir = join(ROOT, 'profiles');
 mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
@@ -36,7 +38,7 @@ const { result, statuses } = await load({
   url: origin.url,
   connections: Number(values.connections),
   duration: Number(values.seconds),
-  path: (n) => values.path.replace('N', String(paths.rendered ? paths.rendered.min + (n % Math.min(50_000, paths.rendered.max - paths.rendered.min + 1)) : (n % 50_000) + 1)),
+  path: (n) => values.path.replace('N', paths.rendered ? paths.rendered.valueAt(n % Math.min(50_000, paths.rendered.count)) : String((n % 50_000) + 1)),
   headers: etag ? { 'if-none-match': etag } : undefined,
 });
 const gcLines = origin.stdout().slice(gcFrom);

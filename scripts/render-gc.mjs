@@ -7,13 +7,13 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
-import { readLoadPaths } from './load-paths.mjs';
-import { median } from './median.mjs';
+import { readLoadPaths } from './lib/load-paths.mjs';
+import { median } from './lib/median.mjs';
 
 // load-paths.json's page rendered per request, the bench's ssr rotation (else its prerendered page).
 const paths = readLoadPaths();
 const pathAt = (k) => (paths.rendered ? paths.rendered.at(k) : paths.prerendered);
-const pattern = paths.rendered ? paths.rendered.path.replace('{id}', 'N') : paths.prerendered;
+const pattern = paths.rendered ? paths.rendered.path.replace(/\{\w+\}/, 'N') : paths.prerendered;
 
 const { values } = parseArgs({
   options: { renders: { type: 'string', default: '300' }, child: { type: 'boolean', default: false } },
@@ -32,7 +32,7 @@ if (values.child) {
 
 /** The child: warm up, render `renders` pages, then check what survives after a render ends. */
 async function measure() {
-  const { renderInProcess } = await import('../test/helpers/render.mjs');
+  const { renderInProcess } = await import('./lib/render-in-process.mjs');
   let k = 0;
   // The bench's ssr rotation: a different page on every render.
   const render = () => renderInProcess(pathAt(k++));

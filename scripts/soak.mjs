@@ -6,9 +6,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readdirSync } from 'node:fs';
-import { load, sampleRss } from '../test/helpers/load.mjs';
-import { APP_DIST as DIST, ROOT, startOrigin } from '../test/helpers/origin.mjs';
-import { readLoadPaths } from './load-paths.mjs';
+import { load, sampleRss } from './lib/load.mjs';
+import { startOrigin } from './lib/origin-process.mjs';
+import { APP_DIST as DIST, ROOT } from './lib/paths.mjs';
+import { readLoadPaths } from './lib/load-paths.mjs';
 
 const { values } = parseArgs({
   options: {

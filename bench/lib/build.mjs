@@ -3,7 +3,7 @@
 // proves both serve the same browser build, file for file, since "same app" is the premise.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { newestMtime } from '../../scripts/newest-mtime.mjs';
+import { newestMtime } from '../../scripts/lib/newest-mtime.mjs';
 import { join, relative } from 'node:path';
 import { DIST, ROOT, STOCK_DIST } from './variants.mjs';
 

@@ -1,7 +1,8 @@
 // The runner's side of the load generator: one long-lived worker process (pinned to its CPU when
 // pinning), one autocannon job at a time, each bounded by its duration plus a grace period.
 import { join } from 'node:path';
-import { pinned, spawnTracked } from './process.mjs';
+import { spawnTracked } from '../../scripts/lib/child-process.mjs';
+import { pinned } from './process.mjs';
 
 /**
  * @typedef {{ requests: number, duration: number, rps: number,

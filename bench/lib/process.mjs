@@ -1,45 +1,23 @@
-// Server processes: start on a free loopback port, wait until they answer, read their memory, and
-// make sure none outlives the bench, whatever way it ends (normal exit, Ctrl-C, error).
-import { execFileSync, spawn } from 'node:child_process';
+// Server processes: start on a free loopback port, wait until they answer, read their CPU and
+// memory, and make sure none outlives the bench, whatever way it ends (normal exit, Ctrl-C, error).
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { httpGet } from './http.mjs';
-
-/** @type {Set<import('node:child_process').ChildProcess>} */
-const children = new Set();
-
-/** Kills every child still running; synchronous so that it also works from an 'exit' handler. */
-export function killAll() {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
-  children.clear();
-}
+import { killChildren, startChild } from '../../scripts/lib/child-process.mjs';
+import { request } from '../../scripts/lib/http.mjs';
 
 let cleanupInstalled = false;
-/** Installs the handlers that take every child down with the runner. */
+/** Installs the handlers that take every child down with the runner on a signal (exit: child-process.mjs). */
 export function installCleanup() {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
-  process.on('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => {
       process.stderr.write(`\n${signal}: stopping every server and the load generator.\n`);
-      killAll();
+      killChildren();
       process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
     });
   }
-}
-
-/**
- * Spawns a child that is killed with the runner.
- * @param {string} command @param {string[]} args @param {import('node:child_process').SpawnOptions} options
- */
-export function spawnTracked(command, args, options) {
-  const child = spawn(command, args, options);
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
 }
 
 /** A port nobody listens on right now (the variant binds it a moment later). */
@@ -77,56 +55,29 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
   const port = await freePort();
   const childEnv = { ...process.env, ...env, PORT: String(port) };
   for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
-  const child = spawnTracked(command[0], command.slice(1), { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk) => {
-    // Only the tail matters (the reason it failed); a chatty server must not grow the runner.
-    output = (output + chunk).slice(-8_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  /** @type {{ code: number | null, signal: string | null } | undefined} */
-  let exit;
-  const exited = new Promise((resolve) => {
-    child.once('exit', (code, signal) => {
-      exit = { code, signal };
-      resolve(exit);
-    });
-    child.once('error', (error) => {
-      keep(`\n${error.message}`);
-      exit = { code: null, signal: null };
-      resolve(exit);
-    });
-  });
+  // Only the tail of the output matters (the reason it failed).
+  const child = startChild(command, { cwd, env: childEnv, keep: 8_000 });
   const url = `http://127.0.0.1:${port}`;
   const server = {
-    pid: child.pid ?? 0,
+    pid: child.pid,
     port,
     url,
-    output: () => output,
-    exited: () => exit,
+    output: child.output,
+    exited: child.exit,
     stop: async () => {
-      if (!exit) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await child.stop({ graceMs: 5_000 });
     },
   };
 
   const deadline = Date.now() + timeoutMs;
   try {
-    while (!ready.test(output)) {
-      if (exit) throw new Error(`exited (${exit.signal ?? `code ${exit.code}`}) before it was ready`);
-      if (Date.now() > deadline) throw new Error(`printed no ready line in ${timeoutMs / 1000} s`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await child.waitFor(ready, { timeoutMs });
     // The ready line says it listens; one answered request says it serves.
     for (;;) {
+      const exit = child.exit();
       if (exit) throw new Error(`exited (${exit.signal ?? `code ${exit.code}`}) right after its ready line`);
       try {
-        await httpGet(url, '/favicon.ico', { timeoutMs: 5_000 });
+        await request(url, '/favicon.ico', { timeoutMs: 5_000 });
         break;
       } catch (error) {
         if (Date.now() > deadline) throw error;
@@ -135,7 +86,7 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
     }
   } catch (error) {
     await server.stop();
-    const tail = output.trim().split('\n').slice(-15).join('\n');
+    const tail = child.output().trim().split('\n').slice(-15).join('\n');
     throw new Error(`${error instanceof Error ? error.message : error}${tail ? `\n${tail}` : ''}`);
   }
   return server;

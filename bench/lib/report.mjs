@@ -1,6 +1,6 @@
 // From raw runs to what a reader sees: medians per variant and scenario, ratios, validity, and the
 // same summary as a terminal table and as Markdown. Nothing here measures; nothing is typed by hand.
-import { median } from '../../scripts/median.mjs';
+import { median } from '../../scripts/lib/median.mjs';
 
 /**
  * @typedef {import('./load.mjs').LoadResult} LoadResult

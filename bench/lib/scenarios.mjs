@@ -2,7 +2,7 @@
 // worker; the only dynamic part (the rotating product id) is named, not passed as a function.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readLoadPaths } from '../../scripts/load-paths.mjs';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();
@@ -21,7 +21,7 @@ export function nextProductPath() {
 }
 
 /** Pages many visitors share: the first ids of the same rotation, over and over. */
-export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.max - RENDERED.min + 1) : 0;
+export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.count) : 0;
 
 /**
  * The popular product pages as a fixed list each connection cycles through: autocannon builds each
@@ -75,7 +75,7 @@ function pageLoad(build, html) {
   return [html, { path: build.stylesCss.path }, { path: build.mainJs.path }, ...build.initialChunks.map((chunk) => ({ path: chunk.path }))];
 }
 
-const R = RENDERED?.path.replace('{id}', ':id') ?? '(none)';
+const R = RENDERED?.path.replace(/\{(\w+)\}/, ':$1') ?? '(none)';
 const P = PATHS.prerendered;
 const renderedWhat = RENDERED && RENDERED.status !== 200 ? ` (answered ${RENDERED.status}: still a full render per request)` : '';
 
@@ -90,7 +90,7 @@ const ALL_SCENARIOS = [
   {
     name: 'ssr',
     title: `ssr: ${R} rendered per request`,
-    describe: `GET ${RENDERED?.path}, a different id on every request (ids ${RENDERED?.min}..${RENDERED?.max} in a fixed pseudo-random order)${renderedWhat}.`,
+    describe: `GET ${RENDERED?.path}, a different id on every request (${RENDERED?.label} in a fixed pseudo-random order)${renderedWhat}.`,
     requests: () => [{ path: renderedPathAt(0), rotate: 'product' }],
     renders: true,
     needs: 'rendered',

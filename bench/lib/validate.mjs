@@ -1,6 +1,6 @@
 // Is what a variant answers in a scenario what a browser needs? Checked before any load (a wrong
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
-import { httpGet } from './http.mjs';
+import { request } from '../../scripts/lib/http.mjs';
 import { getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
 
 const CONTENT_TYPES = { html: /^text\/html\b/i, js: /^(text|application)\/javascript\b/i, css: /^text\/css\b/i };
@@ -20,7 +20,7 @@ const MIN_BYTES_SHARE = 0.9;
  *   revalidation?: Revalidation, expectedStatuses: number[], minBytesPerResponse: number }} ScenarioCheck
  */
 
-/** @param {import('./http.mjs').HttpResponse} res */
+/** @param {import('../../scripts/lib/http.mjs').HttpResponse} res */
 function describe(res) {
   return `${res.status} ${res.headers['content-type'] ?? '(no content-type)'}, ${res.body.length} B`;
 }
@@ -30,7 +30,7 @@ function describe(res) {
  * @param {string} baseUrl @param {BuildFile} file @param {string[]} problems
  */
 async function checkFile(baseUrl, file, problems) {
-  const res = await httpGet(baseUrl, file.path);
+  const res = await request(baseUrl, file.path);
   const type = res.headers['content-type'] ?? '';
   if (res.status !== 200) problems.push(`GET ${file.path}: status ${res.status}, expected 200`);
   else if (!CONTENT_TYPES[file.kind].test(type)) problems.push(`GET ${file.path}: content-type "${type}", expected ${file.kind}`);
@@ -45,7 +45,7 @@ async function checkFile(baseUrl, file, problems) {
  */
 async function checkRendered(baseUrl, path, problems) {
   const expected = PATHS.rendered?.status ?? 200;
-  const res = await httpGet(baseUrl, path);
+  const res = await request(baseUrl, path);
   const text = res.body.toString('utf8');
   if (res.status !== expected) problems.push(`GET ${path}: status ${res.status}, expected ${expected}`);
   else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? '')) problems.push(`GET ${path}: ${describe(res)}, expected HTML`);
@@ -82,13 +82,13 @@ export async function checkScenario(baseUrl, scenario, build) {
       }
       case 'ssr': {
         // Ids far apart in the rotation: each page must be its own, not a cached one.
-        const paths = [renderedPathAt(0), renderedPathAt(1), PATHS.rendered.at(Math.floor((PATHS.rendered.max - PATHS.rendered.min) / 2))];
+        const paths = [renderedPathAt(0), renderedPathAt(1), PATHS.rendered.at(Math.floor((PATHS.rendered.count - 1) / 2))];
         const pages = [];
         for (const path of paths) pages.push(await checkRendered(baseUrl, path, problems));
         if (distinctPerId() && new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length) {
           problems.push('different ids answered the same page');
         }
-        const missing = await httpGet(baseUrl, PATHS.notFound);
+        const missing = await request(baseUrl, PATHS.notFound);
         if (missing.status !== 404) problems.push(`GET ${PATHS.notFound} (load-paths.json's notFound): status ${missing.status}, expected 404`);
         check.expectedStatuses = renderedStatuses();
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
@@ -120,7 +120,7 @@ export async function checkScenario(baseUrl, scenario, build) {
           check.minBytesPerResponse = share(build.page.size);
           break;
         }
-        const again = await httpGet(baseUrl, build.page.path, { headers: { 'if-none-match': etag } });
+        const again = await request(baseUrl, build.page.path, { headers: { 'if-none-match': etag } });
         check.context.etag = etag;
         if (again.status === 304) {
           check.revalidation = '304';

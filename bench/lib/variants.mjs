@@ -1,9 +1,10 @@
 // The servers compared. All serve the same Angular build and render through the same app bundle;
 // only the server around it differs. Everything but `origin` lives under bench/ and never ships.
 import { join } from 'node:path';
+import { APP_DIST, ROOT } from '../../scripts/lib/paths.mjs';
 
-export const ROOT = join(import.meta.dirname, '../..');
-export const DIST = join(ROOT, 'dist');
+export { ROOT };
+export const DIST = APP_DIST;
 export const STOCK_DIST = join(ROOT, 'dist-bench/stock');
 const VARIANTS_DIR = join(ROOT, 'bench/variants');
 const BUN = join(ROOT, 'node_modules/.bin/bun');
@@ -30,6 +31,18 @@ export const VARIANTS = [
     about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
     command: () => [process.execPath, join(DIST, 'server/server.mjs')],
     env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'origin-nocache',
+    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    label: 'origin-nocache (ablation: RENDER_CACHE_BYTES=0, no render cache)',
+    runtime: 'node',
+    // In the default run, not with the other ablations: beside `origin` it shows what storing
+    // pages costs a miss (`ssr`) and what the cache saves (`ssr-cached`, rendered every time here).
+    about: 'The origin with its render cache off (RENDER_CACHE_BYTES=0): every page rendered per request, nothing stored.',
+    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    env: { ...COMMON_ENV, RENDER_CACHE_BYTES: '0' },
     dist: DIST,
   },
   {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseOptions } from '../../bench/lib/options.mjs';
-import { getVariant, variantEnv } from '../../bench/lib/variants.mjs';
+import { DEFAULT_VARIANT_NAMES, getVariant, variantEnv } from '../../bench/lib/variants.mjs';
 
 test('servers on CPU 1 and the load on CPU 0 unless told otherwise', () => {
   const options = parseOptions([]);
@@ -29,4 +29,12 @@ test('origin-cluster runs one worker per server CPU, and at least 2', () => {
   assert.equal(variantEnv(cluster, 1).WORKERS, '2');
   assert.equal(variantEnv(cluster, 6).WORKERS, '6');
   assert.equal(variantEnv(getVariant('origin'), 6).WORKERS, undefined);
+});
+
+test('origin-nocache is the origin with its render cache off, in the default run', () => {
+  const nocache = getVariant('origin-nocache');
+  assert.equal(nocache.env.RENDER_CACHE_BYTES, '0');
+  assert.deepEqual(nocache.command(), getVariant('origin').command());
+  assert.equal(getVariant('origin').env.RENDER_CACHE_BYTES, undefined);
+  assert.ok(DEFAULT_VARIANT_NAMES.includes('origin-nocache'));
 });

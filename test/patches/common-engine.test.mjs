@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
 import { DIST } from '../helpers/origin.mjs';
-import { pristinePackage } from '../helpers/pristine.mjs';
+import { pristinePackage } from '../../scripts/lib/pristine-package.mjs';
 
 const { CommonEngine: OriginalEngine } = await import(join(pristinePackage('@angular/ssr'), 'fesm2022/node.mjs'));
 

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { pristinePackage } from '../helpers/pristine.mjs';
+import { pristinePackage } from '../../scripts/lib/pristine-package.mjs';
 
 const require = createRequire(import.meta.url);
 const patched = require('content-type');

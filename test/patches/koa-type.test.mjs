@@ -7,7 +7,7 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { pristinePackage } from '../helpers/pristine.mjs';
+import { pristinePackage } from '../../scripts/lib/pristine-package.mjs';
 
 const require = createRequire(import.meta.url);
 const PatchedKoa = require('koa');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SchematicTestRunner } from '@angular-devkit/schematics/testing/index.js';
 import { ROOT } from '../helpers/origin.mjs';
+import { OPTIONAL_SUITES, SUITES } from '../../scripts/run-tests.mjs';
 
 const collection = join(ROOT, 'schematics/collection.json');
 const runner = () => new SchematicTestRunner('ssr-origin', collection);
@@ -39,8 +40,10 @@ describe('ng-new', () => {
     assert.equal(pkg.schematics, undefined, 'the new app is not a schematics collection');
     assert.equal(pkg['ng-add'], undefined);
     assert.equal(pkg.dependencies['@angular-devkit/schematics'], undefined, 'nor does it need the schematics engine');
-    assert.doesNotMatch(pkg.scripts.test, /schematics/);
-    assert.match(pkg.scripts.test, /npm run test:bench/);
+    // npm test runs the suites whose test:* scripts exist (scripts/run-tests.mjs).
+    assert.equal(pkg.scripts.test, 'node scripts/run-tests.mjs');
+    assert.equal(pkg.scripts['test:schematics'], undefined);
+    assert.ok(pkg.scripts['test:bench'] && SUITES.includes('bench'), 'npm test runs the bench tests');
     assert.equal(json(tree, '/acme-shop/package-lock.json').name, 'acme-shop');
     const workspace = json(tree, '/acme-shop/angular.json');
     assert.deepEqual(Object.keys(workspace.projects).filter((name) => !name.startsWith('test')), ['acme-shop']);
@@ -52,6 +55,14 @@ describe('ng-new', () => {
     assert.match(tree.readContent('/acme-shop/.gitignore'), /\/node_modules/);
     assert.deepEqual(tasks, ['node-package', 'repo-init'], 'installs, then commits, as ng new does');
     assert.equal(options[0].allowScripts, true, 'the install applies the patches (postinstall)');
+  });
+
+  it("npm test skips, as absent from the app, every suite the scaffold may remove, and no other", async () => {
+    const template = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
+    const { tree } = await scaffold({ bench: false, demo: false });
+    const app = json(tree, '/acme-shop/package.json').scripts;
+    const removed = SUITES.filter((suite) => template[`test:${suite}`] !== undefined && app[`test:${suite}`] === undefined);
+    assert.deepEqual(removed.sort(), Object.keys(OPTIONAL_SUITES).sort());
   });
 
   it("copies the repository's own files, not a second copy", async () => {
@@ -90,7 +101,7 @@ describe('ng-new', () => {
       assert.equal(pkg.devDependencies[peer], undefined, `${peer} is not a dev dependency`);
     }
     for (const script of ['bench', 'bench:patches', 'test:bench', 'serve:ssr:bun']) assert.equal(pkg.scripts[script], undefined, script);
-    assert.doesNotMatch(pkg.scripts.test, /bench/);
+    assert.ok('bench' in OPTIONAL_SUITES, 'npm test skips the suite, not fails');
     assert.ok(pkg.devDependencies.autocannon, "the origin's load tests keep autocannon");
     const workspace = json(tree, '/acme-shop/angular.json');
     assert.equal(workspace.projects['acme-shop'].architect.build.configurations['bench-stock'], undefined);
@@ -118,7 +129,7 @@ describe('ng-new', () => {
     assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
     const pkg = json(tree, '/acme-shop/package.json');
     assert.equal(pkg.scripts['test:browser'], undefined);
-    assert.doesNotMatch(pkg.scripts.test, /test:browser/);
+    assert.ok('browser' in OPTIONAL_SUITES, 'npm test skips the suite, not fails');
     assert.match(tree.readContent('/acme-shop/src/app/pages/home.ts'), /Acme Shop/);
     assert.ok(tree.exists('/acme-shop/server/server.ts') && tree.exists('/acme-shop/test/server/origin.test.mjs'), 'the origin and its tests stay');
     assert.ok(tree.exists('/acme-shop/test/app/src/main.server.ts'), "with the tests' own app");

@@ -38,9 +38,9 @@ function signalThenAsk(pid, signal, path) {
  */
 function scratchProject(projectScripts) {
   const project = join(ROOT, 'test-results', `npm-scripts-${process.pid}-${Date.now()}`);
-  mkdirSync(join(project, 'scripts'), { recursive: true });
+  mkdirSync(join(project, 'scripts/lib'), { recursive: true });
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }));
-  for (const file of ['ensure-build.mjs', 'newest-mtime.mjs']) {
+  for (const file of ['ensure-build.mjs', 'lib/newest-mtime.mjs']) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
   symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');

@@ -1,7 +1,7 @@
 // Sustained overload and a flood of unique URLs: bounded latency or 503, and memory that stays flat.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sampleRss, load } from '../helpers/load.mjs';
+import { sampleRss, load } from '../../scripts/lib/load.mjs';
 import { request, startOrigin } from '../helpers/origin.mjs';
 
 const MB = 1024 * 1024;

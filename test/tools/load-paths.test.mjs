@@ -1,9 +1,10 @@
 // load-paths.json: what the bench, soak and profile load. Bad files fail with the field named; the
-// demo's file keeps the bench's historical rotation; every id of a range comes once before repeats.
+// demo's file keeps the bench's historical rotation; every id of a range, or value of a list, comes
+// once before repeats.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parseLoadPaths, readLoadPaths, rotation } from '../../scripts/load-paths.mjs';
+import { parseLoadPaths, readLoadPaths, rotation } from '../../scripts/lib/load-paths.mjs';
 
 describe('load-paths.json', () => {
   it("this project's file parses (whatever app it names)", () => {
@@ -30,6 +31,14 @@ describe('load-paths.json', () => {
       [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1.5, 2] } }, /"rendered.ids"/],
       [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], status: 99 } }, /"rendered.status"/],
       [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], cached: 'yes' } }, /"rendered.cached"/],
+      [{ prerendered: '/', rendered: { path: '/p/{id}' } }, /"rendered" needs either "ids" .* or "values"/],
+      [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], values: ['a'] } }, /"rendered" needs either/],
+      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: [] } }, /"rendered.values"/],
+      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: 'ramen' } }, /"rendered.values"/],
+      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: ['ramen', ''] } }, /"rendered.values"/],
+      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: ['ramen', 'ramen'] } }, /"rendered.values" must not repeat/],
+      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: ['pad thai'] } }, /"rendered.values" "pad thai" does not make a path/],
+      [{ prerendered: '/', rendered: { path: '/r/{slug}/{slug}', values: ['a'] } }, /"rendered.path"/],
     ];
     for (const [raw, field] of cases) assert.throws(() => parseLoadPaths(raw), field, JSON.stringify(raw));
   });
@@ -40,6 +49,28 @@ describe('load-paths.json', () => {
     assert.equal(paths.rendered.cached, false);
     assert.equal(paths.notFound, '/no-such-page');
     assert.equal(paths.rendered.at(0).startsWith('/a/'), true);
+  });
+
+  it('takes a list of values for a route keyed by something else than a number', () => {
+    const paths = parseLoadPaths({ prerendered: '/', rendered: { path: '/recipes/{slug}', values: ['pancakes', 'ramen', 'pho', 42], cached: true } });
+    const { rendered } = paths;
+    assert.equal(rendered.count, 4);
+    assert.equal(rendered.label, '4 values of {slug}');
+    assert.equal(rendered.valueAt(3), '42');
+    const firstRound = Array.from({ length: 4 }, (_, k) => rendered.at(k));
+    assert.deepEqual([...firstRound].sort(), ['/recipes/42', '/recipes/pancakes', '/recipes/pho', '/recipes/ramen'], 'each value once');
+    assert.equal(rendered.at(4), rendered.at(0), 'then it repeats');
+    // A value is put in as it is written, even with characters a replacement pattern would read.
+    assert.equal(parseLoadPaths({ prerendered: '/', rendered: { path: '/r/{slug}', values: ['$&'] } }).rendered.at(0), '/r/$&');
+  });
+
+  it('a range fills any placeholder, in the rotation it always had', () => {
+    const { rendered } = parseLoadPaths({ prerendered: '/', rendered: { path: '/items/{n}', ids: [1, 999_999] } });
+    assert.equal(rendered.count, 999_999);
+    assert.equal(rendered.label, 'ids 1..999999');
+    const at = rotation(1, 999_999);
+    for (const k of [0, 1, 99]) assert.equal(rendered.at(k), `/items/${at(k)}`);
+    assert.equal(rendered.valueAt(0), '1');
   });
 
   it('a rotation visits every id of any range once before repeating', () => {

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './origin.mjs';
+import { ROOT } from './paths.mjs';
 
 /** Returns the directory of the pristine copy of `packageName` (created once per process). */
 export function pristinePackage(packageName) {

@@ -1,6 +1,6 @@
 // Bounded load over loopback with autocannon, plus RSS sampling of the origin while it runs.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { rssOf } from './origin.mjs';
 
 /**
  * @param {{ url: string, connections: number, duration?: number, amount?: number, path: (n: number) => string, timeout?: number, headers?: Record<string, string> }} options
@@ -33,4 +33,10 @@ export function sampleRss(pid, intervalMs = 250) {
     clearInterval(timer);
     return samples;
   };
+}
+
+/** Resident set size of a process in bytes, from /proc (Linux). */
+export function rssOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
 }

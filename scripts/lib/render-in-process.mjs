@@ -2,7 +2,7 @@
 // where Angular core and platform-server are compiled in.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { APP_DIST as DIST } from './origin.mjs';
+import { APP_DIST as DIST } from './paths.mjs';
 
 const app = await import(pathToFileURL(join(DIST, 'server/main.server.mjs')).href);
 const engine = new app.CommonEngine({ allowedHosts: ['localhost'] });

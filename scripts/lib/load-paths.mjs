@@ -2,17 +2,25 @@
 // at the root: paths of the app in src/, so the tools keep working when the app is replaced.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT } from './paths.mjs';
 
-export const LOAD_PATHS_FILE = join(import.meta.dirname, '..', 'load-paths.json');
+export const LOAD_PATHS_FILE = join(ROOT, 'load-paths.json');
 
 /**
- * @typedef {{ path: string, min: number, max: number, status: number, cached: boolean, at: (k: number) => string }} RenderedPages
+ * The page rendered per request: `path` with its one placeholder (`{id}`, `{slug}`…) filled in from
+ * a numeric range (`ids`) or a list (`values`). `at(k)` is the k-th page of a rotation that visits
+ * every value once before repeating; `valueAt(i)` the i-th value in order; `count` how many there are;
+ * `label` says which, for reports (`ids 1..999999`, `3 values of {slug}`).
+ * @typedef {{ path: string, count: number, label: string, status: number, cached: boolean,
+ *   at: (k: number) => string, valueAt: (i: number) => string }} RenderedPages
  * @typedef {{ prerendered: string, rendered?: RenderedPages, clientOnly?: string, notFound: string }} LoadPaths
  */
 
 class LoadPathsError extends Error {}
 
 const isPath = (value) => typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !/[\s?#]/.test(value);
+/** `{id}`, `{slug}`: the part of a rendered path that changes from page to page. */
+const PLACEHOLDER = /\{\w+\}/g;
 const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
 
 /**
@@ -56,22 +64,42 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
   const paths = { prerendered: raw.prerendered, clientOnly: raw.clientOnly, notFound: raw.notFound ?? '/no-such-page' };
   if (raw.rendered !== undefined) {
     const r = raw.rendered;
-    if (typeof r !== 'object' || r === null) fail('rendered', 'must be an object { "path", "ids", "status", "cached" }');
-    if (!isPath(r.path) || (r.path.match(/\{id\}/g) ?? []).length !== 1) fail('rendered.path', 'must be a path with one {id}, e.g. "/products/{id}"');
-    const ids = r.ids;
-    if (!Array.isArray(ids) || ids.length !== 2 || !ids.every((id) => Number.isSafeInteger(id) && id >= 0) || ids[0] > ids[1]) {
-      fail('rendered.ids', 'must be [first, last], whole numbers, first ≤ last');
+    if (typeof r !== 'object' || r === null) fail('rendered', 'must be an object { "path", "ids" or "values", "status", "cached" }');
+    const placeholders = typeof r.path === 'string' ? [...r.path.matchAll(PLACEHOLDER)] : [];
+    if (!isPath(r.path) || placeholders.length !== 1) fail('rendered.path', 'must be a path with one placeholder, e.g. "/products/{id}" or "/recipes/{slug}"');
+    const placeholder = placeholders[0][0];
+    if ((r.ids === undefined) === (r.values === undefined)) fail('rendered', `needs either "ids" (a numeric range) or "values" (a list) to fill ${placeholder}`);
+    /** @type {string[] | undefined} */
+    let list;
+    let min = 0;
+    if (r.ids !== undefined) {
+      const ids = r.ids;
+      if (!Array.isArray(ids) || ids.length !== 2 || !ids.every((id) => Number.isSafeInteger(id) && id >= 0) || ids[0] > ids[1]) {
+        fail('rendered.ids', 'must be [first, last], whole numbers, first ≤ last');
+      }
+      min = ids[0];
+    } else {
+      const values = r.values;
+      const valid = (value) => (typeof value === 'string' && value !== '') || Number.isSafeInteger(value);
+      if (!Array.isArray(values) || values.length === 0 || !values.every(valid)) fail('rendered.values', 'must be a list of strings or whole numbers, e.g. ["pancakes", "ramen"]');
+      list = values.map(String);
+      if (new Set(list).size !== list.length) fail('rendered.values', 'must not repeat a value');
+      const bad = list.find((value) => !isPath(r.path.replace(placeholder, () => value)));
+      if (bad !== undefined) fail('rendered.values', `"${bad}" does not make a path (no spaces, ?, # or leading //)`);
     }
     if (r.status !== undefined && !(Number.isInteger(r.status) && r.status >= 200 && r.status <= 599)) fail('rendered.status', 'must be an HTTP status (default 200)');
     if (r.cached !== undefined && typeof r.cached !== 'boolean') fail('rendered.cached', 'must be true or false');
-    const next = rotation(ids[0], ids[1]);
+    const count = list ? list.length : r.ids[1] - r.ids[0] + 1;
+    const valueAt = list ? (i) => list[i] : (i) => String(min + i);
+    const next = rotation(0, count - 1);
     paths.rendered = {
       path: r.path,
-      min: ids[0],
-      max: ids[1],
+      count,
+      label: list ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}` : `ids ${r.ids[0]}..${r.ids[1]}`,
       status: r.status ?? 200,
       cached: r.cached ?? false,
-      at: (k) => r.path.replace('{id}', String(next(k))),
+      at: (k) => r.path.replace(placeholder, () => valueAt(next(k))),
+      valueAt,
     };
   }
   return paths;
