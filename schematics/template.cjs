@@ -190,7 +190,8 @@ function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT
   for (const [path, content] of files) {
     if (!TEXT.test(path)) continue;
     let text = content.toString('utf8').replaceAll(TEMPLATE_NAME, names.name).replaceAll(TEMPLATE_TITLE, names.title);
-    const edit = EDITS[path];
+    // docs/*.md carry the README's section markers and script rows: the same edit.
+    const edit = EDITS[path] ?? (/^docs\/[^/]+\.md$/.test(path) ? EDITS['README.md'] : undefined);
     if (edit) text = edit(text, options);
     files.set(path, Buffer.from(text));
   }

@@ -1,7 +1,7 @@
 // `npm run soak`: a long, bounded run of the production origin over loopback, to watch memory.
 // Phase 1 sends mixed traffic for --minutes; phase 2 floods --flood unique URLs. RSS is sampled
 // every second and reported as a curve. Usage: npm run soak -- [--minutes 3] [--flood 100000]
-// [--update-readme] (writes the summary into README.md between <!-- soak:start --> and <!-- soak:end -->)
+// [--update-readme] (writes the summary into docs/reliability.md between <!-- soak:start --> and <!-- soak:end -->)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -102,7 +102,7 @@ const summary = [
 console.log(`\n${summary.join('\n')}`);
 console.log(`written: ${file}`);
 if (values['update-readme']) {
-  const readme = join(ROOT, 'README.md');
+  const readme = join(ROOT, 'docs/reliability.md');
   const text = readFileSync(readme, 'utf8');
   const start = text.indexOf('<!-- soak:start -->');
   const end = text.indexOf('<!-- soak:end -->');
@@ -116,7 +116,7 @@ if (values['update-readme']) {
     '',
   ].join('\n');
   writeFileSync(readme, text.slice(0, start) + block + text.slice(end));
-  console.log('README.md: soak summary updated');
+  console.log('docs/reliability.md: soak summary updated');
 }
 if (total.errors > 0) {
   process.exitCode = 1;

@@ -38,8 +38,8 @@ bench/results/<timestamp>.json, .md and .svg.
   --load-cpus LIST     the CPUs the load generator is pinned to (default 0); on a bigger machine,
                        e.g. --server-cpus 0-7 --load-cpus 8-15
   --out DIR            where to write the results (default bench/results)
-  --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in README.md
-  --readme FILE        the file --update-readme writes (default README.md; bench/README.md holds the ablations)
+  --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in docs/benchmark.md
+  --readme FILE        the file --update-readme writes (default docs/benchmark.md; bench/README.md holds the ablations)
   --skip-build         use dist/ and dist-bench/stock/ as they are (still checks they match)
   --help               this text
 `;
@@ -68,7 +68,7 @@ export function parseOptions(argv) {
       'load-cpus': { type: 'string', default: '0' },
       out: { type: 'string' },
       'update-readme': { type: 'boolean', default: false },
-      readme: { type: 'string', default: 'README.md' },
+      readme: { type: 'string', default: 'docs/benchmark.md' },
       'skip-build': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },

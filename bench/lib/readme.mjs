@@ -1,4 +1,4 @@
-// Puts the generated table into README.md between its markers, and touches nothing else there.
+// Puts the generated table into docs/benchmark.md (or the file --readme names) between its markers, and touches nothing else there.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 // Markers count only on a line of their own, so prose that mentions them is never taken for them.
