@@ -52,7 +52,7 @@ describe('App shell', () => {
     }
   });
 
-  it('leaves the links alone until the router has navigated (hydration keeps the server marks)', async () => {
+  it('leaves the links alone until the router has navigated (hydration keeps the server marks)', () => {
     const fixture = TestBed.createComponent(App);
     fixture.detectChanges();
     const products = (fixture.nativeElement as HTMLElement).querySelectorAll('nav a')[1];

@@ -34,7 +34,7 @@ export class NavSection implements OnChanges {
   readonly section = input.required<string>({ alias: 'appNavSection' });
 
   private readonly router = inject(Router);
-  private readonly element: HTMLElement = inject(ElementRef).nativeElement;
+  private readonly element = inject<ElementRef<HTMLElement>>(ElementRef).nativeElement;
   private readonly renderer = inject(Renderer2);
 
   constructor() {
