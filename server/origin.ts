@@ -86,20 +86,22 @@ export function createOrigin(options: OriginOptions): RequestListener {
 
   // pages: everything else that is not a file is the Angular app's to answer.
   const router = new Router();
-  router.get('/{*path}', (ctx, next) => {
+  router.get('/{*path}', async (ctx, next) => {
     if (FILE_LIKE.test(ctx.path)) {
       // A missing file is a plain 404: rendering the app for it would waste a render per bad URL.
       ctx.status = 404;
       ctx.body = 'Not Found';
       return;
     }
-    return options.pages(ctx, next);
+    await options.pages(ctx, next);
   });
   app.use(router.routes());
   // Pages answer GET and HEAD only: 405 with Allow for other methods, OPTIONS lists them.
   app.use(router.allowedMethods());
 
-  const handle = app.callback();
+  const koa = app.callback();
+  // Koa answers its own failures (errorHandler, then its onerror): nothing is left to catch here.
+  const handle: RequestListener = (req, res) => void koa(req, res);
   if (!files || !options.fastPath || options.accessLog) {
     return handle;
   }

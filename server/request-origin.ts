@@ -195,9 +195,9 @@ export class RequestOrigins {
   #key(req: IncomingMessage): string {
     const { headers } = req;
     const base = `${isEncrypted(req) ? 's' : ''}\n${headers.host ?? ''}`;
-    return this.#trustProxy
-      ? `${base}\n${headers['x-forwarded-host'] ?? ''}\n${headers['x-forwarded-proto'] ?? ''}`
-      : base;
+    // Node joins repeated headers with ", ": strings, never arrays.
+    const forwarded = (name: string) => (headers[name] as string | undefined) ?? '';
+    return this.#trustProxy ? `${base}\n${forwarded('x-forwarded-host')}\n${forwarded('x-forwarded-proto')}` : base;
   }
 }
 

@@ -87,7 +87,7 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
   } catch (error) {
     await server.stop();
     const tail = child.output().trim().split('\n').slice(-15).join('\n');
-    throw new Error(`${error instanceof Error ? error.message : error}${tail ? `\n${tail}` : ''}`);
+    throw new Error(`${error instanceof Error ? error.message : error}${tail ? `\n${tail}` : ''}`, { cause: error });
   }
   return server;
 }

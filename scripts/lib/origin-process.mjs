@@ -36,7 +36,7 @@ export async function startOrigin(options = {}) {
     port = Number((await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 }))[1]);
   } catch (error) {
     await child.stop({ graceMs: 0 });
-    throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`);
+    throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`, { cause: error });
   }
   return {
     exited: child.exited.then(({ code }) => code),

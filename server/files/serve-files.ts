@@ -24,7 +24,7 @@ export function filesFromMemory(index: StaticIndex): Middleware {
 
 /** Files the index did not hold (over its size limits), from disk; a page request never gets here. */
 export function filesFromDisk(browserDir: string, index: StaticIndex): Middleware {
-  const fromDisk = serveStatic(browserDir, {
+  const fromDisk: Middleware = serveStatic(browserDir, {
     // Looking for .br/.gz copies costs two fs calls per request: only when the build has some.
     brotli: index.precompressed,
     gzip: index.precompressed,
@@ -38,11 +38,11 @@ export function filesFromDisk(browserDir: string, index: StaticIndex): Middlewar
   return (ctx, next) => {
     const file = index.onDisk(ctx.path);
     if (file === undefined) {
-      return next();
+      return next() as Promise<void>;
     }
     if (file.encoded) {
       ctx.vary('Accept-Encoding');
     }
-    return fromDisk(ctx, next);
+    return fromDisk(ctx, next) as Promise<void>;
   };
 }

@@ -16,7 +16,8 @@ export function createDevPages(log: Logger): Middleware {
     try {
       response = await engine.handle(ctx.req);
       if (!response) {
-        return next();
+        await next();
+        return;
       }
       body = Buffer.from(await response.arrayBuffer());
     } catch (error) {

@@ -84,7 +84,7 @@ export class RenderLimiter {
         // A client that leaves while queued costs nothing more: it never gets a slot.
         onAbort: () => {
           this.queue.splice(this.queue.indexOf(waiter), 1);
-          reject(signal.reason);
+          reject(signal.reason as Error);
         },
       };
       signal.addEventListener('abort', waiter.onAbort, { once: true });

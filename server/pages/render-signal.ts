@@ -25,15 +25,18 @@ export function requestSignal(ctx: Context, timeoutMs: number): { signal: AbortS
  * is abandoned this way still runs to its end (Angular cannot cancel one) and holds its limiter
  * slot until then; its late failure is expected and must not become an unhandled rejection.
  */
+/** A render given up on may still fail later: expected, and no unhandled rejection. */
+const ignoreLateFailure = () => undefined;
+
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
+    promise.catch(ignoreLateFailure);
+    return Promise.reject(signal.reason as Error);
   }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => {
-      promise.catch(() => {});
-      reject(signal.reason);
+      promise.catch(ignoreLateFailure);
+      reject(signal.reason as Error);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
@@ -41,7 +44,7 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
         signal.removeEventListener('abort', onAbort);
         resolve(value);
       },
-      (error) => {
+      (error: Error) => {
         signal.removeEventListener('abort', onAbort);
         reject(error);
       },

@@ -1,6 +1,5 @@
 // `npm start` runs `ng serve` as npm's own child (exec), so stopping npm stops the dev server: a
 // SIGTERM to npm (an IDE's stop button, a process manager) must not leave it listening.
-import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
@@ -39,7 +38,9 @@ after(() => {
   if (npm?.pid) {
     try {
       process.kill(-npm.pid, 'SIGKILL');
-    } catch {}
+    } catch {
+      // already gone
+    }
   }
 });
 

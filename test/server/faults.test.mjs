@@ -201,7 +201,9 @@ describe('an error outside any request', () => {
             setTimeout(async () => {
               try {
                 process.kill(origin.pid, 'SIGUSR2');
-              } catch {}
+              } catch {
+                // already exited
+              }
               refusedWhileDraining = await request(origin.url, '/products/1').then(() => false, () => true);
             }, 50);
           }),

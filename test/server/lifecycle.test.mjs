@@ -138,7 +138,9 @@ describe('graceful shutdown', () => {
       } finally {
         try {
           process.kill(serverPid, 'SIGKILL');
-        } catch {}
+        } catch {
+          // already gone
+        }
         rmSync(project, { recursive: true, force: true });
       }
     });

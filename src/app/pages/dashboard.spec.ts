@@ -4,7 +4,7 @@ import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
 import { RouterTestingHarness } from '@angular/router/testing';
 import { routes } from '../app.routes';
-import { PageTitleStrategy } from '../page-title';
+import { APP_NAME, PageTitleStrategy } from '../page-title';
 import Dashboard, { VISIT_COUNTS } from './dashboard';
 
 describe('Dashboard', () => {
@@ -41,9 +41,9 @@ describe('Dashboard', () => {
       providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
     });
     await RouterTestingHarness.create('/dashboard');
-    expect(TestBed.inject(Title).getTitle()).toBe('Dashboard · SSR Origin');
-    expect(TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content)).toEqual([
-      'Your visits, counted in this browser: a page rendered only on the client.',
-    ]);
+    // As its route declares them (app.routes.ts).
+    const route = routes.find(({ path }) => path === 'dashboard')!;
+    expect(TestBed.inject(Title).getTitle()).toBe(`${route.title as string} · ${APP_NAME}`);
+    expect(TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content)).toEqual([route.data!['description'] as string]);
   });
 });

@@ -3,7 +3,7 @@ import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
 import { RouterTestingHarness } from '@angular/router/testing';
 import { routes } from '../app.routes';
-import { PageTitleStrategy } from '../page-title';
+import { APP_NAME, PageTitleStrategy } from '../page-title';
 import Home from './home';
 
 /** The document's title and description tags once the app's own routes have shown `url`. */
@@ -51,10 +51,12 @@ describe('Home', () => {
     expect(element.querySelector('.greeting')?.textContent).toBe('Please tell us your name.');
   });
 
-  it('has its own title and description', async () => {
+  it('has its own title and description, as its route declares them', async () => {
+    // Read from the route, so rewording the page changes one place: app.routes.ts.
+    const route = routes.find(({ path }) => path === '')!;
     expect(await headAt('/')).toEqual({
-      title: 'Home · SSR Origin',
-      descriptions: ['An Angular app served by a fast, tested Koa origin: prerendered, server-rendered and client-only pages.'],
+      title: `${route.title as string} · ${APP_NAME}`,
+      descriptions: [route.data!['description'] as string],
     });
   });
 });

@@ -4,7 +4,7 @@ import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
 import { RouterTestingHarness } from '@angular/router/testing';
 import { routes } from '../app.routes';
-import { PageTitleStrategy } from '../page-title';
+import { APP_NAME, PageTitleStrategy } from '../page-title';
 import NotFound from './not-found';
 
 /** The document's title and description tags once the app's own routes have shown `url`. */
@@ -35,6 +35,11 @@ describe('NotFound', () => {
   });
 
   it('says so in its title and description', async () => {
-    expect(await headAt('/no/such/page')).toEqual({ title: 'Page not found · SSR Origin', descriptions: ['There is nothing at this address.'] });
+    // As its route declares them (app.routes.ts).
+    const route = routes.find(({ path }) => path === '**')!;
+    expect(await headAt('/no/such/page')).toEqual({
+      title: `${route.title as string} · ${APP_NAME}`,
+      descriptions: [route.data!['description'] as string],
+    });
   });
 });
