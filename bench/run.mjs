@@ -7,13 +7,34 @@ import { killChildren } from '../scripts/lib/child-process.mjs';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
-import { canPin, describeMachine, measureBusyCpu, pinProcess, startCpuWindow } from './lib/machine.mjs';
+import {
+  canPin,
+  describeMachine,
+  measureBusyCpu,
+  pinProcess,
+  startCpuWindow,
+} from './lib/machine.mjs';
 import { HELP, parseOptions } from './lib/options.mjs';
-import { installCleanup, pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer, waitUntilIdle } from './lib/process.mjs';
+import {
+  installCleanup,
+  pinned,
+  readCpuSeconds,
+  readPeakRss,
+  resetPeakRss,
+  startServer,
+  waitUntilIdle,
+} from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';
 import { updateReadme } from './lib/readme.mjs';
-import { equalLoadRate, equalLoadTable, markdown, renderCacheTarget, summarize, terminalTable } from './lib/report.mjs';
+import {
+  equalLoadRate,
+  equalLoadTable,
+  markdown,
+  renderCacheTarget,
+  summarize,
+  terminalTable,
+} from './lib/report.mjs';
 import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant, variantEnv } from './lib/variants.mjs';
@@ -33,7 +54,9 @@ function describeCriticalCss(names) {
     const { criticalCss } = getVariant(name);
     byMechanism.set(criticalCss, [...(byMechanism.get(criticalCss) ?? []), name]);
   }
-  const mechanisms = [...byMechanism].map(([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`);
+  const mechanisms = [...byMechanism].map(
+    ([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`,
+  );
   return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered / was inlined by the build`;
 }
 
@@ -45,25 +68,35 @@ async function main() {
   }
   installCleanup();
   /** Warm-up seconds before a variant's first run of a scenario: longer where pages render. */
-  const warmupFor = (scenarioName) => (getScenario(scenarioName).renders ? options.renderWarmup : options.warmup);
+  const warmupFor = (scenarioName) =>
+    getScenario(scenarioName).renders ? options.renderWarmup : options.warmup;
   const startedAt = new Date().toISOString();
   const say = (line = '') => process.stdout.write(`${line}\n`);
 
   const pinPossible = canPin();
-  if (options.pin === true && !pinPossible) throw new Error('--pin needs taskset and at least 2 CPUs');
+  if (options.pin === true && !pinPossible)
+    throw new Error('--pin needs taskset and at least 2 CPUs');
   const { serverCpus, loadCpus } = options;
   const pin = {
     enabled: options.pin ?? pinPossible,
     serverCpus,
     loadCpus,
-    reason: options.pin === false ? 'disabled with --no-pin' : pinPossible ? 'taskset available' : 'needs taskset and ≥ 2 CPUs',
+    reason:
+      options.pin === false
+        ? 'disabled with --no-pin'
+        : pinPossible
+          ? 'taskset available'
+          : 'needs taskset and ≥ 2 CPUs',
   };
   const pairs = options.variants.length * options.scenarios.length;
   const plannedSeconds =
     options.variants.length * (STARTUP_ESTIMATE_S + 1) +
     options.variants.length * options.scenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
     options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) +
-    options.rounds * options.variants.length * options.scenarios.filter((name) => getScenario(name).refreshesCache).length * CACHE_REFRESH_S +
+    options.rounds *
+      options.variants.length *
+      options.scenarios.filter((name) => getScenario(name).refreshesCache).length *
+      CACHE_REFRESH_S +
     // Equal-load runs: as many rounds, as long as the flat-out ones.
     (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0);
 
@@ -78,13 +111,22 @@ async function main() {
   say(
     `  pinning:    ${pin.enabled ? `yes: servers on CPU ${serverCpus}, load generator on CPU ${loadCpus} (taskset)` : `no (${pin.reason})`}`,
   );
-  say(`  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`);
-  if (plannedSeconds > 1200) say('  (more than 20 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)');
+  say(
+    `  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`,
+  );
+  if (plannedSeconds > 1200)
+    say(
+      '  (more than 20 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)',
+    );
   say();
 
   const variantNames = options.variants;
   const criticalCss = describeCriticalCss(variantNames);
-  const { builtStock } = ensureBuilds({ stock: variantNames.includes('stock'), skip: options.skipBuild, log: say });
+  const { builtStock } = ensureBuilds({
+    stock: variantNames.includes('stock'),
+    skip: options.skipBuild,
+    log: say,
+  });
   const build = describeBuild(join(DIST, 'browser'));
   const servedDirs = [DIST, ...(variantNames.includes('stock') ? [STOCK_DIST] : [])];
   const fingerprint = buildFingerprint(servedDirs);
@@ -107,9 +149,12 @@ async function main() {
   const busy = await measureBusyCpu();
   machine.busyBeforeStart = busy === undefined ? undefined : Math.round(busy * 100) / 100;
   if (busy !== undefined && busy > 0.2) {
-    say(`warning: ${Math.round(busy * 100)}% of the CPUs were busy with something else just before the bench: expect noisy numbers`);
+    say(
+      `warning: ${Math.round(busy * 100)}% of the CPUs were busy with something else just before the bench: expect noisy numbers`,
+    );
   }
-  if (pin.enabled && !pinProcess(process.pid, loadCpus)) throw new Error('taskset could not pin the runner');
+  if (pin.enabled && !pinProcess(process.pid, loadCpus))
+    throw new Error('taskset could not pin the runner');
 
   // Time the hypervisor gives other guests slows every server unevenly across rounds: reported at the end.
   const cpuWindow = startCpuWindow();
@@ -136,7 +181,10 @@ async function main() {
         label: variant.label,
         runtime: variant.runtime,
         about: variant.about,
-        command: variant.command().map((part) => (part.startsWith(ROOT) ? relative(ROOT, part) : part)).join(' '),
+        command: variant
+          .command()
+          .map((part) => (part.startsWith(ROOT) ? relative(ROOT, part) : part))
+          .join(' '),
         started: false,
         checks: {},
       };
@@ -170,7 +218,9 @@ async function main() {
             : `${scenario} INVALID`,
         );
       }
-      progress.log(`✓ ${name} ready in ${(state.startupMs / 1000).toFixed(1)} s (pid ${server.pid}) · ${verdicts.join(', ')}`);
+      progress.log(
+        `✓ ${name} ready in ${(state.startupMs / 1000).toFixed(1)} s (pid ${server.pid}) · ${verdicts.join(', ')}`,
+      );
       for (const scenario of options.scenarios) {
         const check = state.checks[scenario];
         if (!check.valid) progress.log(`    ${scenario}: ${check.problems.join('; ')}`);
@@ -178,10 +228,16 @@ async function main() {
     }
 
     const warmed = new Set();
-    const livePids = () => [...servers.values()].filter(({ server }) => server && !server.exited()).map(({ server }) => server.pid);
+    const livePids = () =>
+      [...servers.values()]
+        .filter(({ server }) => server && !server.exited())
+        .map(({ server }) => server.pid);
     const settle = async () => {
       const idle = await waitUntilIdle(livePids());
-      if (!idle.settled) progress.log(`  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`);
+      if (!idle.settled)
+        progress.log(
+          `  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`,
+        );
     };
     /** What a variant is loaded with in a scenario, or undefined when it cannot be (not valid, not running). */
     const target = (name, scenarioName) => {
@@ -215,7 +271,10 @@ async function main() {
           const warmup = warmupFor(scenarioName);
           if (!warmed.has(key) && warmup > 0) {
             await settle();
-            progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · warm-up`, warmup);
+            progress.step(
+              `round ${round}/${options.rounds} · ${scenarioName} · ${name} · warm-up`,
+              warmup,
+            );
             await load.run({ ...job, duration: warmup });
           }
           warmed.add(key);
@@ -223,18 +282,26 @@ async function main() {
           // so each run would start with 100 refresh renders that steady traffic spreads over a
           // minute (<1% of the CPU at these rates): one unmeasured second lets them happen first.
           if (getScenario(scenarioName).refreshesCache && warmup > 0) {
-            progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · cache refresh`, CACHE_REFRESH_S);
+            progress.step(
+              `round ${round}/${options.rounds} · ${scenarioName} · ${name} · cache refresh`,
+              CACHE_REFRESH_S,
+            );
             await load.run({ ...job, duration: CACHE_REFRESH_S });
           }
 
           await settle();
           const resetOk = resetPeakRss(server.pid);
-          progress.step(`round ${round}/${options.rounds} · ${scenarioName} · ${name} · measuring`, options.duration + RUN_OVERHEAD_S);
+          progress.step(
+            `round ${round}/${options.rounds} · ${scenarioName} · ${name} · measuring`,
+            options.duration + RUN_OVERHEAD_S,
+          );
           const cpuBefore = readCpuSeconds(server.pid);
           const result = await load.run({ ...job, duration: options.duration });
           const cpuAfter = readCpuSeconds(server.pid);
           const serverCpu =
-            cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0 ? undefined : (cpuAfter - cpuBefore) / result.duration;
+            cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0
+              ? undefined
+              : (cpuAfter - cpuBefore) / result.duration;
           const peakRss = readPeakRss(server.pid);
           const problems = judgeRun(result, check);
           const died = crashed(state, server);
@@ -243,10 +310,20 @@ async function main() {
           } else {
             // Still correct after the load? A server that degrades under load must not look fast.
             const after = await checkScenario(server.url, scenarioName, build);
-            if (!after.valid) problems.push(...after.problems.map((problem) => `after load: ${problem}`));
+            if (!after.valid)
+              problems.push(...after.problems.map((problem) => `after load: ${problem}`));
           }
           assertBuildUnchanged();
-          runs.push({ round, scenario: scenarioName, variant: name, result, serverCpu, peakRss, peakRssReset: resetOk, problems });
+          runs.push({
+            round,
+            scenario: scenarioName,
+            variant: name,
+            result,
+            serverCpu,
+            peakRss,
+            peakRssReset: resetOk,
+            problems,
+          });
           const cpu = `CPU server ${serverCpu === undefined ? '?' : Math.round(serverCpu * 100)}% / load ${Math.round(result.loadCpu * 100)}%`;
           const latency = `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${cpu}`;
           progress.log(
@@ -262,8 +339,15 @@ async function main() {
     // every variant gets the same fixed rate, one the slowest variant sustained in that scenario.
     // Interleaved rounds as above: one run's p99 hangs on a few slow answers, the median of rounds less so.
     if (options.equalLoad > 0) {
-      const throughput = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
-      const rates = new Map(options.scenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]));
+      const throughput = summarize({
+        scenarios: options.scenarios,
+        variants: states,
+        runs,
+        rounds: options.rounds,
+      });
+      const rates = new Map(
+        options.scenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]),
+      );
       for (let round = 1; round <= options.rounds; round++) {
         for (const scenarioName of options.scenarios) {
           const rate = rates.get(scenarioName);
@@ -273,13 +357,23 @@ async function main() {
             if (!loaded) continue;
             const { state, server, check, job } = loaded;
             await settle();
-            progress.step(`equal load · round ${round}/${options.rounds} · ${scenarioName} · ${name} · ${rate} req/s`, options.duration + RUN_OVERHEAD_S);
+            progress.step(
+              `equal load · round ${round}/${options.rounds} · ${scenarioName} · ${name} · ${rate} req/s`,
+              options.duration + RUN_OVERHEAD_S,
+            );
             const result = await load.run({ ...job, duration: options.duration, rate });
             const problems = judgeRun(result, check);
             const died = crashed(state, server);
             if (died) problems.push(died);
             assertBuildUnchanged();
-            equalLoadRuns.push({ round, scenario: scenarioName, variant: name, rate, result, problems });
+            equalLoadRuns.push({
+              round,
+              scenario: scenarioName,
+              variant: name,
+              rate,
+              result,
+              problems,
+            });
             progress.log(
               `  = r${round} ${scenarioName.padEnd(10)} ${name.padEnd(20)} at ${rate} req/s: ${Math.round(result.rps)} answered/s, ` +
                 `p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms` +
@@ -300,7 +394,12 @@ async function main() {
   machine.loadAverageEnd = describeMachine().loadAverage;
   const stolen = cpuWindow()?.steal;
   machine.stealDuringRuns = stolen === undefined ? undefined : Math.round(stolen * 1000) / 1000;
-  const rows = summarize({ scenarios: options.scenarios, variants: states, runs, rounds: options.rounds });
+  const rows = summarize({
+    scenarios: options.scenarios,
+    variants: states,
+    runs,
+    rounds: options.rounds,
+  });
   const scenarioText = {
     title: (name) => getScenario(name).title,
     describe: (name) => getScenario(name).describe,
@@ -322,7 +421,8 @@ async function main() {
     skipped: SKIPPED_SCENARIOS,
     nodeEnv: 'production',
     patches: listPatches(),
-    order: 'for each round: each scenario in turn, all variants back to back in a Williams-design order (each goes first in turn, none always follows the same one); every run starts once all servers are idle (< 5% CPU)',
+    order:
+      'for each round: each scenario in turn, all variants back to back in a Williams-design order (each goes first in turn, none always follows the same one); every run starts once all servers are idle (< 5% CPU)',
     peakRss: 'VmHWM of the server process, reset before each measured run (/proc/<pid>/clear_refs)',
   };
 
@@ -331,8 +431,19 @@ async function main() {
   const base = join(options.out, stamp);
   const files = { json: `${base}.json`, md: `${base}.md`, svg: `${base}.svg` };
   const shown = (path) => (path.startsWith(ROOT) ? relative(ROOT, path) : path);
-  const startups = states.filter((state) => state.started).map((state) => [state.name, state.startupMs]);
-  const md = markdown({ rows, scenarios: scenarioText, settings, machine, startedAt, resultsFile: shown(files.json), startups, equalLoadRuns });
+  const startups = states
+    .filter((state) => state.started)
+    .map((state) => [state.name, state.startupMs]);
+  const md = markdown({
+    rows,
+    scenarios: scenarioText,
+    settings,
+    machine,
+    startedAt,
+    resultsFile: shown(files.json),
+    startups,
+    equalLoadRuns,
+  });
   const subtitle = [
     `${startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} · ${machine.cpuModel}, ${machine.cpus} CPUs · Node ${machine.node}${machine.bun ? ` · Bun ${machine.bun}` : ''}`,
     `${options.connections} connections, ${options.rounds} round(s) × ${options.duration} s, ${pin.enabled ? 'server and load generator on separate CPUs' : 'no CPU pinning'}, critical CSS on everywhere`,
@@ -348,7 +459,10 @@ async function main() {
       dist: relative(ROOT, DIST),
       stockBuiltThisRun: builtStock,
       files: Object.fromEntries(
-        [build.page, build.mainJs, build.stylesCss, ...build.initialChunks].map((file) => [file.path, file.size]),
+        [build.page, build.mainJs, build.stylesCss, ...build.initialChunks].map((file) => [
+          file.path,
+          file.size,
+        ]),
       ),
     },
     variants: states,
@@ -371,17 +485,29 @@ async function main() {
   }
   say();
   say(`Critical CSS: ${criticalCss}.`);
-  if (settings.patches.length) say(`Patched dependencies (patches/): ${settings.patches.join(', ')}; see bench/README.md.`);
+  if (settings.patches.length)
+    say(`Patched dependencies (patches/): ${settings.patches.join(', ')}; see bench/README.md.`);
   if (stolen !== undefined) {
     // Steal above a few percent came with ±30% swings between rounds of the same server (2026-11-21).
-    const noisy = stolen > 0.05 ? ': the host was busy, expect larger swings than usual and run again to compare' : '';
-    say(`Steal: the hypervisor took ${(stolen * 100).toFixed(1)}% of CPU time during the runs${noisy}.`);
+    const noisy =
+      stolen > 0.05
+        ? ': the host was busy, expect larger swings than usual and run again to compare'
+        : '';
+    say(
+      `Steal: the hypervisor took ${(stolen * 100).toFixed(1)}% of CPU time during the runs${noisy}.`,
+    );
   }
-  say(`Pinning: ${pin.enabled ? `servers on CPU ${serverCpus}, load generator on CPU ${loadCpus}` : `none (${pin.reason})`}.`);
-  say(`Took ${formatDuration((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000)}. Results: ${shown(files.json)}, ${shown(files.md)}, ${shown(files.svg)}`);
+  say(
+    `Pinning: ${pin.enabled ? `servers on CPU ${serverCpus}, load generator on CPU ${loadCpus}` : `none (${pin.reason})`}.`,
+  );
+  say(
+    `Took ${formatDuration((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000)}. Results: ${shown(files.json)}, ${shown(files.md)}, ${shown(files.svg)}`,
+  );
   if (options.updateReadme) {
     updateReadme(options.readme, md);
-    say(`${shown(options.readme)}: table updated between <!-- bench:start --> and <!-- bench:end -->.`);
+    say(
+      `${shown(options.readme)}: table updated between <!-- bench:start --> and <!-- bench:end -->.`,
+    );
   }
 }
 

@@ -42,12 +42,18 @@ const BENCH = {
 /** What `--demo=false` replaces: the example pages and their own tests. */
 const DEMO = {
   // Everything in src/app except the app-agnostic config and the title strategy it provides.
-  keep: ['src/app/app.config.ts', 'src/app/app.config.server.ts', 'src/app/page-title.ts', 'src/app/page-title.spec.ts'],
+  keep: [
+    'src/app/app.config.ts',
+    'src/app/app.config.server.ts',
+    'src/app/page-title.ts',
+    'src/app/page-title.spec.ts',
+  ],
   paths: ['src/app/', 'test/browser/', 'public/async-work.json'],
   scripts: ['test:browser'],
 };
 
-const TEXT = /\.(?:[cm]?[jt]s|json|md|html|s?css|ya?ml|txt|patch|svg)$|(?:^|\/)(?:Dockerfile|\.dockerignore|\.gitignore|run|\.gitkeep)$/;
+const TEXT =
+  /\.(?:[cm]?[jt]s|json|md|html|s?css|ya?ml|txt|patch|svg)$|(?:^|\/)(?:Dockerfile|\.dockerignore|\.gitignore|run|\.gitkeep)$/;
 
 /** A new app's names from its npm name: `acme-shop` → title `Acme Shop`. */
 function namesFor(name) {
@@ -67,14 +73,23 @@ function namesFor(name) {
 function listTemplateFiles(root = TEMPLATE_ROOT) {
   const all = existsSync(join(root, '.git'))
     ? // A checkout: what git tracks, so local build output and scratch files never leak in.
-      execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+      execFileSync('git', ['ls-files', '-z'], {
+        cwd: root,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      })
         .split('\0')
         .filter((path) => path && existsSync(join(root, path)))
     : // A packed tarball: its files. npm never packs package-lock.json, so `prepack` puts a copy
       // in schematics/ and it goes back to its place here.
       // npm also renames .gitignore to .npmignore when it installs a package: rename it back.
       [
-        ...walk(root, root).map((path) => (path.endsWith('.npmignore') && !existsSync(join(root, path.replace(/\.npmignore$/, '.gitignore'))) ? path.replace(/\.npmignore$/, '.gitignore') : path)),
+        ...walk(root, root).map((path) =>
+          path.endsWith('.npmignore') &&
+          !existsSync(join(root, path.replace(/\.npmignore$/, '.gitignore')))
+            ? path.replace(/\.npmignore$/, '.gitignore')
+            : path,
+        ),
         ...(existsSync(join(root, PACKED_LOCKFILE)) ? ['package-lock.json'] : []),
       ];
   return all.filter((path) => !ALWAYS_EXCLUDED.some((prefix) => path.startsWith(prefix))).sort();
@@ -83,16 +98,21 @@ function listTemplateFiles(root = TEMPLATE_ROOT) {
 function walk(root, dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === '.git' ? [] : walk(root, full);
+    if (entry.isDirectory())
+      return entry.name === 'node_modules' || entry.name === '.git' ? [] : walk(root, full);
     return entry.isFile() ? [relative(root, full).split(sep).join(posix.sep)] : [];
   });
 }
 
-const under = (path, prefixes) => prefixes.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix));
+const under = (path, prefixes) =>
+  prefixes.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix));
 
 /** Text between `<!-- section:NAME -->` and `<!-- /section:NAME -->` (markers included) goes. */
 function dropSection(text, section) {
-  const pattern = new RegExp(`\\n?<!-- section:${section} -->[\\s\\S]*?<!-- /section:${section} -->\\n?`, 'g');
+  const pattern = new RegExp(
+    `\\n?<!-- section:${section} -->[\\s\\S]*?<!-- /section:${section} -->\\n?`,
+    'g',
+  );
   return text.replace(pattern, '\n');
 }
 
@@ -107,7 +127,14 @@ function dropRuns(command, removed) {
 
 /** The template's scripts a new app does not get. */
 function removedScriptsFor({ bench, demo }) {
-  return ['test:schematics', 'test:scaffold', 'prepack', 'postpack', ...(bench ? [] : BENCH.scripts), ...(demo ? [] : DEMO.scripts)];
+  return [
+    'test:schematics',
+    'test:scaffold',
+    'prepack',
+    'postpack',
+    ...(bench ? [] : BENCH.scripts),
+    ...(demo ? [] : DEMO.scripts),
+  ];
 }
 
 function editPackageJson(text, { name, bench, demo }) {
@@ -164,8 +191,13 @@ const EDITS = {
     return out;
   },
   // The template's own pack-time lines (see its package.json prepack) mean nothing in an app.
-  '.gitignore': (text) => text.replace(/\n# npm never packs package-lock\.json[^\n]*\n\/schematics\/package-lock\.json\n/, '\n'),
-  'tsconfig.app.json': (text, { bench }) => (bench ? text : text.replace(/,\s*"bench\/variants\/\*\*\/\*\.ts"/, '')),
+  '.gitignore': (text) =>
+    text.replace(
+      /\n# npm never packs package-lock\.json[^\n]*\n\/schematics\/package-lock\.json\n/,
+      '\n',
+    ),
+  'tsconfig.app.json': (text, { bench }) =>
+    bench ? text : text.replace(/,\s*"bench\/variants\/\*\*\/\*\.ts"/, ''),
 };
 
 /**
@@ -185,11 +217,18 @@ function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT
   }
   if (!demo) {
     const minimal = join(root, 'schematics/ng-new/minimal');
-    for (const path of walk(minimal, minimal)) files.set(path.startsWith('load-paths') ? path : `src/${path}`, readFileSync(join(minimal, path)));
+    for (const path of walk(minimal, minimal))
+      files.set(
+        path.startsWith('load-paths') ? path : `src/${path}`,
+        readFileSync(join(minimal, path)),
+      );
   }
   for (const [path, content] of files) {
     if (!TEXT.test(path)) continue;
-    let text = content.toString('utf8').replaceAll(TEMPLATE_NAME, names.name).replaceAll(TEMPLATE_TITLE, names.title);
+    let text = content
+      .toString('utf8')
+      .replaceAll(TEMPLATE_NAME, names.name)
+      .replaceAll(TEMPLATE_TITLE, names.title);
     // docs/*.md carry the README's section markers and script rows: the same edit.
     const edit = EDITS[path] ?? (/^docs\/[^/]+\.md$/.test(path) ? EDITS['README.md'] : undefined);
     if (edit) text = edit(text, options);
@@ -198,4 +237,12 @@ function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT
   return files;
 }
 
-module.exports = { TEMPLATE_ROOT, TEMPLATE_NAME, TEMPLATE_TITLE, namesFor, listTemplateFiles, scaffoldFiles, dropSection };
+module.exports = {
+  TEMPLATE_ROOT,
+  TEMPLATE_NAME,
+  TEMPLATE_TITLE,
+  namesFor,
+  listTemplateFiles,
+  scaffoldFiles,
+  dropSection,
+};

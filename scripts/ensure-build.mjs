@@ -22,10 +22,17 @@ if (!project) {
 const built = newestMtime(join(root, project.output, 'server/server.mjs'));
 const changed = Math.max(...project.inputs.map((input) => newestMtime(join(root, input))));
 if (built === 0 || changed > built) {
-  console.log(built === 0 ? `No build in ${project.output}/: building…` : `Sources changed since the last build of ${project.output}/: building…`);
+  console.log(
+    built === 0
+      ? `No build in ${project.output}/: building…`
+      : `Sources changed since the last build of ${project.output}/: building…`,
+  );
   // The CLI runs on this Node (the project's Node 24 under npm scripts), whatever is first on PATH.
   const ng = join(root, 'node_modules/@angular/cli/bin/ng.js');
-  const result = spawnSync(process.execPath, [ng, 'build', ...project.args], { cwd: root, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [ng, 'build', ...project.args], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (result.status !== 0) {
     process.exit(result.status ?? 1);
   }

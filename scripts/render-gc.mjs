@@ -16,7 +16,10 @@ const pathAt = (k) => (paths.rendered ? paths.rendered.at(k) : paths.prerendered
 const pattern = paths.rendered ? paths.rendered.path.replace(/\{\w+\}/, 'N') : paths.prerendered;
 
 const { values } = parseArgs({
-  options: { renders: { type: 'string', default: '300' }, child: { type: 'boolean', default: false } },
+  options: {
+    renders: { type: 'string', default: '300' },
+    child: { type: 'boolean', default: false },
+  },
 });
 const renders = Number(values.renders);
 if (!Number.isInteger(renders) || renders < 1) {
@@ -49,7 +52,10 @@ async function measure() {
   // After a render has ended (nothing in flight), two scavenges: what the second moves to the old
   // generation was still reachable to the scavenger twice, though a full GC frees it (bench/README.md).
   const oldGeneration = () =>
-    v8.getHeapSpaceStatistics().filter(({ space_name }) => !space_name.startsWith('new')).reduce((sum, space) => sum + space.space_used_size, 0);
+    v8
+      .getHeapSpaceStatistics()
+      .filter(({ space_name }) => !space_name.startsWith('new'))
+      .reduce((sum, space) => sum + space.space_used_size, 0);
   const promoted = [];
   for (let i = 0; i < 5; i++) {
     await render();
@@ -62,14 +68,27 @@ async function measure() {
   }
   const beforeFull = v8.getHeapStatistics().used_heap_size;
   globalThis.gc();
-  console.log(`#survivors ${promoted.join(' ')} ${beforeFull - v8.getHeapStatistics().used_heap_size}`);
+  console.log(
+    `#survivors ${promoted.join(' ')} ${beforeFull - v8.getHeapStatistics().used_heap_size}`,
+  );
 }
 
 /** The parent: runs the child with the collector's trace on and sums the trace over the measured renders. */
 async function report() {
-  const child = spawn(process.execPath, ['--expose-gc', '--trace-gc-nvp', import.meta.filename, '--child', '--renders', String(renders)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--trace-gc-nvp',
+      import.meta.filename,
+      '--child',
+      '--renders',
+      String(renders),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk));
   const code = await new Promise((resolve) => child.on('close', resolve));
@@ -78,17 +97,33 @@ async function report() {
   }
   const measured = out.slice(out.indexOf('#start'), out.indexOf('#end'));
   const [, totalMs, mainMs] = out.match(/#end ([\d.]+) ([\d.]+)/).map(Number);
-  const survivors = out.match(/#survivors ([\d ]+)/)[1].split(' ').map(Number);
-  const fields = (line) => Object.fromEntries(line.split(/\s+/).filter((part) => part.includes('=')).map((part) => part.split('=')));
-  const events = measured.split('\n').filter((line) => line.includes(' pause=')).map(fields);
+  const survivors = out
+    .match(/#survivors ([\d ]+)/)[1]
+    .split(' ')
+    .map(Number);
+  const fields = (line) =>
+    Object.fromEntries(
+      line
+        .split(/\s+/)
+        .filter((part) => part.includes('='))
+        .map((part) => part.split('=')),
+    );
+  const events = measured
+    .split('\n')
+    .filter((line) => line.includes(' pause='))
+    .map(fields);
   const scavenges = events.filter((event) => event.gc === 's');
   const fullGcs = events.filter((event) => event.gc === 'mc');
   const sum = (list, name) => list.reduce((total, event) => total + Number(event[name] ?? 0), 0);
   const perRender = (ms) => `${(ms / renders).toFixed(2)} ms`;
   const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-  console.log(`${renders} renders of ${pattern} in one process, one at a time (Node ${process.version}, ${availableParallelism()} CPU(s) for its threads):`);
-  console.log(`  CPU per render:  ${perRender(totalMs)} (main thread ${perRender(mainMs)}, other threads ${perRender(totalMs - mainMs)})`);
+  console.log(
+    `${renders} renders of ${pattern} in one process, one at a time (Node ${process.version}, ${availableParallelism()} CPU(s) for its threads):`,
+  );
+  console.log(
+    `  CPU per render:  ${perRender(totalMs)} (main thread ${perRender(mainMs)}, other threads ${perRender(totalMs - mainMs)})`,
+  );
   if (scavenges.length > 0) {
     console.log(
       `  scavenges:       ${scavenges.length} (one per ${Math.round(renders / scavenges.length)} renders), ` +
@@ -99,7 +134,9 @@ async function report() {
         `helper threads ${perRender(sum(scavenges, 'background.scavenge.parallel'))} per render`,
     );
   }
-  console.log(`  full GCs:        ${fullGcs.length}, main-thread pause ${perRender(sum(fullGcs, 'pause'))} per render`);
+  console.log(
+    `  full GCs:        ${fullGcs.length}, main-thread pause ${perRender(sum(fullGcs, 'pause'))} per render`,
+  );
   console.log(
     `  after a render ended, a second scavenge still promoted ${(median(survivors.slice(0, -1)) / 1024).toFixed(0)} KB of it ` +
       `(median of ${survivors.length - 1}); a full GC then freed ${(survivors.at(-1) / 1024).toFixed(0)} KB of garbage in all`,

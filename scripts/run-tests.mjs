@@ -8,7 +8,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Every suite, in the order they run: the quick checks first, the slow scaffold last. */
-export const SUITES = ['lint', 'unit', 'server', 'patches', 'build', 'deploy', 'tools', 'dev', 'browser', 'bench', 'schematics', 'scaffold'];
+export const SUITES = [
+  'lint',
+  'unit',
+  'server',
+  'patches',
+  'build',
+  'deploy',
+  'tools',
+  'dev',
+  'browser',
+  'bench',
+  'schematics',
+  'scaffold',
+];
 
 /**
  * Suites an app made by `ng new` may not have: schematics/template.cjs removes their scripts (its
@@ -37,7 +50,8 @@ async function main(args) {
     console.error(`Unknown suite ${unknown.join(', ')}: the suites are ${SUITES.join(', ')}.`);
     return 2;
   }
-  const scripts = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).scripts ?? {};
+  const scripts =
+    JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).scripts ?? {};
   // Named suites run in the usual order too.
   const selected = args.length > 0 ? SUITES.filter((suite) => args.includes(suite)) : SUITES;
 
@@ -47,7 +61,11 @@ async function main(args) {
     if (scripts[`test:${suite}`] === undefined) {
       // A suite asked for by name is never skipped: its absence is news.
       const optional = args.length === 0 ? OPTIONAL_SUITES[suite] : undefined;
-      results.push(optional ? { suite, result: 'skipped', note: optional } : { suite, result: 'missing', note: `package.json has no "test:${suite}" script` });
+      results.push(
+        optional
+          ? { suite, result: 'skipped', note: optional }
+          : { suite, result: 'missing', note: `package.json has no "test:${suite}" script` },
+      );
       continue;
     }
     console.log(`\n── npm run test:${suite} ──\n`);
@@ -59,19 +77,30 @@ async function main(args) {
       results.push({ suite, result: 'interrupted', seconds });
       break;
     }
-    const note = end.error ? end.error.message : end.code === 0 ? undefined : end.signal ? `killed by ${end.signal}` : `exit code ${end.code}`;
+    const note = end.error
+      ? end.error.message
+      : end.code === 0
+        ? undefined
+        : end.signal
+          ? `killed by ${end.signal}`
+          : `exit code ${end.code}`;
     results.push({ suite, result: end.code === 0 ? 'passed' : 'failed', seconds, note });
   }
 
-  const unlisted = Object.keys(scripts).filter((name) => name.startsWith('test:') && !SUITES.includes(name.slice(5)));
+  const unlisted = Object.keys(scripts).filter(
+    (name) => name.startsWith('test:') && !SUITES.includes(name.slice(5)),
+  );
   const width = Math.max(...SUITES.map((suite) => suite.length));
   console.log('\n── summary ──\n');
   console.log(`${'suite'.padEnd(width)}  ${'result'.padEnd(11)}  seconds`);
   for (const { suite, result, seconds, note } of results) {
     const time = seconds === undefined ? '-' : seconds.toFixed(1);
-    console.log(`${suite.padEnd(width)}  ${result.padEnd(11)}  ${time.padStart(7)}${note ? `  ${note}` : ''}`);
+    console.log(
+      `${suite.padEnd(width)}  ${result.padEnd(11)}  ${time.padStart(7)}${note ? `  ${note}` : ''}`,
+    );
   }
-  if (unlisted.length > 0) console.log(`\nNot run (not in scripts/run-tests.mjs): ${unlisted.join(', ')}`);
+  if (unlisted.length > 0)
+    console.log(`\nNot run (not in scripts/run-tests.mjs): ${unlisted.join(', ')}`);
   const passed = results.filter(({ result }) => result === 'passed').length;
   const failed = results.filter(({ result }) => result !== 'passed' && result !== 'skipped').length;
   console.log(`\n${passed} passed, ${failed} failed`);

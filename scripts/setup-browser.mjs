@@ -12,16 +12,23 @@ if (existsSync(CHROMIUM)) {
 const asRoot = process.getuid?.() === 0 ? [] : ['sudo'];
 const run = (args) => {
   const [command, ...rest] = [...asRoot, ...args];
-  const result = spawnSync(command, rest, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const result = spawnSync(command, rest, {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   if (result.status !== 0) {
-    console.error(`Could not install chromium (${args.join(' ')} failed). Install it yourself or set CHROMIUM_PATH.`);
+    console.error(
+      `Could not install chromium (${args.join(' ')} failed). Install it yourself or set CHROMIUM_PATH.`,
+    );
     process.exit(1);
   }
 };
 try {
   execFileSync('apt-get', ['--version'], { stdio: 'ignore' });
 } catch {
-  console.error('No apt-get here: install Chromium yourself and set CHROMIUM_PATH to its executable.');
+  console.error(
+    'No apt-get here: install Chromium yourself and set CHROMIUM_PATH to its executable.',
+  );
   process.exit(1);
 }
 run(['apt-get', 'update', '-qq']);

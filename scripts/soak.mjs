@@ -55,16 +55,28 @@ const unique = [
 ];
 
 const origin = await startOrigin({ dist: DIST, env: { HOST: '127.0.0.1' } });
-console.log(`origin pid ${origin.pid} on ${origin.url}; ${minutes} min mixed traffic, then ${flood} unique URLs`);
+console.log(
+  `origin pid ${origin.pid} on ${origin.url}; ${minutes} min mixed traffic, then ${flood} unique URLs`,
+);
 const stop = sampleRss(origin.pid, 1000);
 const started = Date.now();
 const phases = [];
 let samples;
 try {
-  const first = await load({ url: origin.url, connections, duration: Math.round(minutes * 60), path: (n) => mixed[n % mixed.length](n) });
+  const first = await load({
+    url: origin.url,
+    connections,
+    duration: Math.round(minutes * 60),
+    path: (n) => mixed[n % mixed.length](n),
+  });
   phases.push({ name: 'mixed', ...summarize(first) });
   console.log('mixed:', JSON.stringify(phases.at(-1)));
-  const second = await load({ url: origin.url, connections, amount: flood, path: (n) => unique[n % unique.length](n) });
+  const second = await load({
+    url: origin.url,
+    connections,
+    amount: flood,
+    path: (n) => unique[n % unique.length](n),
+  });
   phases.push({ name: 'unique URLs', ...summarize(second) });
   console.log('unique URLs:', JSON.stringify(phases.at(-1)));
 } finally {
@@ -73,8 +85,17 @@ try {
 }
 
 function summarize({ result, statuses, sent }) {
-  const fiveXX = Object.entries(statuses).filter(([code]) => code.startsWith('5')).reduce((sum, [, count]) => sum + count, 0);
-  return { sent, errors: result.errors, timeouts: result.timeouts, '5xx': fiveXX, statuses, reqPerSec: Math.round(result.requests.average) };
+  const fiveXX = Object.entries(statuses)
+    .filter(([code]) => code.startsWith('5'))
+    .reduce((sum, [, count]) => sum + count, 0);
+  return {
+    sent,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    '5xx': fiveXX,
+    statuses,
+    reqPerSec: Math.round(result.requests.average),
+  };
 }
 
 const rssMb = samples.map((bytes) => Math.round(bytes / MB));
@@ -91,10 +112,20 @@ mkdirSync(outDir, { recursive: true });
 const file = join(outDir, `soak-${report.date.replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, JSON.stringify(report, null, 2));
 
-const total = phases.reduce((sum, phase) => ({ sent: sum.sent + phase.sent, errors: sum.errors + phase.errors, fiveXX: sum.fiveXX + phase['5xx'] }), { sent: 0, errors: 0, fiveXX: 0 });
+const total = phases.reduce(
+  (sum, phase) => ({
+    sent: sum.sent + phase.sent,
+    errors: sum.errors + phase.errors,
+    fiveXX: sum.fiveXX + phase['5xx'],
+  }),
+  { sent: 0, errors: 0, fiveXX: 0 },
+);
 const step = Math.max(1, Math.floor(rssMb.length / 20));
 const summary = [
-  ...phases.map((phase) => `${phase.name}: ${phase.sent} requests, ${phase.errors} errors, ${phase['5xx']} 5xx, statuses ${JSON.stringify(phase.statuses)}, ${phase.reqPerSec} req/s`),
+  ...phases.map(
+    (phase) =>
+      `${phase.name}: ${phase.sent} requests, ${phase.errors} errors, ${phase['5xx']} 5xx, statuses ${JSON.stringify(phase.statuses)}, ${phase.reqPerSec} req/s`,
+  ),
   `requests sent: ${total.sent}, errors: ${total.errors}, 5xx: ${total.fiveXX}`,
   `RSS start ${report.rssMb.start} MB, end ${report.rssMb.end} MB, peak ${report.rssMb.peak} MB`,
   `RSS every ${step} s (MB): ${rssMb.filter((_, i) => i % step === 0).join(' ')}`,

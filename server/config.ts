@@ -52,20 +52,50 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     trustProxy: readBoolean('TRUST_PROXY', env['TRUST_PROXY'], false),
     renderTimeoutMs: readInteger('RENDER_TIMEOUT_MS', env['RENDER_TIMEOUT_MS'], 5000, 1, 600_000),
     // 8: renders wait on timers between steps (1 slot: 2/3 the throughput of 8); 16–50 gave 5–10% more, at 1.3–5× the p99 (bench).
-    maxConcurrentRenders: readInteger('MAX_CONCURRENT_RENDERS', env['MAX_CONCURRENT_RENDERS'], 8, 1, 10_000),
-    renderQueueLimit: readInteger('RENDER_QUEUE_LIMIT', env['RENDER_QUEUE_LIMIT'], 256, 0, 1_000_000),
+    maxConcurrentRenders: readInteger(
+      'MAX_CONCURRENT_RENDERS',
+      env['MAX_CONCURRENT_RENDERS'],
+      8,
+      1,
+      10_000,
+    ),
+    renderQueueLimit: readInteger(
+      'RENDER_QUEUE_LIMIT',
+      env['RENDER_QUEUE_LIMIT'],
+      256,
+      0,
+      1_000_000,
+    ),
     shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
     workers: readWorkers(env['WORKERS']),
     accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
     fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
-    staticMemoryBytes: readInteger('STATIC_MEMORY_BYTES', env['STATIC_MEMORY_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
-    renderCacheBytes: readInteger('RENDER_CACHE_BYTES', env['RENDER_CACHE_BYTES'], 64 * 1024 * 1024, 0, 2 ** 40),
+    staticMemoryBytes: readInteger(
+      'STATIC_MEMORY_BYTES',
+      env['STATIC_MEMORY_BYTES'],
+      64 * 1024 * 1024,
+      0,
+      2 ** 40,
+    ),
+    renderCacheBytes: readInteger(
+      'RENDER_CACHE_BYTES',
+      env['RENDER_CACHE_BYTES'],
+      64 * 1024 * 1024,
+      0,
+      2 ** 40,
+    ),
     criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
 
-function readInteger(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+function readInteger(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined || value === '') {
     return fallback;
   }
@@ -103,7 +133,11 @@ function readBoolean(name: string, value: string | undefined, fallback: boolean)
 const LOG_LEVELS = ['info', 'fatal', 'error', 'warn', 'debug', 'trace', 'silent'];
 
 /** One of `choices`; the first is the default. */
-function readChoice<T extends string>(name: string, value: string | undefined, choices: readonly T[]): T {
+function readChoice<T extends string>(
+  name: string,
+  value: string | undefined,
+  choices: readonly T[],
+): T {
   if (value === undefined || value === '') {
     return choices[0];
   }

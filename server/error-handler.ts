@@ -20,13 +20,22 @@ export function errorHandler(log: Logger, onShed: () => void): Middleware {
     try {
       await next();
     } catch (error) {
-      const { status = 500, expose = false, message = '', headers = {}, consoleOutput } = (error ?? {}) as HttpError;
+      const {
+        status = 500,
+        expose = false,
+        message = '',
+        headers = {},
+        consoleOutput,
+      } = (error ?? {}) as HttpError;
       const valid = Number.isInteger(status) && status >= 400 && status <= 599;
       const code = valid ? status : 500;
       if (code === 503 && expose) {
         onShed();
       } else if (code >= 500) {
-        log.error({ err: error, method: ctx.method, url: ctx.url, console: consoleOutput }, 'request failed');
+        log.error(
+          { err: error, method: ctx.method, url: ctx.url, console: consoleOutput },
+          'request failed',
+        );
       }
       if (ctx.headerSent || !ctx.writable) {
         return;
@@ -61,5 +70,11 @@ const errorPage = (title: string, text: string) =>
       `<h1>${title}</h1><p>${text}</p></body></html>`,
   );
 
-const SERVER_ERROR_PAGE = errorPage('Something went wrong', 'The page could not be shown. Please try again.');
-const OVERLOADED_PAGE = errorPage('Busy right now', 'Too many people are here at once. Please try again in a moment.');
+const SERVER_ERROR_PAGE = errorPage(
+  'Something went wrong',
+  'The page could not be shown. Please try again.',
+);
+const OVERLOADED_PAGE = errorPage(
+  'Busy right now',
+  'Too many people are here at once. Please try again in a moment.',
+);

@@ -45,7 +45,12 @@ export function fastPath(
       sendFile(req, res, file.encoded ? representation(file, accepts(req)) : file);
       return true;
     }
-    if (cachedPages === undefined || !PLAIN_PAGE_TARGET.test(target) || index.get(target) || index.onDisk(target)) {
+    if (
+      cachedPages === undefined ||
+      !PLAIN_PAGE_TARGET.test(target) ||
+      index.get(target) ||
+      index.onDisk(target)
+    ) {
       return false;
     }
     const fresh = cachedPages.freshAnswer(origin, target, req.headers);

@@ -5,7 +5,10 @@ import { pino, type Logger } from 'pino';
  * synchronously, so the line that explains an exit is never lost to process.exit().
  */
 export function createLogger(level: string): Logger {
-  return pino({ level, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
+  return pino(
+    { level, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest: 1, sync: true }),
+  );
 }
 
 /**

@@ -51,7 +51,8 @@ export function createOrigin(options: OriginOptions): RequestListener {
   // Errors of a response already on its way end up here. A client that went away mid-body, a file
   // stream closed early for HEAD or 304, or a client speaking broken HTTP is routine, not a warning.
   app.on('error', (error: NodeJS.ErrnoException) => {
-    const routine = error.code !== undefined && (CLIENT_GONE.has(error.code) || error.code.startsWith('HPE_'));
+    const routine =
+      error.code !== undefined && (CLIENT_GONE.has(error.code) || error.code.startsWith('HPE_'));
     log[routine ? 'debug' : 'warn']({ err: error }, 'response error');
   });
 
@@ -120,7 +121,12 @@ function accessLog(log: Logger): Middleware {
     const start = performance.now();
     await next();
     log.info(
-      { method: ctx.method, url: ctx.url, status: ctx.status, ms: +(performance.now() - start).toFixed(2) },
+      {
+        method: ctx.method,
+        url: ctx.url,
+        status: ctx.status,
+        ms: +(performance.now() - start).toFixed(2),
+      },
       'request',
     );
   };

@@ -49,7 +49,10 @@ export function requestGuard(origins: RequestOrigins): Middleware {
         return ctx.throw(400, 'Bad Request: malformed percent-encoding');
       }
       if (path.includes('\0') || path.includes('\\') || hasDotSegment(path)) {
-        return ctx.throw(400, 'Bad Request: path must not contain dot segments, backslashes or null bytes');
+        return ctx.throw(
+          400,
+          'Bad Request: path must not contain dot segments, backslashes or null bytes',
+        );
       }
     }
     return next();

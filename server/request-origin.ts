@@ -8,7 +8,8 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1'];
 
 /** A DNS name: dot-separated labels of letters, digits and inner dashes, 253 characters at most. */
-export const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /**
  * Whether `pattern` may be an entry of NG_ALLOWED_HOSTS (Angular's format): a host name, an IP
@@ -34,7 +35,9 @@ export function createHostCheck(allowedHosts: readonly string[]): (hostname: str
     return () => true;
   }
   const exact = new Set(allowedHosts.filter((host) => !host.startsWith('*.')));
-  const suffixes = allowedHosts.filter((host) => host.startsWith('*.')).map((host) => host.slice(1));
+  const suffixes = allowedHosts
+    .filter((host) => host.startsWith('*.'))
+    .map((host) => host.slice(1));
   return (hostname) =>
     exact.has(hostname) ||
     suffixes.some((suffix) => hostname.endsWith(suffix) && hostname.length > suffix.length);
@@ -110,7 +113,8 @@ export function countHostHeaders(rawHeaders: string[]): number {
 }
 
 /** Why a request names no origin the origin serves: the header at fault, or a host not allowed. */
-export type OriginRefusal = { malformed: 'Host' | 'X-Forwarded-Host' | 'X-Forwarded-Proto' } | { notAllowed: true };
+export type OriginRefusal =
+  { malformed: 'Host' | 'X-Forwarded-Host' | 'X-Forwarded-Proto' } | { notAllowed: true };
 
 /**
  * The origins (`scheme://host[:port]`) requests name, from their Host header, or from
@@ -160,7 +164,11 @@ export class RequestOrigins {
    * name of the first that is malformed or missing. An empty forwarded header counts as absent,
    * as in Koa and Angular.
    */
-  #parse(req: IncomingMessage): { hostname: string; origin: string } | { malformed: 'Host' | 'X-Forwarded-Host' | 'X-Forwarded-Proto' } {
+  #parse(
+    req: IncomingMessage,
+  ):
+    | { hostname: string; origin: string }
+    | { malformed: 'Host' | 'X-Forwarded-Host' | 'X-Forwarded-Proto' } {
     const host = req.headers.host;
     const authority = host === undefined ? undefined : parseAuthority(host);
     if (authority === undefined) {
@@ -197,7 +205,9 @@ export class RequestOrigins {
     const base = `${isEncrypted(req) ? 's' : ''}\n${headers.host ?? ''}`;
     // Node joins repeated headers with ", ": strings, never arrays.
     const forwarded = (name: string) => (headers[name] as string | undefined) ?? '';
-    return this.#trustProxy ? `${base}\n${forwarded('x-forwarded-host')}\n${forwarded('x-forwarded-proto')}` : base;
+    return this.#trustProxy
+      ? `${base}\n${forwarded('x-forwarded-host')}\n${forwarded('x-forwarded-proto')}`
+      : base;
   }
 }
 

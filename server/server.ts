@@ -65,21 +65,39 @@ function start(): void {
   routeConsoleToLog(log);
   // CommonEngine would install process handlers that only log uncaught errors and keep the process
   // limping on; serveUntilStopped installs ours, which log and exit so a supervisor restarts us.
-  (globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }).ngAttachNodeGlobalErrorHandlersCalled = true;
+  (
+    globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }
+  ).ngAttachNodeGlobalErrorHandlersCalled = true;
   const readiness = { ready: true };
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
-  const renderer = new Renderer(createCommonEngine({ app, browserDir, serverDir, ...config }), limiter, log);
+  const renderer = new Renderer(
+    createCommonEngine({ app, browserDir, serverDir, ...config }),
+    limiter,
+    log,
+  );
   const lookupRoute = createRouteLookup(app.serverRoutes);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
-  const cachedPages = renderCache && new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config });
-  const index = buildStaticIndex(browserDir, readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')), {
-    maxTotalBytes: config.staticMemoryBytes,
-  });
+  const cachedPages =
+    renderCache && new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config });
+  const index = buildStaticIndex(
+    browserDir,
+    readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')),
+    {
+      maxTotalBytes: config.staticMemoryBytes,
+    },
+  );
   const listener = createOrigin({
     allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
     files: { browserDir, index },
-    pages: pages({ renderer, lookupRoute, clientShell: readClientShell(browserDir), cachedPages, log, ...config }),
+    pages: pages({
+      renderer,
+      lookupRoute,
+      clientShell: readClientShell(browserDir),
+      cachedPages,
+      log,
+      ...config,
+    }),
     cachedPages,
     readiness,
     stats: () => ({

@@ -8,12 +8,25 @@ import { join, relative } from 'node:path';
 import { DIST, ROOT, STOCK_DIST } from './variants.mjs';
 
 /** Everything the stock build is made from (server/ is not: it is not part of that bundle). */
-const STOCK_INPUTS = ['src', 'public', 'patches', 'bench/variants/stock', 'angular.json', 'tsconfig.json', 'tsconfig.app.json', 'package-lock.json'];
+const STOCK_INPUTS = [
+  'src',
+  'public',
+  'patches',
+  'bench/variants/stock',
+  'angular.json',
+  'tsconfig.json',
+  'tsconfig.app.json',
+  'package-lock.json',
+];
 
 /** @param {string[]} args @param {string} what */
 function run(args, what, { quiet }) {
   const started = Date.now();
-  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', stdio: quiet ? 'pipe' : 'inherit' });
+  const result = spawnSync(process.execPath, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: quiet ? 'pipe' : 'inherit',
+  });
   if (result.status !== 0) {
     const output = quiet ? `\n${result.stdout ?? ''}${result.stderr ?? ''}` : '';
     throw new Error(`${what} failed (exit ${result.status ?? result.signal})${output}`);
@@ -23,7 +36,11 @@ function run(args, what, { quiet }) {
 
 function buildStock(log) {
   log('Building the stock server (ng build --configuration bench-stock)…');
-  const ms = run([join(ROOT, 'node_modules/@angular/cli/bin/ng.js'), 'build', '--configuration', 'bench-stock'], 'the bench-stock build', { quiet: true });
+  const ms = run(
+    [join(ROOT, 'node_modules/@angular/cli/bin/ng.js'), 'build', '--configuration', 'bench-stock'],
+    'the bench-stock build',
+    { quiet: true },
+  );
   log(`  built dist-bench/stock in ${(ms / 1000).toFixed(1)} s`);
 }
 
@@ -47,9 +64,11 @@ export function compareBuilds(a, b) {
   const differences = [];
   for (const [name, size] of left) {
     if (!right.has(name)) differences.push(`${name} only in ${relative(ROOT, a)}`);
-    else if (right.get(name) !== size) differences.push(`${name}: ${size} B vs ${right.get(name)} B`);
+    else if (right.get(name) !== size)
+      differences.push(`${name}: ${size} B vs ${right.get(name)} B`);
   }
-  for (const name of right.keys()) if (!left.has(name)) differences.push(`${name} only in ${relative(ROOT, b)}`);
+  for (const name of right.keys())
+    if (!left.has(name)) differences.push(`${name} only in ${relative(ROOT, b)}`);
   return differences;
 }
 
@@ -59,7 +78,11 @@ export function compareBuilds(a, b) {
  */
 export function ensureBuilds({ stock, skip, log }) {
   if (!skip) {
-    run([join(ROOT, 'scripts/ensure-build.mjs')], 'the production build (scripts/ensure-build.mjs)', { quiet: false });
+    run(
+      [join(ROOT, 'scripts/ensure-build.mjs')],
+      'the production build (scripts/ensure-build.mjs)',
+      { quiet: false },
+    );
   }
   let builtStock = false;
   if (stock) {
@@ -115,7 +138,12 @@ export function listPatches() {
   try {
     return readdirSync(join(ROOT, 'patches'))
       .filter((name) => name.endsWith('.patch'))
-      .map((name) => name.slice(0, -'.patch'.length).replace(/^(@[^+]+)\+/, '$1/').replace(/\+([^+]+)$/, '@$1'))
+      .map((name) =>
+        name
+          .slice(0, -'.patch'.length)
+          .replace(/^(@[^+]+)\+/, '$1/')
+          .replace(/\+([^+]+)$/, '@$1'),
+      )
       .sort();
   } catch {
     return [];

@@ -35,7 +35,10 @@ function toAutocannonRequest(request) {
 /** @param {LoadJob} job */
 async function run(job) {
   if (job.rate) {
-    return runOpenLoop({ ...job, next: (index) => resolve(job.requests[index % job.requests.length]) });
+    return runOpenLoop({
+      ...job,
+      next: (index) => resolve(job.requests[index % job.requests.length]),
+    });
   }
   const instance = autocannon({
     url: job.url,

@@ -21,7 +21,9 @@ const GRACE_S = 20;
 export async function startLoadGenerator({ cpus }) {
   const worker = join(import.meta.dirname, 'load-worker.mjs');
   const command = pinned([process.execPath, worker], cpus);
-  const child = spawnTracked(command[0], command.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawnTracked(command[0], command.slice(1), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let nextId = 1;
   /** @type {Map<number, { resolve: (result: LoadResult) => void, reject: (error: Error) => void }>} */
   const pending = new Map();
@@ -29,7 +31,9 @@ export async function startLoadGenerator({ cpus }) {
     for (const { reject } of pending.values()) reject(error);
     pending.clear();
   };
-  child.on('exit', (code, signal) => failAll(new Error(`the load generator exited (${signal ?? `code ${code}`})`)));
+  child.on('exit', (code, signal) =>
+    failAll(new Error(`the load generator exited (${signal ?? `code ${code}`})`)),
+  );
   child.on('message', (message) => {
     const waiter = pending.get(message.id);
     if (!waiter) return;
@@ -38,7 +42,10 @@ export async function startLoadGenerator({ cpus }) {
     else waiter.reject(new Error(`load generator: ${message.error}`));
   });
   await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the load generator did not start in 15 s')), 15_000);
+    const timer = setTimeout(
+      () => reject(new Error('the load generator did not start in 15 s')),
+      15_000,
+    );
     child.once('message', (message) => {
       clearTimeout(timer);
       if (message.type === 'ready') resolve(undefined);
@@ -58,11 +65,18 @@ export async function startLoadGenerator({ cpus }) {
     run: (job) =>
       new Promise((resolve, reject) => {
         const id = nextId++;
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          child.kill('SIGKILL');
-          reject(new Error(`the load generator did not finish a ${job.duration} s run in ${job.duration + GRACE_S} s`));
-        }, (job.duration + GRACE_S) * 1000);
+        const timer = setTimeout(
+          () => {
+            pending.delete(id);
+            child.kill('SIGKILL');
+            reject(
+              new Error(
+                `the load generator did not finish a ${job.duration} s run in ${job.duration + GRACE_S} s`,
+              ),
+            );
+          },
+          (job.duration + GRACE_S) * 1000,
+        );
         pending.set(id, {
           resolve: (result) => {
             clearTimeout(timer);

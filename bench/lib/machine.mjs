@@ -7,7 +7,11 @@ import { ROOT } from './variants.mjs';
 
 function quiet(command, args) {
   try {
-    return execFileSync(command, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync(command, args, {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -40,7 +44,12 @@ export function pinProcess(pid, cpus) {
 }
 
 function cpuTimes() {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const fields = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   const idle = fields[3] + (fields[4] ?? 0);
   return { idle, steal: fields[7] ?? 0, total: fields.reduce((sum, value) => sum + value, 0) };
 }
@@ -61,7 +70,12 @@ export function startCpuWindow() {
   return () => {
     const after = cpuTimes();
     const total = after.total - before.total;
-    return total > 0 ? { busy: 1 - (after.idle - before.idle) / total, steal: (after.steal - before.steal) / total } : undefined;
+    return total > 0
+      ? {
+          busy: 1 - (after.idle - before.idle) / total,
+          steal: (after.steal - before.steal) / total,
+        }
+      : undefined;
   };
 }
 

@@ -36,22 +36,25 @@ export async function runOpenLoop(job) {
       outstanding--;
       if (outstanding === 0) onIdle?.();
     };
-    const req = httpRequest({ host: target.hostname, port: target.port, path, method, headers, agent }, (res) => {
-      let length = 0;
-      res.on('data', (chunk) => (length += chunk.length));
-      res.on('end', () => {
-        lastAnswer = performance.now();
-        latencies.push(lastAnswer - due);
-        statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1;
-        // Body plus an estimate of the head, like autocannon's byte count.
-        bytes += length + res.rawHeaders.reduce((sum, part) => sum + part.length + 2, 17);
-        done();
-      });
-      res.on('error', () => {
-        errors++;
-        done();
-      });
-    });
+    const req = httpRequest(
+      { host: target.hostname, port: target.port, path, method, headers, agent },
+      (res) => {
+        let length = 0;
+        res.on('data', (chunk) => (length += chunk.length));
+        res.on('end', () => {
+          lastAnswer = performance.now();
+          latencies.push(lastAnswer - due);
+          statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1;
+          // Body plus an estimate of the head, like autocannon's byte count.
+          bytes += length + res.rawHeaders.reduce((sum, part) => sum + part.length + 2, 17);
+          done();
+        });
+        res.on('error', () => {
+          errors++;
+          done();
+        });
+      },
+    );
     req.setTimeout(job.timeout * 1000, () => {
       timeouts++;
       req.destroy(new Error('timeout'));
@@ -87,7 +90,10 @@ export async function runOpenLoop(job) {
   agent.destroy();
 
   latencies.sort((a, b) => a - b);
-  const at = (share) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(share * latencies.length))] : 0);
+  const at = (share) =>
+    latencies.length
+      ? latencies[Math.min(latencies.length - 1, Math.floor(share * latencies.length))]
+      : 0;
   return {
     requests: latencies.length,
     duration,
@@ -95,7 +101,9 @@ export async function runOpenLoop(job) {
     latency: {
       p50: at(0.5),
       p99: at(0.99),
-      avg: latencies.length ? latencies.reduce((sum, value) => sum + value, 0) / latencies.length : 0,
+      avg: latencies.length
+        ? latencies.reduce((sum, value) => sum + value, 0) / latencies.length
+        : 0,
       max: at(1),
     },
     bytes,

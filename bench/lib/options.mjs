@@ -7,7 +7,15 @@ import { DEFAULT_VARIANT_NAMES, ROOT, VARIANT_NAMES } from './variants.mjs';
 
 // Renders need a longer warm-up than files: the render's CPU cost per response kept falling from
 // ~9 to ~5.5 ms over six 4-s rounds after a 2-s warm-up (JIT), and stayed within ±7% after 20 s.
-export const DEFAULTS = { connections: 50, duration: 4, rounds: 3, pipelining: 1, warmup: 2, 'render-warmup': 10, 'equal-load': 0.7 };
+export const DEFAULTS = {
+  connections: 50,
+  duration: 4,
+  rounds: 3,
+  pipelining: 1,
+  warmup: 2,
+  'render-warmup': 10,
+  'equal-load': 0.7,
+};
 /** --quick: one short round, for a look or a smoke test (explicit flags still win). */
 const QUICK = { rounds: 1, duration: 1, warmup: 0.5, 'render-warmup': 0.5, 'equal-load': 0 };
 
@@ -75,8 +83,13 @@ export function parseOptions(argv) {
   });
   const list = (value, known, what, defaults = known) => {
     if (value === undefined) return [...defaults];
-    const names = value.split(',').map((name) => name.trim()).filter(Boolean);
-    for (const name of names) if (!known.includes(name)) throw new Error(`unknown ${what} "${name}" (known: ${known.join(', ')})`);
+    const names = value
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    for (const name of names)
+      if (!known.includes(name))
+        throw new Error(`unknown ${what} "${name}" (known: ${known.join(', ')})`);
     if (names.length === 0) throw new Error(`--${what}s needs at least one name`);
     // Registry order, whatever order they were typed in: tables stay comparable.
     return known.filter((name) => names.includes(name));
@@ -86,9 +99,16 @@ export function parseOptions(argv) {
     const fallback = values.quick && name in QUICK ? QUICK[name] : DEFAULTS[name];
     if (raw === undefined) return fallback;
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+    if (
+      !Number.isFinite(value) ||
+      value < min ||
+      value > max ||
+      (integer && !Number.isInteger(value))
+    ) {
       const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
-      throw new Error(`--${name} must be ${integer ? 'a whole number' : 'a number'} ${range}, got "${raw}"`);
+      throw new Error(
+        `--${name} must be ${integer ? 'a whole number' : 'a number'} ${range}, got "${raw}"`,
+      );
     }
     return value;
   };
@@ -96,7 +116,10 @@ export function parseOptions(argv) {
   const serverCpus = cpuList('server-cpus', values['server-cpus']);
   const loadCpus = cpuList('load-cpus', values['load-cpus']);
   const shared = serverCpus.filter((cpu) => loadCpus.includes(cpu));
-  if (shared.length > 0) throw new Error(`--server-cpus and --load-cpus share CPU ${shared.join(', ')}: the load would steal the servers' time`);
+  if (shared.length > 0)
+    throw new Error(
+      `--server-cpus and --load-cpus share CPU ${shared.join(', ')}: the load would steal the servers' time`,
+    );
   const out = values.out ?? join(ROOT, 'bench/results');
   return {
     help: values.help,
@@ -130,7 +153,8 @@ function cpuList(name, text) {
     const match = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
     const first = Number(match?.[1]);
     const last = Number(match?.[2] ?? match?.[1]);
-    if (!match || last < first || last > 4095) throw new Error(`--${name} must be a CPU list such as 1 or 0-3,6, got "${text}"`);
+    if (!match || last < first || last > 4095)
+      throw new Error(`--${name} must be a CPU list such as 1 or 0-3,6, got "${text}"`);
     for (let cpu = first; cpu <= last; cpu++) cpus.add(cpu);
   }
   return [...cpus];

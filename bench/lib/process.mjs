@@ -54,7 +54,8 @@ export function pinned(command, cpus) {
 export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000 }) {
   const port = await freePort();
   const childEnv = { ...process.env, ...env, PORT: String(port) };
-  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
+  for (const [name, value] of Object.entries(childEnv))
+    if (value === undefined) delete childEnv[name];
   // Only the tail of the output matters (the reason it failed).
   const child = startChild(command, { cwd, env: childEnv, keep: 8_000 });
   const url = `http://127.0.0.1:${port}`;
@@ -75,7 +76,10 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
     // The ready line says it listens; one answered request says it serves.
     for (;;) {
       const exit = child.exit();
-      if (exit) throw new Error(`exited (${exit.signal ?? `code ${exit.code}`}) right after its ready line`);
+      if (exit)
+        throw new Error(
+          `exited (${exit.signal ?? `code ${exit.code}`}) right after its ready line`,
+        );
       try {
         await request(url, '/favicon.ico', { timeoutMs: 5_000 });
         break;
@@ -87,7 +91,9 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
   } catch (error) {
     await server.stop();
     const tail = child.output().trim().split('\n').slice(-15).join('\n');
-    throw new Error(`${error instanceof Error ? error.message : error}${tail ? `\n${tail}` : ''}`, { cause: error });
+    throw new Error(`${error instanceof Error ? error.message : error}${tail ? `\n${tail}` : ''}`, {
+      cause: error,
+    });
   }
   return server;
 }
@@ -183,14 +189,18 @@ export function readCpuSeconds(pid) {
  * @param {number[]} pids
  * @returns {Promise<{ waitedMs: number, settled: boolean }>}
  */
-export async function waitUntilIdle(pids, { threshold = 0.05, windowMs = 100, maxMs = 10_000 } = {}) {
+export async function waitUntilIdle(
+  pids,
+  { threshold = 0.05, windowMs = 100, maxMs = 10_000 } = {},
+) {
   const started = Date.now();
   const total = () => pids.reduce((sum, pid) => sum + (readCpuSeconds(pid) ?? 0), 0);
   let before = total();
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, windowMs));
     const after = total();
-    if ((after - before) / (windowMs / 1000) < threshold) return { waitedMs: Date.now() - started, settled: true };
+    if ((after - before) / (windowMs / 1000) < threshold)
+      return { waitedMs: Date.now() - started, settled: true };
     if (Date.now() - started > maxMs) return { waitedMs: Date.now() - started, settled: false };
     before = after;
   }

@@ -20,7 +20,10 @@ export { median };
 
 /** Statuses that are neither success nor "not modified": what the table counts as non-2xx/304. */
 function badStatusCount(statusCodes) {
-  return Object.entries(statusCodes).reduce((sum, [code, count]) => (/^2\d\d$|^304$/.test(code) ? sum : sum + count), 0);
+  return Object.entries(statusCodes).reduce(
+    (sum, [code, count]) => (/^2\d\d$|^304$/.test(code) ? sum : sum + count),
+    0,
+  );
 }
 
 /**
@@ -56,26 +59,44 @@ export function summarize({ scenarios, variants, runs, rounds }) {
       for (const run of own) {
         for (const problem of run.problems) row.reasons.push(`round ${run.round}: ${problem}`);
       }
-      if (row.status === 'valid' && own.some((run) => run.problems.length > 0)) row.status = 'invalid';
+      if (row.status === 'valid' && own.some((run) => run.problems.length > 0))
+        row.status = 'invalid';
       if (row.status === 'valid' && own.length < rounds) {
         row.status = 'failed';
-        row.reasons.push(variant.crashed ? `stopped after ${own.length} of ${rounds} rounds: ${variant.crashed}` : `only ${own.length} of ${rounds} rounds ran`);
+        row.reasons.push(
+          variant.crashed
+            ? `stopped after ${own.length} of ${rounds} rounds: ${variant.crashed}`
+            : `only ${own.length} of ${rounds} rounds ran`,
+        );
       }
       if (own.length > 0) {
         const values = own.map((run) => run.result.rps);
-        row.rps = { median: median(values), min: Math.min(...values), max: Math.max(...values), values };
+        row.rps = {
+          median: median(values),
+          min: Math.min(...values),
+          max: Math.max(...values),
+          values,
+        };
         // A run without a single response has no latency: a 0 there would look like the fastest.
         const answered = own.filter((run) => run.result.requests > 0);
         row.latencyP50 = median(answered.map((run) => run.result.latency.p50));
         row.latencyP99 = median(answered.map((run) => run.result.latency.p99));
         row.errors = own.reduce((sum, run) => sum + run.result.errors, 0);
         row.badStatuses = own.reduce((sum, run) => sum + badStatusCount(run.result.statusCodes), 0);
-        row.bytesPerResponse = median(own.filter((run) => run.result.requests > 0).map((run) => run.result.bytes / run.result.requests));
-        row.serverCpu = median(own.map((run) => run.serverCpu).filter((value) => value !== undefined));
+        row.bytesPerResponse = median(
+          own
+            .filter((run) => run.result.requests > 0)
+            .map((run) => run.result.bytes / run.result.requests),
+        );
+        row.serverCpu = median(
+          own.map((run) => run.serverCpu).filter((value) => value !== undefined),
+        );
         row.loadCpu = median(own.map((run) => run.result.loadCpu));
         // Server CPU time per response: still comparable when the load generator, not the server,
         // limits req/s (client-bound rows).
-        const costs = own.filter((run) => run.serverCpu !== undefined && run.result.rps > 0).map((run) => (run.serverCpu / run.result.rps) * 1e6);
+        const costs = own
+          .filter((run) => run.serverCpu !== undefined && run.result.rps > 0)
+          .map((run) => (run.serverCpu / run.result.rps) * 1e6);
         row.serverUsPerResponse = costs.length ? median(costs) : undefined;
         const peaks = own.map((run) => run.peakRss).filter((value) => value !== undefined);
         row.peakRss = peaks.length ? Math.max(...peaks) : undefined;
@@ -86,7 +107,8 @@ export function summarize({ scenarios, variants, runs, rounds }) {
   // Ratios and ranks only between valid rows of the same scenario.
   for (const scenario of scenarios) {
     const group = rows.filter((row) => row.scenario === scenario);
-    const valid = (name) => group.find((row) => row.variant === name && row.status === 'valid' && row.rps);
+    const valid = (name) =>
+      group.find((row) => row.variant === name && row.status === 'valid' && row.rps);
     const stock = valid('stock');
     const ceiling = valid('ceiling');
     for (const row of group) {
@@ -115,10 +137,14 @@ export const MAX_EQUAL_LOAD_RATE = 3000;
  * @param {SummaryRow[]} rows
  */
 export function equalLoadRate(rows, scenario, share) {
-  const valid = rows.filter((row) => row.scenario === scenario && row.status === 'valid' && row.rps);
+  const valid = rows.filter(
+    (row) => row.scenario === scenario && row.status === 'valid' && row.rps,
+  );
   const contenders = valid.filter((row) => row.variant !== 'ceiling');
   const medians = (contenders.length ? contenders : valid).map((row) => row.rps.median);
-  return medians.length ? Math.min(MAX_EQUAL_LOAD_RATE, Math.max(1, Math.round(Math.min(...medians) * share))) : undefined;
+  return medians.length
+    ? Math.min(MAX_EQUAL_LOAD_RATE, Math.max(1, Math.round(Math.min(...medians) * share)))
+    : undefined;
 }
 
 /** An equal-load run that answered less than this share of its rate fell behind it. */
@@ -155,7 +181,7 @@ export function equalLoadTable(equalLoadRuns, variants, share, { markdown = fals
   });
   const title =
     `Latency at equal load: p50 / p99 ms of each variant at the same constant rate, ${Math.round(share * 100)}% of the slowest ` +
-    'variant\'s median req/s in that scenario (open-loop runs after the flat-out ones, medians of as many interleaved rounds).';
+    "variant's median req/s in that scenario (open-loop runs after the flat-out ones, medians of as many interleaved rounds).";
   if (!markdown) return [title, alignText(headers, table)].join('\n');
   return [
     `**${title}** Flat out, as in the table above, latency is mostly queueing (connections ÷ throughput): a server that ` +
@@ -173,14 +199,31 @@ export function equalLoadTable(equalLoadRuns, variants, share, { markdown = fals
 
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const fmt = {
-  rps: (value) => (value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value)),
+  rps: (value) =>
+    value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value),
   ratio: (value) => (value === undefined ? '–' : `${value.toFixed(2)}×`),
   // autocannon records whole milliseconds: 0 means "under a millisecond".
-  ms: (value) => (value === undefined ? '–' : value < 1 ? '<1' : value < 10 ? String(Math.round(value * 10) / 10) : integer.format(value)),
-  bytes: (value) => (value === undefined ? '–' : value < 1000 ? `${Math.round(value)} B` : `${(value / 1000).toFixed(1)} kB`),
-  us: (value) => (value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value)),
+  ms: (value) =>
+    value === undefined
+      ? '–'
+      : value < 1
+        ? '<1'
+        : value < 10
+          ? String(Math.round(value * 10) / 10)
+          : integer.format(value),
+  bytes: (value) =>
+    value === undefined
+      ? '–'
+      : value < 1000
+        ? `${Math.round(value)} B`
+        : `${(value / 1000).toFixed(1)} kB`,
+  us: (value) =>
+    value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value),
   rss: (value) => (value === undefined ? '–' : `${integer.format(value / 2 ** 20)} MiB`),
-  spread: (rps) => (!rps || rps.values.length < 2 ? '–' : `±${Math.round(((rps.max - rps.min) / 2 / rps.median) * 100)}%`),
+  spread: (rps) =>
+    !rps || rps.values.length < 2
+      ? '–'
+      : `±${Math.round(((rps.max - rps.min) / 2 / rps.median) * 100)}%`,
 };
 
 /** A load generator using this share of its CPU or more was the bottleneck, not the server. */
@@ -210,7 +253,13 @@ const COLUMNS = [
   ['non-2xx/304', (row) => (row.rounds ? String(row.badStatuses) : '–')],
   ['B/resp', (row) => fmt.bytes(row.bytesPerResponse)],
   ['peak RSS', (row) => fmt.rss(row.peakRss)],
-  ['CPU srv/load', (row) => (row.serverCpu === undefined ? '–' : `${Math.round(row.serverCpu * 100)}/${Math.round(row.loadCpu * 100)}%`)],
+  [
+    'CPU srv/load',
+    (row) =>
+      row.serverCpu === undefined
+        ? '–'
+        : `${Math.round(row.serverCpu * 100)}/${Math.round(row.loadCpu * 100)}%`,
+  ],
   ['srv µs/resp', (row) => fmt.us(row.serverUsPerResponse)],
   ['result', mark],
 ];
@@ -218,10 +267,19 @@ const LEFT = new Set(['variant', 'result', 'scenario']);
 
 /** @param {string[][]} table @param {string[]} headers */
 function alignText(headers, table) {
-  const widths = headers.map((header, i) => Math.max(header.length, ...table.map((cells) => cells[i].length)));
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...table.map((cells) => cells[i].length)),
+  );
   const line = (cells) =>
-    cells.map((cell, i) => (LEFT.has(headers[i]) ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ').trimEnd();
-  return [line(headers), widths.map((width) => '─'.repeat(width)).join('  '), ...table.map(line)].join('\n');
+    cells
+      .map((cell, i) => (LEFT.has(headers[i]) ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(headers),
+    widths.map((width) => '─'.repeat(width)).join('  '),
+    ...table.map(line),
+  ].join('\n');
 }
 
 /**
@@ -248,7 +306,16 @@ const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n'
  * @param {{ rows: SummaryRow[], scenarios: { title: (name: string) => string, describe: (name: string) => string },
  *   settings: Record<string, any>, machine: Record<string, any>, startedAt: string, resultsFile: string }} input
  */
-export function markdown({ rows, scenarios, settings, machine, startedAt, resultsFile, startups = [], equalLoadRuns = [] }) {
+export function markdown({
+  rows,
+  scenarios,
+  settings,
+  machine,
+  startedAt,
+  resultsFile,
+  startups = [],
+  equalLoadRuns = [],
+}) {
   const date = startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const pin = settings.pin.enabled
     ? `server pinned to CPU ${settings.pin.serverCpus} and load generator to CPU ${settings.pin.loadCpus} (taskset)`
@@ -260,9 +327,15 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
     `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
     `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up (${settings.renderWarmup ?? settings.warmup} s in scenarios that render); ${pin}.`,
     `- **Critical CSS:** ${settings.criticalCss}.`,
-    ...(settings.skipped?.length ? [`- **Skipped:** ${settings.skipped.map(({ name, why }) => `\`${name}\` (${why})`).join('; ')}.`] : []),
+    ...(settings.skipped?.length
+      ? [
+          `- **Skipped:** ${settings.skipped.map(({ name, why }) => `\`${name}\` (${why})`).join('; ')}.`,
+        ]
+      : []),
     ...(startups.length
-      ? [`- **Start to first answer** (process spawned → ready line → first request answered, polled every 50–100 ms): ${startups.map(([name, ms]) => `\`${name}\` ${ms} ms`).join(', ')}.`]
+      ? [
+          `- **Start to first answer** (process spawned → ready line → first request answered, polled every 50–100 ms): ${startups.map(([name, ms]) => `\`${name}\` ${ms} ms`).join(', ')}.`,
+        ]
       : []),
     ...(settings.patches?.length
       ? [
@@ -286,26 +359,35 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
   lines.push(
     '',
     '**How to read it.** Each req/s is the median of the interleaved rounds (spread: half the min–max range, relative to the median). ' +
-      '× stock and × ceiling divide medians of the same scenario; the ceiling of `ssr` is node:http + CommonEngine, the render\'s own cost. ' +
-      'p50/p99 are medians over rounds of each round\'s latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run (origin-cluster: summed over primary and workers). ' +
+      "× stock and × ceiling divide medians of the same scenario; the ceiling of `ssr` is node:http + CommonEngine, the render's own cost. " +
+      "p50/p99 are medians over rounds of each round's latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run (origin-cluster: summed over primary and workers). " +
       'CPU server/load: share of one CPU used by the server process (and its workers) and by the load generator during the runs (medians); "client-bound": the load generator used ≥ 90% of its CPU, so the server may be faster than shown. ' +
-      'Server µs/resp: the server process\'s CPU time per response (median over rounds), the cost to compare where rows are client-bound. ' +
+      "Server µs/resp: the server process's CPU time per response (median over rounds), the cost to compare where rows are client-bound. " +
       '# ranks the valid variants (the ceiling is a reference, not a contender). ' +
       'INVALID: the answers were not what a browser needs (status, type, length, errors), so the row is not ranked. ' +
       '"ignores If-None-Match" / "no ETag": the variant sends the full page where a 304 was possible; that is its result, not an error. ' +
       'On a shared 2-core machine expect ±15% between runs: compare variants within one table, not across tables.',
     '',
-    'Scenarios: ' + [...new Set(rows.map((row) => row.scenario))].map((name) => `\`${name}\` ${scenarios.describe(name)}`).join(' '),
+    'Scenarios: ' +
+      [...new Set(rows.map((row) => row.scenario))]
+        .map((name) => `\`${name}\` ${scenarios.describe(name)}`)
+        .join(' '),
   );
   if (equalLoadRuns.length > 0) {
-    lines.push('', equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, { markdown: true }));
+    lines.push(
+      '',
+      equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, { markdown: true }),
+    );
   }
   lines.push(...runtimeComparison(rows));
   const cached = renderCacheTarget(rows);
   if (cached) lines.push('', cached);
   if (failures.length > 0) {
     lines.push('', 'Not ranked:', '');
-    for (const row of failures) lines.push(`- \`${row.variant}\` in \`${row.scenario}\` (${row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`);
+    for (const row of failures)
+      lines.push(
+        `- \`${row.variant}\` in \`${row.scenario}\` (${row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`,
+      );
   }
   return lines.join('\n') + '\n';
 }
@@ -316,7 +398,11 @@ export function markdown({ rows, scenarios, settings, machine, startedAt, result
  * @param {SummaryRow[]} rows
  */
 export function renderCacheTarget(rows) {
-  const find = (scenario) => rows.find((row) => row.scenario === scenario && row.variant === 'origin' && row.status === 'valid' && row.rps);
+  const find = (scenario) =>
+    rows.find(
+      (row) =>
+        row.scenario === scenario && row.variant === 'origin' && row.status === 'valid' && row.rps,
+    );
   const ssg = find('ssg');
   const cached = find('ssr-cached');
   if (!ssg || !cached) return undefined;
@@ -335,7 +421,11 @@ export function renderCacheTarget(rows) {
 function runtimeComparison(rows) {
   const pairs = [...new Set(rows.map((row) => row.scenario))]
     .map((scenario) => {
-      const find = (name) => rows.find((row) => row.scenario === scenario && row.variant === name && row.status === 'valid' && row.rps);
+      const find = (name) =>
+        rows.find(
+          (row) =>
+            row.scenario === scenario && row.variant === name && row.status === 'valid' && row.rps,
+        );
       return { scenario, node: find('origin'), bun: find('origin-bun') };
     })
     .filter(({ node, bun }) => node && bun);
@@ -346,8 +436,9 @@ function runtimeComparison(rows) {
     '',
     '| scenario | Node req/s | Bun req/s | Bun ÷ Node | Node p99 ms | Bun p99 ms | Node peak RSS | Bun peak RSS |',
     '|---|--:|--:|--:|--:|--:|--:|--:|',
-    ...pairs.map(({ scenario, node, bun }) =>
-      `| \`${scenario}\` | ${fmt.rps(node.rps.median)} | ${fmt.rps(bun.rps.median)} | ${fmt.ratio(bun.rps.median / node.rps.median)} | ${fmt.ms(node.latencyP99)} | ${fmt.ms(bun.latencyP99)} | ${fmt.rss(node.peakRss)} | ${fmt.rss(bun.peakRss)} |`,
+    ...pairs.map(
+      ({ scenario, node, bun }) =>
+        `| \`${scenario}\` | ${fmt.rps(node.rps.median)} | ${fmt.rps(bun.rps.median)} | ${fmt.ratio(bun.rps.median / node.rps.median)} | ${fmt.ms(node.latencyP99)} | ${fmt.ms(bun.latencyP99)} | ${fmt.rss(node.peakRss)} | ${fmt.rss(bun.peakRss)} |`,
     ),
   ];
 }

@@ -47,17 +47,29 @@ function popularProducts() {
  */
 export function describeBuild(browserDir) {
   const names = readdirSync(browserDir);
-  const file = (name, kind) => ({ path: `/${name}`, file: join(browserDir, name), size: statSync(join(browserDir, name)).size, kind });
+  const file = (name, kind) => ({
+    path: `/${name}`,
+    file: join(browserDir, name),
+    size: statSync(join(browserDir, name)).size,
+    kind,
+  });
   const main = names.find((name) => /^main-[\w-]+\.js$/.test(name));
   const styles = names.find((name) => /^styles-[\w-]+\.css$/.test(name));
   if (!main || !styles || !names.includes('index.html') || !names.includes('index.csr.html')) {
-    throw new Error(`${browserDir} lacks main-*.js, styles-*.css, index.html or index.csr.html: is it a production build?`);
+    throw new Error(
+      `${browserDir} lacks main-*.js, styles-*.css, index.html or index.csr.html: is it a production build?`,
+    );
   }
   const shell = readFileSync(join(browserDir, 'index.csr.html'), 'utf8');
-  const preloads = [...shell.matchAll(/<link rel="modulepreload" href="([^"]+\.js)"/g)].map((match) => match[1]);
+  const preloads = [...shell.matchAll(/<link rel="modulepreload" href="([^"]+\.js)"/g)].map(
+    (match) => match[1],
+  );
   return {
     browserDir,
-    page: { ...file(join(PATHS.prerendered.slice(1), 'index.html'), 'html'), path: PATHS.prerendered },
+    page: {
+      ...file(join(PATHS.prerendered.slice(1), 'index.html'), 'html'),
+      path: PATHS.prerendered,
+    },
     mainJs: file(main, 'js'),
     stylesCss: file(styles, 'css'),
     initialChunks: preloads.filter((name) => names.includes(name)).map((name) => file(name, 'js')),
@@ -72,12 +84,20 @@ export function describeBuild(browserDir) {
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
 function pageLoad(build, html) {
-  return [html, { path: build.stylesCss.path }, { path: build.mainJs.path }, ...build.initialChunks.map((chunk) => ({ path: chunk.path }))];
+  return [
+    html,
+    { path: build.stylesCss.path },
+    { path: build.mainJs.path },
+    ...build.initialChunks.map((chunk) => ({ path: chunk.path })),
+  ];
 }
 
 const R = RENDERED?.path.replace(/\{(\w+)\}/, ':$1') ?? '(none)';
 const P = PATHS.prerendered;
-const renderedWhat = RENDERED && RENDERED.status !== 200 ? ` (answered ${RENDERED.status}: still a full render per request)` : '';
+const renderedWhat =
+  RENDERED && RENDERED.status !== 200
+    ? ` (answered ${RENDERED.status}: still a full render per request)`
+    : '';
 
 /** @type {(Scenario & { needs?: 'rendered' | 'cached' })[]} */
 const ALL_SCENARIOS = [
@@ -98,8 +118,7 @@ const ALL_SCENARIOS = [
   {
     name: 'ssr-cached',
     title: `ssr-cached: ${R}, ${POPULAR_PRODUCTS} popular ids (render cache)`,
-    describe:
-      `GET ${RENDERED?.path} over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares a shared-cache policy (\`s-maxage\`), so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
+    describe: `GET ${RENDERED?.path} over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares a shared-cache policy (\`s-maxage\`), so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
     requests: () => popularProducts(),
     renders: true,
     refreshesCache: true,
@@ -115,13 +134,18 @@ const ALL_SCENARIOS = [
     name: 'revalidate',
     title: `revalidate: ${P} with If-None-Match`,
     describe: `GET ${P} with If-None-Match set to the ETag the variant sent for it (304 expected); a variant without ETag gets the plain GET a browser would send.`,
-    requests: (_build, { etag }) => [{ path: P, ...(etag ? { headers: { 'if-none-match': etag } } : {}) }],
+    requests: (_build, { etag }) => [
+      { path: P, ...(etag ? { headers: { 'if-none-match': etag } } : {}) },
+    ],
   },
   {
     name: 'mixed',
     title: 'mixed: page loads',
     describe: `Page loads in a loop: the HTML (alternately ${P} and a rotating ${RENDERED?.path}), then the stylesheet, the main bundle and the chunks the page preloads.`,
-    requests: (build) => [...pageLoad(build, { path: P }), ...pageLoad(build, { path: renderedPathAt(0), rotate: 'product' })],
+    requests: (build) => [
+      ...pageLoad(build, { path: P }),
+      ...pageLoad(build, { path: renderedPathAt(0), rotate: 'product' }),
+    ],
     renders: true,
     needs: 'rendered',
   },
@@ -129,7 +153,11 @@ const ALL_SCENARIOS = [
     name: 'mixed-cached',
     title: 'mixed-cached: page loads, popular pages (render cache)',
     describe: `The \`mixed\` page loads with the rendered page drawn from the ${POPULAR_PRODUCTS} popular ids (render cache on in the origin; the peers render).`,
-    requests: (build) => popularProducts().flatMap((product) => [...pageLoad(build, { path: P }), ...pageLoad(build, product)]),
+    requests: (build) =>
+      popularProducts().flatMap((product) => [
+        ...pageLoad(build, { path: P }),
+        ...pageLoad(build, product),
+      ]),
     renders: true,
     refreshesCache: true,
     needs: 'cached',
@@ -139,19 +167,24 @@ const ALL_SCENARIOS = [
 /** Why a scenario cannot run with this app's load-paths.json, or undefined when it can. */
 function skipReason(scenario) {
   if (scenario.needs && !RENDERED) return 'load-paths.json names no "rendered" page';
-  if (scenario.needs === 'cached' && !RENDERED?.cached) return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';
+  if (scenario.needs === 'cached' && !RENDERED?.cached)
+    return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';
   return undefined;
 }
 
 /** The scenarios this app's pages allow, and those skipped with the reason. */
 export const SCENARIOS = ALL_SCENARIOS.filter((scenario) => !skipReason(scenario));
-export const SKIPPED_SCENARIOS = ALL_SCENARIOS.filter(skipReason).map((scenario) => ({ name: scenario.name, why: skipReason(scenario) }));
+export const SKIPPED_SCENARIOS = ALL_SCENARIOS.filter(skipReason).map((scenario) => ({
+  name: scenario.name,
+  why: skipReason(scenario),
+}));
 
 export const SCENARIO_NAMES = SCENARIOS.map((scenario) => scenario.name);
 
 /** @param {string} name */
 export function getScenario(name) {
   const scenario = SCENARIOS.find((candidate) => candidate.name === name);
-  if (!scenario) throw new Error(`unknown scenario "${name}" (known: ${SCENARIO_NAMES.join(', ')})`);
+  if (!scenario)
+    throw new Error(`unknown scenario "${name}" (known: ${SCENARIO_NAMES.join(', ')})`);
   return scenario;
 }

@@ -3,12 +3,17 @@
 import { request } from '../../scripts/lib/http.mjs';
 import { getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
 
-const CONTENT_TYPES = { html: /^text\/html\b/i, js: /^(text|application)\/javascript\b/i, css: /^text\/css\b/i };
+const CONTENT_TYPES = {
+  html: /^text\/html\b/i,
+  js: /^(text|application)\/javascript\b/i,
+  css: /^text\/css\b/i,
+};
 /**
  * Critical CSS inlined, as Beasties leaves it whoever runs it: a plain <style> block in the head and
  * the global stylesheet deferred with media="print". Proves the "same setting" claim per variant.
  */
-const CRITICAL_CSS = /<head>[\s\S]*<style>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
+const CRITICAL_CSS =
+  /<head>[\s\S]*<style>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
 /** Measured bytes per response (headers included) may not fall below this share of the expected body. */
 const MIN_BYTES_SHARE = 0.9;
 
@@ -33,8 +38,10 @@ async function checkFile(baseUrl, file, problems) {
   const res = await request(baseUrl, file.path);
   const type = res.headers['content-type'] ?? '';
   if (res.status !== 200) problems.push(`GET ${file.path}: status ${res.status}, expected 200`);
-  else if (!CONTENT_TYPES[file.kind].test(type)) problems.push(`GET ${file.path}: content-type "${type}", expected ${file.kind}`);
-  else if (res.body.length !== file.size) problems.push(`GET ${file.path}: ${res.body.length} B, the file has ${file.size} B`);
+  else if (!CONTENT_TYPES[file.kind].test(type))
+    problems.push(`GET ${file.path}: content-type "${type}", expected ${file.kind}`);
+  else if (res.body.length !== file.size)
+    problems.push(`GET ${file.path}: ${res.body.length} B, the file has ${file.size} B`);
   return res;
 }
 
@@ -47,11 +54,18 @@ async function checkRendered(baseUrl, path, problems) {
   const expected = PATHS.rendered?.status ?? 200;
   const res = await request(baseUrl, path);
   const text = res.body.toString('utf8');
-  if (res.status !== expected) problems.push(`GET ${path}: status ${res.status}, expected ${expected}`);
-  else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? '')) problems.push(`GET ${path}: ${describe(res)}, expected HTML`);
-  else if (!/ng-server-context="ssr"/.test(text)) problems.push(`GET ${path}: not rendered on the server for this request (no ng-server-context="ssr")`);
-  else if (!text.trimEnd().endsWith('</html>')) problems.push(`GET ${path}: the page is truncated (no closing </html>)`);
-  else if (!CRITICAL_CSS.test(text)) problems.push(`GET ${path}: no inlined critical CSS (every variant must render with it on)`);
+  if (res.status !== expected)
+    problems.push(`GET ${path}: status ${res.status}, expected ${expected}`);
+  else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? ''))
+    problems.push(`GET ${path}: ${describe(res)}, expected HTML`);
+  else if (!/ng-server-context="ssr"/.test(text))
+    problems.push(
+      `GET ${path}: not rendered on the server for this request (no ng-server-context="ssr")`,
+    );
+  else if (!text.trimEnd().endsWith('</html>'))
+    problems.push(`GET ${path}: the page is truncated (no closing </html>)`);
+  else if (!CRITICAL_CSS.test(text))
+    problems.push(`GET ${path}: no inlined critical CSS (every variant must render with it on)`);
   return res;
 }
 
@@ -71,7 +85,14 @@ export async function checkScenario(baseUrl, scenario, build) {
   /** @type {string[]} */
   const notes = [];
   /** @type {ScenarioCheck} */
-  const check = { valid: false, problems, notes, context: {}, expectedStatuses: [200], minBytesPerResponse: 0 };
+  const check = {
+    valid: false,
+    problems,
+    notes,
+    context: {},
+    expectedStatuses: [200],
+    minBytesPerResponse: 0,
+  };
   const share = (bytes) => Math.floor(bytes * MIN_BYTES_SHARE);
   try {
     switch (scenario) {
@@ -82,14 +103,24 @@ export async function checkScenario(baseUrl, scenario, build) {
       }
       case 'ssr': {
         // Ids far apart in the rotation: each page must be its own, not a cached one.
-        const paths = [renderedPathAt(0), renderedPathAt(1), PATHS.rendered.at(Math.floor((PATHS.rendered.count - 1) / 2))];
+        const paths = [
+          renderedPathAt(0),
+          renderedPathAt(1),
+          PATHS.rendered.at(Math.floor((PATHS.rendered.count - 1) / 2)),
+        ];
         const pages = [];
         for (const path of paths) pages.push(await checkRendered(baseUrl, path, problems));
-        if (distinctPerId() && new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length) {
+        if (
+          distinctPerId() &&
+          new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length
+        ) {
           problems.push('different ids answered the same page');
         }
         const missing = await request(baseUrl, PATHS.notFound);
-        if (missing.status !== 404) problems.push(`GET ${PATHS.notFound} (load-paths.json's notFound): status ${missing.status}, expected 404`);
+        if (missing.status !== 404)
+          problems.push(
+            `GET ${PATHS.notFound} (load-paths.json's notFound): status ${missing.status}, expected 404`,
+          );
         check.expectedStatuses = renderedStatuses();
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
         break;
@@ -99,9 +130,13 @@ export async function checkScenario(baseUrl, scenario, build) {
         // must still be that page, and different ids different pages.
         const paths = [renderedPathAt(0), renderedPathAt(1), renderedPathAt(POPULAR_PRODUCTS - 1)];
         const pages = [];
-        for (const path of [...paths, ...paths]) pages.push(await checkRendered(baseUrl, path, problems));
-        const texts = pages.map((page) => page.body.toString('utf8').replace(/ng-server-context="[^"]*"/, ''));
-        if (new Set(texts).size !== paths.length) problems.push('popular pages: not one distinct page per id');
+        for (const path of [...paths, ...paths])
+          pages.push(await checkRendered(baseUrl, path, problems));
+        const texts = pages.map((page) =>
+          page.body.toString('utf8').replace(/ng-server-context="[^"]*"/, ''),
+        );
+        if (new Set(texts).size !== paths.length)
+          problems.push('popular pages: not one distinct page per id');
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
         break;
       }
@@ -120,7 +155,9 @@ export async function checkScenario(baseUrl, scenario, build) {
           check.minBytesPerResponse = share(build.page.size);
           break;
         }
-        const again = await request(baseUrl, build.page.path, { headers: { 'if-none-match': etag } });
+        const again = await request(baseUrl, build.page.path, {
+          headers: { 'if-none-match': etag },
+        });
         check.context.etag = etag;
         if (again.status === 304) {
           check.revalidation = '304';
@@ -131,7 +168,9 @@ export async function checkScenario(baseUrl, scenario, build) {
           notes.push(`sends ETag ${etag} but answers If-None-Match with the full page (200)`);
           check.minBytesPerResponse = share(build.page.size);
         } else {
-          problems.push(`GET ${build.page.path} with If-None-Match: ${etag}: status ${again.status}, expected 304 (or 200)`);
+          problems.push(
+            `GET ${build.page.path} with If-None-Match: ${etag}: status ${again.status}, expected 304 (or 200)`,
+          );
         }
         break;
       }
@@ -174,15 +213,22 @@ export async function checkScenario(baseUrl, scenario, build) {
 export function judgeRun(result, check) {
   const problems = [];
   if (result.requests === 0) problems.push('no response at all');
-  if (result.errors > 0) problems.push(`${result.errors} connection errors (${result.timeouts} timeouts)`);
+  if (result.errors > 0)
+    problems.push(`${result.errors} connection errors (${result.timeouts} timeouts)`);
   if (result.mismatches > 0) problems.push(`${result.mismatches} body mismatches`);
-  const unexpected = Object.entries(result.statusCodes).filter(([code]) => !check.expectedStatuses.includes(Number(code)));
+  const unexpected = Object.entries(result.statusCodes).filter(
+    ([code]) => !check.expectedStatuses.includes(Number(code)),
+  );
   if (unexpected.length > 0) {
-    problems.push(`unexpected statuses: ${unexpected.map(([code, count]) => `${count}× ${code}`).join(', ')}`);
+    problems.push(
+      `unexpected statuses: ${unexpected.map(([code, count]) => `${count}× ${code}`).join(', ')}`,
+    );
   }
   const perResponse = result.requests > 0 ? result.bytes / result.requests : 0;
   if (result.requests > 0 && perResponse < check.minBytesPerResponse) {
-    problems.push(`${Math.round(perResponse)} B per response, expected at least ${check.minBytesPerResponse} B (truncated bodies?)`);
+    problems.push(
+      `${Math.round(perResponse)} B per response, expected at least ${check.minBytesPerResponse} B (truncated bodies?)`,
+    );
   }
   return problems;
 }

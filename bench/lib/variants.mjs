@@ -16,16 +16,23 @@ const BUN = join(ROOT, 'node_modules/.bin/bun');
  */
 
 /** How each variant inlines critical CSS: the setting is the same (on), the mechanism is not. */
-const BEASTIES_PER_RENDER = "CommonEngine's default inlineCriticalCss (a full Beasties pass per render)";
+const BEASTIES_PER_RENDER =
+  "CommonEngine's default inlineCriticalCss (a full Beasties pass per render)";
 
 /** Same for every variant: loopback only, the origin's default host list, production mode. */
-const COMMON_ENV = { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS: undefined, BENCH_DIST: DIST };
+const COMMON_ENV = {
+  HOST: '127.0.0.1',
+  NODE_ENV: 'production',
+  NG_ALLOWED_HOSTS: undefined,
+  BENCH_DIST: DIST,
+};
 
 /** @type {Variant[]} */
 export const VARIANTS = [
   {
     name: 'origin',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
+    criticalCss:
+      'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin (this project: Koa + CommonEngine)',
     runtime: 'node',
     about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
@@ -35,19 +42,22 @@ export const VARIANTS = [
   },
   {
     name: 'origin-nocache',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+    criticalCss:
+      'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
     label: 'origin-nocache (ablation: RENDER_CACHE_BYTES=0, no render cache)',
     runtime: 'node',
     // In the default run, not with the other ablations: beside `origin` it shows what storing
     // pages costs a miss (`ssr`) and what the cache saves (`ssr-cached`, rendered every time here).
-    about: 'The origin with its render cache off (RENDER_CACHE_BYTES=0): every page rendered per request, nothing stored.',
+    about:
+      'The origin with its render cache off (RENDER_CACHE_BYTES=0): every page rendered per request, nothing stored.',
     command: () => [process.execPath, join(DIST, 'server/server.mjs')],
     env: { ...COMMON_ENV, RENDER_CACHE_BYTES: '0' },
     dist: DIST,
   },
   {
     name: 'origin-cluster',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
+    criticalCss:
+      'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin-cluster (this project with WORKERS: one worker per server CPU, at least 2)',
     runtime: 'node',
     about:
@@ -59,7 +69,8 @@ export const VARIANTS = [
   },
   {
     name: 'origin-bun',
-    criticalCss: 'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
+    criticalCss:
+      'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin-bun (this project under Bun: npm run serve:ssr:bun)',
     runtime: 'bun',
     about: 'The same dist/server/server.mjs, unchanged, run by Bun instead of Node.',
@@ -83,7 +94,8 @@ export const VARIANTS = [
     criticalCss: BEASTIES_PER_RENDER,
     label: 'express-commonengine (Express 5 + express.static + CommonEngine)',
     runtime: 'node',
-    about: "The reference article's starting point: Express + express.static + CommonEngine + res.send (default ETag on).",
+    about:
+      "The reference article's starting point: Express + express.static + CommonEngine + res.send (default ETag on).",
     command: () => [process.execPath, join(VARIANTS_DIR, 'express-commonengine.mjs')],
     env: COMMON_ENV,
     dist: DIST,
@@ -93,7 +105,8 @@ export const VARIANTS = [
     criticalCss: BEASTIES_PER_RENDER,
     label: 'fastify (Fastify 5 + @fastify/static + CommonEngine)',
     runtime: 'node',
-    about: 'Fastify 5 + @fastify/static (default options, 1-year max-age) + CommonEngine from the not-found handler.',
+    about:
+      'Fastify 5 + @fastify/static (default options, 1-year max-age) + CommonEngine from the not-found handler.',
     command: () => [process.execPath, join(VARIANTS_DIR, 'fastify.mjs')],
     env: COMMON_ENV,
     dist: DIST,
@@ -103,7 +116,8 @@ export const VARIANTS = [
     criticalCss: BEASTIES_PER_RENDER,
     label: 'bun-elysia (Bun + Elysia + @elysiajs/static + CommonEngine)',
     runtime: 'bun',
-    about: "The article's fastest: Bun + Elysia + @elysiajs/static (alwaysStatic) + CommonEngine, weak ETag from the etag package.",
+    about:
+      "The article's fastest: Bun + Elysia + @elysiajs/static (alwaysStatic) + CommonEngine, weak ETag from the etag package.",
     command: () => [BUN, join(VARIANTS_DIR, 'bun-elysia.mjs')],
     env: COMMON_ENV,
     dist: DIST,
@@ -130,7 +144,8 @@ VARIANTS.push(
     name: 'origin-disk',
     ablation: true,
     label: 'origin-disk (ablation: STATIC_MEMORY_BYTES=0, every file through koa-static)',
-    about: 'The origin with its in-memory file index off: koa-static streams every file and prerendered page from disk.',
+    about:
+      'The origin with its in-memory file index off: koa-static streams every file and prerendered page from disk.',
     env: { ...COMMON_ENV, STATIC_MEMORY_BYTES: '0' },
   },
   {
@@ -139,7 +154,8 @@ VARIANTS.push(
     ablation: true,
     criticalCss: BEASTIES_PER_RENDER,
     label: 'origin-beasties (ablation: CRITICAL_CSS=per-request)',
-    about: "The origin with CommonEngine's per-request Beasties pass instead of compiled stylesheets.",
+    about:
+      "The origin with CommonEngine's per-request Beasties pass instead of compiled stylesheets.",
     env: { ...COMMON_ENV, CRITICAL_CSS: 'per-request' },
   },
   {
@@ -148,7 +164,8 @@ VARIANTS.push(
     criticalCss: "the origin's compiled stylesheets (server/pages/critical-css.ts), as the origin",
     label: 'koa-floor (reference: the ceiling inside one bare Koa middleware)',
     runtime: 'node',
-    about: "What Koa itself costs: the ceiling's work in a single Koa middleware, with nothing of the origin's steps.",
+    about:
+      "What Koa itself costs: the ceiling's work in a single Koa middleware, with nothing of the origin's steps.",
     command: () => [process.execPath, join(VARIANTS_DIR, 'koa-floor.mjs')],
     env: COMMON_ENV,
     dist: DIST,
@@ -166,14 +183,17 @@ VARIANTS.push(
     name: 'origin-koa',
     ablation: true,
     label: 'origin-koa (ablation: FAST_PATH=false, every request through Koa)',
-    about: 'The origin without its step 0: files and prerendered pages held in memory are answered by the Koa chain.',
+    about:
+      'The origin without its step 0: files and prerendered pages held in memory are answered by the Koa chain.',
     env: { ...COMMON_ENV, FAST_PATH: 'false' },
   },
 );
 
 export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);
 /** What `npm run bench` runs without --variants: everything but the ablations. */
-export const DEFAULT_VARIANT_NAMES = VARIANTS.filter((variant) => !variant.ablation).map((variant) => variant.name);
+export const DEFAULT_VARIANT_NAMES = VARIANTS.filter((variant) => !variant.ablation).map(
+  (variant) => variant.name,
+);
 /** Any line saying it listens: each server prints one when it is ready. */
 export const READY_LINE = /listening on http:\/\//i;
 
@@ -184,7 +204,9 @@ export const READY_LINE = /listening on http:\/\//i;
  * @param {number} serverCpus
  */
 export function variantEnv(variant, serverCpus) {
-  return variant.workersPerCpu ? { ...variant.env, WORKERS: String(Math.max(2, serverCpus)) } : variant.env;
+  return variant.workersPerCpu
+    ? { ...variant.env, WORKERS: String(Math.max(2, serverCpus)) }
+    : variant.env;
 }
 
 /** @param {string} name */

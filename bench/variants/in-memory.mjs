@@ -4,7 +4,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { createCriticalCss } from '../../server/pages/critical-css.ts';
 import { strongEtag } from '../../server/entity-tag.ts';
-import { CommonEngine, RESPONSE_INIT, allowedHosts, bootstrap, browserDistFolder, indexHtml } from './app-bundle.mjs';
+import {
+  CommonEngine,
+  RESPONSE_INIT,
+  allowedHosts,
+  bootstrap,
+  browserDistFolder,
+  indexHtml,
+} from './app-bundle.mjs';
 
 export const HTML = 'text/html; charset=utf-8';
 const TYPES = {
@@ -20,7 +27,12 @@ for (const entry of readdirSync(browserDistFolder, { recursive: true, withFileTy
   if (!entry.isFile()) continue;
   const path = join(entry.parentPath, entry.name);
   const body = readFileSync(path);
-  const url = '/' + path.slice(browserDistFolder.length + 1).split('\\').join('/');
+  const url =
+    '/' +
+    path
+      .slice(browserDistFolder.length + 1)
+      .split('\\')
+      .join('/');
   const headers = {
     'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
     'Content-Length': body.length,

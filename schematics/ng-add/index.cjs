@@ -12,7 +12,12 @@ const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.j
 const templateBuild = Object.values(templateWorkspace.projects)[0].architect.build;
 
 /** The origin's own files; the bench and its peers only with `--bench`. What they import comes too. */
-const ORIGIN_FILES = ['server/', 'patches/', 'scripts/ensure-build.mjs', 'scripts/check-patches.mjs'];
+const ORIGIN_FILES = [
+  'server/',
+  'patches/',
+  'scripts/ensure-build.mjs',
+  'scripts/check-patches.mjs',
+];
 const BENCH_FILES = ['bench/'];
 // The bench loads the app's pages named here; the demo's would not exist in the user's app.
 const USER_LOAD_PATHS = `${JSON.stringify(
@@ -43,7 +48,9 @@ function withImports(paths, available) {
   while (queue.length) {
     const path = queue.pop();
     if (!/\.(?:[cm]?js|ts|mts)$/.test(path)) continue;
-    for (const [, specifier] of readFileSync(join(TEMPLATE_ROOT, path), 'utf8').matchAll(RELATIVE_IMPORT)) {
+    for (const [, specifier] of readFileSync(join(TEMPLATE_ROOT, path), 'utf8').matchAll(
+      RELATIVE_IMPORT,
+    )) {
       const target = posix.normalize(posix.join(posix.dirname(path), specifier));
       if (available.has(target) && !result.has(target)) {
         result.add(target);
@@ -55,9 +62,24 @@ function withImports(paths, available) {
 }
 
 /** What the origin needs at run time (the build leaves them external) and to type-check. */
-const ORIGIN_DEPENDENCIES = [...templateBuild.options.externalDependencies, 'lru-cache', 'accepts', 'patch-package'];
-const ORIGIN_DEV_DEPENDENCIES = Object.keys(template.devDependencies).filter((name) => name.startsWith('@types/') && name !== '@types/node');
-const BENCH_DEV_DEPENDENCIES = ['autocannon', 'bun', 'elysia', '@elysiajs/static', 'express', 'fastify', '@fastify/static'];
+const ORIGIN_DEPENDENCIES = [
+  ...templateBuild.options.externalDependencies,
+  'lru-cache',
+  'accepts',
+  'patch-package',
+];
+const ORIGIN_DEV_DEPENDENCIES = Object.keys(template.devDependencies).filter(
+  (name) => name.startsWith('@types/') && name !== '@types/node',
+);
+const BENCH_DEV_DEPENDENCIES = [
+  'autocannon',
+  'bun',
+  'elysia',
+  '@elysiajs/static',
+  'express',
+  'fastify',
+  '@fastify/static',
+];
 // Angular 22's CLI refuses Node 20; the `node` package puts Node 24 first on npm scripts' PATH.
 const TOOLCHAIN_DEV_DEPENDENCIES = ['node'];
 
@@ -69,11 +91,17 @@ export { RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
 `;
 
-const ESBUILD_BUILDERS = ['@angular/build:application', '@angular-devkit/build-angular:application'];
+const ESBUILD_BUILDERS = [
+  '@angular/build:application',
+  '@angular-devkit/build-angular:application',
+];
 
 function readJson(tree, path) {
   const buffer = tree.read(path);
-  if (!buffer) throw new SchematicsException(`Cannot add the origin: no ${path} here (run ng add in an Angular workspace).`);
+  if (!buffer)
+    throw new SchematicsException(
+      `Cannot add the origin: no ${path} here (run ng add in an Angular workspace).`,
+    );
   return JSON.parse(buffer.toString('utf8'));
 }
 
@@ -86,29 +114,46 @@ function inspect(tree, options) {
   const coreRange = pkg.dependencies?.['@angular/core'];
   const wanted = major(template.dependencies['@angular/core']);
   if (major(coreRange) !== wanted) {
-    throw new SchematicsException(`Cannot add the origin: it is made for Angular ${wanted}, this app has @angular/core ${coreRange ?? '(none)'}.`);
+    throw new SchematicsException(
+      `Cannot add the origin: it is made for Angular ${wanted}, this app has @angular/core ${coreRange ?? '(none)'}.`,
+    );
   }
-  const names = Object.keys(workspace.projects ?? {}).filter((name) => workspace.projects[name].projectType === 'application');
+  const names = Object.keys(workspace.projects ?? {}).filter(
+    (name) => workspace.projects[name].projectType === 'application',
+  );
   const projectName = options.project ?? (names.length === 1 ? names[0] : undefined);
   if (!projectName || !workspace.projects[projectName]) {
-    throw new SchematicsException(`Cannot add the origin: name the application with --project (one of: ${names.join(', ') || 'none'}).`);
+    throw new SchematicsException(
+      `Cannot add the origin: name the application with --project (one of: ${names.join(', ') || 'none'}).`,
+    );
   }
   const project = workspace.projects[projectName];
   const build = project.architect?.build;
   if (!ESBUILD_BUILDERS.includes(build?.builder)) {
-    throw new SchematicsException(`Cannot add the origin: ${projectName} builds with ${build?.builder ?? 'no builder'}; it needs @angular/build:application (ng update migrates webpack apps).`);
+    throw new SchematicsException(
+      `Cannot add the origin: ${projectName} builds with ${build?.builder ?? 'no builder'}; it needs @angular/build:application (ng update migrates webpack apps).`,
+    );
   }
   const serverMain = build.options?.server;
   if (!serverMain || !build.options?.ssr || build.options.outputMode !== 'server') {
-    throw new SchematicsException(`Cannot add the origin: ${projectName} has no server rendering (make it with ng new --ssr, or run ng add @angular/ssr first).`);
+    throw new SchematicsException(
+      `Cannot add the origin: ${projectName} has no server rendering (make it with ng new --ssr, or run ng add @angular/ssr first).`,
+    );
   }
   const sourceRoot = project.sourceRoot ?? posix.join(project.root ?? '', 'src');
   const serverRoutes = posix.join(sourceRoot, 'app/app.routes.server.ts');
-  if (!tree.read(serverMain) || !/export\s+const\s+serverRoutes\b/.test(tree.read(serverRoutes)?.toString('utf8') ?? '')) {
-    throw new SchematicsException(`Cannot add the origin: ${projectName} has no ${serverMain} or no serverRoutes exported from ${serverRoutes}.`);
+  if (
+    !tree.read(serverMain) ||
+    !/export\s+const\s+serverRoutes\b/.test(tree.read(serverRoutes)?.toString('utf8') ?? '')
+  ) {
+    throw new SchematicsException(
+      `Cannot add the origin: ${projectName} has no ${serverMain} or no serverRoutes exported from ${serverRoutes}.`,
+    );
   }
   if (posix.dirname(serverMain) !== sourceRoot) {
-    throw new SchematicsException(`Cannot add the origin: it expects the server main in ${sourceRoot}/, not ${serverMain}.`);
+    throw new SchematicsException(
+      `Cannot add the origin: it expects the server main in ${sourceRoot}/, not ${serverMain}.`,
+    );
   }
   return { pkg, workspace, projectName, build, serverMain };
 }
@@ -142,7 +187,9 @@ function ngAdd(options) {
     // 1. The origin's files, as the template has them; a file the app already has is left alone.
     const wanted = [...ORIGIN_FILES, ...(options.bench ? BENCH_FILES : [])];
     const available = new Set(listTemplateFiles());
-    const selected = [...available].filter((path) => wanted.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix)));
+    const selected = [...available].filter((path) =>
+      wanted.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix)),
+    );
     for (const path of [...withImports(selected, available)].sort()) {
       if (tree.exists(path)) continue;
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
@@ -154,7 +201,8 @@ function ngAdd(options) {
     pkg.dependencies ??= {};
     pkg.devDependencies ??= {};
     for (const name of ORIGIN_DEPENDENCIES) addDependency(pkg.dependencies, name, added);
-    for (const name of [...ORIGIN_DEV_DEPENDENCIES, ...TOOLCHAIN_DEV_DEPENDENCIES]) addDependency(pkg.devDependencies, name, added);
+    for (const name of [...ORIGIN_DEV_DEPENDENCIES, ...TOOLCHAIN_DEV_DEPENDENCIES])
+      addDependency(pkg.devDependencies, name, added);
     if (options.bench) {
       for (const name of BENCH_DEV_DEPENDENCIES) addDependency(pkg.devDependencies, name, added);
     }
@@ -170,13 +218,18 @@ function ngAdd(options) {
         }
       }
     }
-    if (pinned.length) log.push(`pinned to ${template.dependencies['@angular/core']}, the versions the patches are made for: ${pinned.join(', ')}`);
+    if (pinned.length)
+      log.push(
+        `pinned to ${template.dependencies['@angular/core']}, the versions the patches are made for: ${pinned.join(', ')}`,
+      );
     // Every patched package at the version of its patch, as a direct dependency so npm installs it
     // where patch-package patches (node_modules/<name>), whatever else in the app wants another
     // version (Express 5 wants content-type 2, Koa 1.0.5): postinstall checks it.
     for (const { name, version } of patchedPackages()) {
       if (name.startsWith('@angular/') || pkg.dependencies[name] === version) continue;
-      log.push(`${name} ${pkg.dependencies[name] ?? pkg.devDependencies[name] ?? '(not listed)'} pinned to ${version}, the version its patch is for`);
+      log.push(
+        `${name} ${pkg.dependencies[name] ?? pkg.devDependencies[name] ?? '(not listed)'} pinned to ${version}, the version its patch is for`,
+      );
       delete pkg.devDependencies[name];
       pkg.dependencies[name] = version;
     }
@@ -184,7 +237,11 @@ function ngAdd(options) {
     pkg.devDependencies = sortKeys(pkg.devDependencies);
     pkg.overrides = { ...template.overrides, ...pkg.overrides };
     pkg.scripts ??= {};
-    const scripts = ['postinstall', 'serve:ssr', ...(options.bench ? ['bench', 'bench:patches'] : [])];
+    const scripts = [
+      'postinstall',
+      'serve:ssr',
+      ...(options.bench ? ['bench', 'bench:patches'] : []),
+    ];
     for (const script of scripts) {
       if (pkg.scripts[script] !== template.scripts[script]) {
         if (pkg.scripts[script]) log.push(`script ${script} was "${pkg.scripts[script]}"`);
@@ -200,24 +257,42 @@ function ngAdd(options) {
     const buildOptions = build.options;
     const previousEntry = buildOptions.ssr?.entry;
     const before = JSON.stringify(workspace);
-    if (buildOptions.ssr?.entry && buildOptions.ssr.entry !== 'server/server.ts') log.push(`ssr.entry was ${buildOptions.ssr.entry}`);
-    buildOptions.ssr = { ...(typeof buildOptions.ssr === 'object' ? buildOptions.ssr : {}), entry: 'server/server.ts' };
-    const externals = new Set([...(buildOptions.externalDependencies ?? []), ...templateBuild.options.externalDependencies]);
+    if (buildOptions.ssr?.entry && buildOptions.ssr.entry !== 'server/server.ts')
+      log.push(`ssr.entry was ${buildOptions.ssr.entry}`);
+    buildOptions.ssr = {
+      ...(typeof buildOptions.ssr === 'object' ? buildOptions.ssr : {}),
+      entry: 'server/server.ts',
+    };
+    const externals = new Set([
+      ...(buildOptions.externalDependencies ?? []),
+      ...templateBuild.options.externalDependencies,
+    ]);
     buildOptions.externalDependencies = [...externals];
     if (buildOptions.outputPath !== 'dist') {
-      log.push(`outputPath was ${JSON.stringify(buildOptions.outputPath ?? `dist/${projectName}`)}`);
+      log.push(
+        `outputPath was ${JSON.stringify(buildOptions.outputPath ?? `dist/${projectName}`)}`,
+      );
       buildOptions.outputPath = 'dist';
     }
     if (!buildOptions.security?.allowedHosts?.length) {
       // CommonEngine rejects every host, localhost included, when the list is empty.
-      buildOptions.security = { ...buildOptions.security, allowedHosts: ['localhost', '127.0.0.1'] };
-      log.push('security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (README, Deploying)');
+      buildOptions.security = {
+        ...buildOptions.security,
+        allowedHosts: ['localhost', '127.0.0.1'],
+      };
+      log.push(
+        'security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (README, Deploying)',
+      );
     }
     if (options.bench) {
       const stock = templateBuild.configurations['bench-stock'];
-      build.configurations = { ...build.configurations, 'bench-stock': build.configurations?.['bench-stock'] ?? stock };
+      build.configurations = {
+        ...build.configurations,
+        'bench-stock': build.configurations?.['bench-stock'] ?? stock,
+      };
     }
-    if (JSON.stringify(workspace) !== before) write('angular.json', `${JSON.stringify(workspace, null, 2)}\n`);
+    if (JSON.stringify(workspace) !== before)
+      write('angular.json', `${JSON.stringify(workspace, null, 2)}\n`);
 
     // 4. The app's TypeScript project type-checks the origin with it.
     const tsconfigPath = buildOptions.tsConfig ?? 'tsconfig.app.json';
@@ -225,8 +300,14 @@ function ngAdd(options) {
     const include = ['server/**/*.ts', 'server/**/*.d.mts'];
     const missing = include.filter((glob) => !tsconfig.includes(`"${glob}"`));
     if (missing.length) {
-      const updated = tsconfig.replace(/("include"\s*:\s*\[)/, `$1\n    ${missing.map((glob) => JSON.stringify(glob)).join(',\n    ')},`);
-      if (updated === tsconfig) throw new SchematicsException(`Cannot add the origin: ${tsconfigPath} has no "include" list to add server/ to.`);
+      const updated = tsconfig.replace(
+        /("include"\s*:\s*\[)/,
+        `$1\n    ${missing.map((glob) => JSON.stringify(glob)).join(',\n    ')},`,
+      );
+      if (updated === tsconfig)
+        throw new SchematicsException(
+          `Cannot add the origin: ${tsconfigPath} has no "include" list to add server/ to.`,
+        );
       write(tsconfigPath, updated);
     }
 

@@ -2,7 +2,10 @@
 // `ng new NAME --collection <this>`: a new workspace of this template under the user's name.
 const { posix } = require('node:path');
 const { SchematicsException } = require('@angular-devkit/schematics');
-const { NodePackageInstallTask, RepositoryInitializerTask } = require('@angular-devkit/schematics/tasks');
+const {
+  NodePackageInstallTask,
+  RepositoryInitializerTask,
+} = require('@angular-devkit/schematics/tasks');
 const { scaffoldFiles } = require('../template.cjs');
 
 /** @param {{ name: string, directory?: string, skipInstall?: boolean, skipGit?: boolean, commit?: boolean | object, bench?: boolean, demo?: boolean }} options */
@@ -10,7 +13,11 @@ function ngNew(options) {
   return (tree, context) => {
     let files;
     try {
-      files = scaffoldFiles({ name: options.name, bench: options.bench !== false, demo: options.demo !== false });
+      files = scaffoldFiles({
+        name: options.name,
+        bench: options.bench !== false,
+        demo: options.demo !== false,
+      });
     } catch (error) {
       throw new SchematicsException(error.message);
     }
@@ -26,9 +33,18 @@ function ngNew(options) {
     // installs the Node 24 the npm scripts run on.
     const install = options.skipInstall
       ? []
-      : [context.addTask(new NodePackageInstallTask({ workingDirectory: directory, packageManager: 'npm', allowScripts: true }))];
+      : [
+          context.addTask(
+            new NodePackageInstallTask({
+              workingDirectory: directory,
+              packageManager: 'npm',
+              allowScripts: true,
+            }),
+          ),
+        ];
     if (!options.skipGit) {
-      const commit = options.commit === false ? false : typeof options.commit === 'object' ? options.commit : {};
+      const commit =
+        options.commit === false ? false : typeof options.commit === 'object' ? options.commit : {};
       context.addTask(new RepositoryInitializerTask(directory, commit), install);
     }
     context.logger.info(

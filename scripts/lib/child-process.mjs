@@ -52,7 +52,11 @@ export function spawnTracked(command, args, options) {
  * @returns {Child}
  */
 export function startChild(command, { cwd, env, keep = Infinity } = {}) {
-  const child = spawnTracked(command[0], command.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(command[0], command.slice(1), {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const text = { stdout: '', stderr: '', output: '' };
   const append = (stream, chunk) => {
     text[stream] = (text[stream] + chunk).slice(-keep);
@@ -87,9 +91,14 @@ export function startChild(command, { cwd, env, keep = Infinity } = {}) {
         const match = pattern.exec(text[stream]);
         if (match) finish(resolve, match);
       };
-      const timer = setTimeout(() => finish(reject, new Error(`printed no ready line in ${timeoutMs / 1000} s`)), timeoutMs);
+      const timer = setTimeout(
+        () => finish(reject, new Error(`printed no ready line in ${timeoutMs / 1000} s`)),
+        timeoutMs,
+      );
       for (const source of sources) source?.on('data', check);
-      exited.then(({ code, signal }) => finish(reject, new Error(`exited (${signal ?? `code ${code}`}) before it was ready`)));
+      exited.then(({ code, signal }) =>
+        finish(reject, new Error(`exited (${signal ?? `code ${code}`}) before it was ready`)),
+      );
       check();
     });
   }

@@ -9,23 +9,41 @@ import { request as httpRequest } from 'node:http';
  * @param {{ method?: string, headers?: Record<string, string>, body?: string | Buffer, timeoutMs?: number }} [options]
  * @returns {Promise<HttpResponse>}
  */
-export function request(baseUrl, path, { method = 'GET', headers = {}, body, timeoutMs = 15_000 } = {}) {
+export function request(
+  baseUrl,
+  path,
+  { method = 'GET', headers = {}, body, timeoutMs = 15_000 } = {},
+) {
   const url = new URL(baseUrl);
   const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path, method, headers: { connection: 'close', ...length, ...headers }, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method,
+        headers: { connection: 'close', ...length, ...headers },
+        agent: false,
+      },
       (res) => {
         const chunks = [];
         res.on('data', (chunk) => chunks.push(chunk));
         res.on('end', () => {
           const buffer = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buffer, text: buffer.toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: buffer,
+            text: buffer.toString('utf8'),
+          });
         });
         res.on('error', reject);
       },
     );
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer to ${method} ${path} in ${timeoutMs} ms`)));
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(new Error(`no answer to ${method} ${path} in ${timeoutMs} ms`)),
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -18,7 +18,11 @@ export const LOAD_PATHS_FILE = join(ROOT, 'load-paths.json');
 
 class LoadPathsError extends Error {}
 
-const isPath = (value) => typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !/[\s?#]/.test(value);
+const isPath = (value) =>
+  typeof value === 'string' &&
+  value.startsWith('/') &&
+  !value.startsWith('//') &&
+  !/[\s?#]/.test(value);
 /** `{id}`, `{slug}`: the part of a rendered path that changes from page to page. */
 const PLACEHOLDER = /\{\w+\}/g;
 const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
@@ -55,47 +59,83 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
   const fail = (field, why) => {
     throw new LoadPathsError(`${file}: "${field}" ${why}`);
   };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('(top level)', 'must be an object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    fail('(top level)', 'must be an object');
   const known = ['$comment', 'prerendered', 'rendered', 'clientOnly', 'notFound'];
-  for (const key of Object.keys(raw)) if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
-  if (!isPath(raw.prerendered)) fail('prerendered', 'must be a path such as "/" (a page the build prerenders)');
-  if (raw.clientOnly !== undefined && !isPath(raw.clientOnly)) fail('clientOnly', 'must be a path such as "/dashboard"');
-  if (raw.notFound !== undefined && !isPath(raw.notFound)) fail('notFound', 'must be a path no route matches');
-  const paths = { prerendered: raw.prerendered, clientOnly: raw.clientOnly, notFound: raw.notFound ?? '/no-such-page' };
+  for (const key of Object.keys(raw))
+    if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
+  if (!isPath(raw.prerendered))
+    fail('prerendered', 'must be a path such as "/" (a page the build prerenders)');
+  if (raw.clientOnly !== undefined && !isPath(raw.clientOnly))
+    fail('clientOnly', 'must be a path such as "/dashboard"');
+  if (raw.notFound !== undefined && !isPath(raw.notFound))
+    fail('notFound', 'must be a path no route matches');
+  const paths = {
+    prerendered: raw.prerendered,
+    clientOnly: raw.clientOnly,
+    notFound: raw.notFound ?? '/no-such-page',
+  };
   if (raw.rendered !== undefined) {
     const r = raw.rendered;
-    if (typeof r !== 'object' || r === null) fail('rendered', 'must be an object { "path", "ids" or "values", "status", "cached" }');
+    if (typeof r !== 'object' || r === null)
+      fail('rendered', 'must be an object { "path", "ids" or "values", "status", "cached" }');
     const placeholders = typeof r.path === 'string' ? [...r.path.matchAll(PLACEHOLDER)] : [];
-    if (!isPath(r.path) || placeholders.length !== 1) fail('rendered.path', 'must be a path with one placeholder, e.g. "/products/{id}" or "/recipes/{slug}"');
+    if (!isPath(r.path) || placeholders.length !== 1)
+      fail(
+        'rendered.path',
+        'must be a path with one placeholder, e.g. "/products/{id}" or "/recipes/{slug}"',
+      );
     const placeholder = placeholders[0][0];
-    if ((r.ids === undefined) === (r.values === undefined)) fail('rendered', `needs either "ids" (a numeric range) or "values" (a list) to fill ${placeholder}`);
+    if ((r.ids === undefined) === (r.values === undefined))
+      fail(
+        'rendered',
+        `needs either "ids" (a numeric range) or "values" (a list) to fill ${placeholder}`,
+      );
     /** @type {string[] | undefined} */
     let list;
     let min = 0;
     if (r.ids !== undefined) {
       const ids = r.ids;
-      if (!Array.isArray(ids) || ids.length !== 2 || !ids.every((id) => Number.isSafeInteger(id) && id >= 0) || ids[0] > ids[1]) {
+      if (
+        !Array.isArray(ids) ||
+        ids.length !== 2 ||
+        !ids.every((id) => Number.isSafeInteger(id) && id >= 0) ||
+        ids[0] > ids[1]
+      ) {
         fail('rendered.ids', 'must be [first, last], whole numbers, first ≤ last');
       }
       min = ids[0];
     } else {
       const values = r.values;
-      const valid = (value) => (typeof value === 'string' && value !== '') || Number.isSafeInteger(value);
-      if (!Array.isArray(values) || values.length === 0 || !values.every(valid)) fail('rendered.values', 'must be a list of strings or whole numbers, e.g. ["pancakes", "ramen"]');
+      const valid = (value) =>
+        (typeof value === 'string' && value !== '') || Number.isSafeInteger(value);
+      if (!Array.isArray(values) || values.length === 0 || !values.every(valid))
+        fail(
+          'rendered.values',
+          'must be a list of strings or whole numbers, e.g. ["pancakes", "ramen"]',
+        );
       list = values.map(String);
       if (new Set(list).size !== list.length) fail('rendered.values', 'must not repeat a value');
       const bad = list.find((value) => !isPath(r.path.replace(placeholder, () => value)));
-      if (bad !== undefined) fail('rendered.values', `"${bad}" does not make a path (no spaces, ?, # or leading //)`);
+      if (bad !== undefined)
+        fail('rendered.values', `"${bad}" does not make a path (no spaces, ?, # or leading //)`);
     }
-    if (r.status !== undefined && !(Number.isInteger(r.status) && r.status >= 200 && r.status <= 599)) fail('rendered.status', 'must be an HTTP status (default 200)');
-    if (r.cached !== undefined && typeof r.cached !== 'boolean') fail('rendered.cached', 'must be true or false');
+    if (
+      r.status !== undefined &&
+      !(Number.isInteger(r.status) && r.status >= 200 && r.status <= 599)
+    )
+      fail('rendered.status', 'must be an HTTP status (default 200)');
+    if (r.cached !== undefined && typeof r.cached !== 'boolean')
+      fail('rendered.cached', 'must be true or false');
     const count = list ? list.length : r.ids[1] - r.ids[0] + 1;
     const valueAt = list ? (i) => list[i] : (i) => String(min + i);
     const next = rotation(0, count - 1);
     paths.rendered = {
       path: r.path,
       count,
-      label: list ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}` : `ids ${r.ids[0]}..${r.ids[1]}`,
+      label: list
+        ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}`
+        : `ids ${r.ids[0]}..${r.ids[1]}`,
       status: r.status ?? 200,
       cached: r.cached ?? false,
       at: (k) => r.path.replace(placeholder, () => valueAt(next(k))),

@@ -15,7 +15,9 @@ export async function load({ url, connections, duration, amount, path, timeout =
     headers,
     requests: [{ setupRequest: (request) => ({ ...request, path: path(n++) }) }],
   });
-  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]));
+  const statuses = Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]),
+  );
   return { result, statuses, sent: n };
 }
 

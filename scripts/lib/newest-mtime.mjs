@@ -13,5 +13,8 @@ export function newestMtime(path) {
   if (!stats.isDirectory()) {
     return stats.mtimeMs;
   }
-  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stats.mtimeMs);
+  return readdirSync(path).reduce(
+    (newest, name) => Math.max(newest, newestMtime(join(path, name))),
+    stats.mtimeMs,
+  );
 }

@@ -16,7 +16,13 @@ const LISTENING = /listening on http:\/\/[^:]+:(\d+)/;
  * The origin process: any free loopback port, default hosts, output kept.
  * @param {OriginOptions} options
  */
-export function spawnOrigin({ env, dist = APP_DIST, nodeArgs = [], executable = process.execPath, command }) {
+export function spawnOrigin({
+  env,
+  dist = APP_DIST,
+  nodeArgs = [],
+  executable = process.execPath,
+  command,
+}) {
   return startChild(command ?? [executable, ...nodeArgs, join(dist, 'server/server.mjs')], {
     cwd: ROOT,
     env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...env },
@@ -36,7 +42,9 @@ export async function startOrigin(options = {}) {
     port = Number((await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 }))[1]);
   } catch (error) {
     await child.stop({ graceMs: 0 });
-    throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`, { cause: error });
+    throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`, {
+      cause: error,
+    });
   }
   return {
     exited: child.exited.then(({ code }) => code),

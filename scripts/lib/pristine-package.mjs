@@ -7,7 +7,9 @@ import { ROOT } from './paths.mjs';
 
 /** Returns the directory of the pristine copy of `packageName` (created once per process). */
 export function pristinePackage(packageName) {
-  const patch = readdirSync(join(ROOT, 'patches')).find((name) => name.startsWith(`${packageName.replace('/', '+')}+`));
+  const patch = readdirSync(join(ROOT, 'patches')).find((name) =>
+    name.startsWith(`${packageName.replace('/', '+')}+`),
+  );
   if (!patch) {
     throw new Error(`no patch for ${packageName} in patches/`);
   }
@@ -17,7 +19,13 @@ export function pristinePackage(packageName) {
   if (!existsSync(dir)) {
     mkdirSync(join(dir, '..'), { recursive: true });
     cpSync(join(ROOT, 'node_modules', packageName), dir, { recursive: true });
-    execFileSync('patch', ['--reverse', '--strip=1', '--silent', `--directory=${root}`, `--input=${join(ROOT, 'patches', patch)}`]);
+    execFileSync('patch', [
+      '--reverse',
+      '--strip=1',
+      '--silent',
+      `--directory=${root}`,
+      `--input=${join(ROOT, 'patches', patch)}`,
+    ]);
   }
   return dir;
 }

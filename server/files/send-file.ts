@@ -8,7 +8,10 @@ import type { StaticFile } from './static-index.ts';
  * gzip, else the file itself: the rule koa-send applies to the files served from disk.
  */
 export function representation(file: StaticFile, accept: Accepts): StaticFile {
-  return file.encoded?.find(({ encoding }) => accept.encodings(encoding, 'identity') === encoding)?.file ?? file;
+  return (
+    file.encoded?.find(({ encoding }) => accept.encodings(encoding, 'identity') === encoding)
+      ?.file ?? file
+  );
 }
 
 /**

@@ -31,7 +31,10 @@ export function filesFromDisk(browserDir: string, index: StaticIndex): Middlewar
     setHeaders: (res, path) => {
       // The policy of the file asked for, also when its .br or .gz copy is sent.
       const file = res.hasHeader('Content-Encoding') ? path.replace(/\.(?:br|gz)$/, '') : path;
-      res.setHeader('Cache-Control', cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')));
+      res.setHeader(
+        'Cache-Control',
+        cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')),
+      );
       res.setHeader('Accept-Ranges', 'none');
     },
   });

@@ -109,19 +109,30 @@ export function buildStaticIndex(
     precompressed ||= siblings.length > 0;
     // A file and its compressed copies are held together or not at all.
     const groupPaths = [urlPath, ...siblings.map(({ extension }) => urlPath + extension)];
-    const unreadBytes = groupPaths.reduce((sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size), 0);
+    const unreadBytes = groupPaths.reduce(
+      (sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size),
+      0,
+    );
     if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
       largeFiles.set(urlPath, { encoded: siblings.length > 0 });
       continue;
     }
-    const type = contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
+    const type =
+      contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
     const cacheControl = cacheControlFor(urlPath);
     const vary = siblings.length > 0;
     const file = staticFile(read(urlPath), mtime, type, cacheControl, undefined, vary);
     if (vary) {
       file.encoded = siblings.map(({ encoding, extension }) => ({
         encoding,
-        file: staticFile(read(urlPath + extension), listed.get(urlPath + extension)!.mtime, type, cacheControl, encoding, vary),
+        file: staticFile(
+          read(urlPath + extension),
+          listed.get(urlPath + extension)!.mtime,
+          type,
+          cacheControl,
+          encoding,
+          vary,
+        ),
       }));
     }
     files.set(urlPath, file);
@@ -158,19 +169,25 @@ function staticFile(
 ): StaticFile {
   const validators = { etag: strongEtag(body), 'last-modified': mtime.toUTCString() };
   const notModifiedHeaders = [
-    'Cache-Control', cacheControl,
-    'ETag', validators.etag,
-    'Last-Modified', validators['last-modified'],
+    'Cache-Control',
+    cacheControl,
+    'ETag',
+    validators.etag,
+    'Last-Modified',
+    validators['last-modified'],
     // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
     ...(vary ? ['Vary', 'Accept-Encoding'] : []),
   ];
   const headers = [
-    'Content-Type', type,
+    'Content-Type',
+    type,
     ...(encoding ? ['Content-Encoding', encoding] : []),
     ...notModifiedHeaders,
     // Whole files only: nothing in a browser build needs byte ranges (see README).
-    'Accept-Ranges', 'none',
-    'Content-Length', String(body.length),
+    'Accept-Ranges',
+    'none',
+    'Content-Length',
+    String(body.length),
   ];
   return { body, validators, notModifiedHeaders, headers };
 }

@@ -24,7 +24,8 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const engine = new app.CommonEngine({ allowedHosts: [...options.allowedHosts] });
   const documentFilePath = join(options.serverDir, 'index.server.html');
   // Compiled at startup (the default): ~2 ms less per render than CommonEngine's Beasties pass.
-  const inlineCompiledCss = options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
+  const inlineCompiledCss =
+    options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
   return async (url, route) => {
     const responseInit: ResponseInit = { status: route.status, headers: route.headers };
     const html = await engine.render({
@@ -35,7 +36,11 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
       providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
       inlineCriticalCss: options.criticalCss === 'per-request',
     });
-    return { html: inlineCompiledCss(html), status: responseInit.status ?? 200, headers: new Headers(responseInit.headers) };
+    return {
+      html: inlineCompiledCss(html),
+      status: responseInit.status ?? 200,
+      headers: new Headers(responseInit.headers),
+    };
   };
 }
 

@@ -43,7 +43,16 @@ export function pageOf(output: EngineOutput): { page: Page; final: Headers } {
 
 /** Names as the origin sends its own (`Cache-Control`): Headers hands them over in lower case. */
 function headerName(lowerCase: string): string {
-  return SPECIAL_NAMES[lowerCase] ?? lowerCase.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+  return (
+    SPECIAL_NAMES[lowerCase] ??
+    lowerCase.replace(
+      /(^|-)([a-z])/g,
+      (_, dash: string, letter: string) => dash + letter.toUpperCase(),
+    )
+  );
 }
 
-const SPECIAL_NAMES: Record<string, string> = { etag: 'ETag', 'www-authenticate': 'WWW-Authenticate' };
+const SPECIAL_NAMES: Record<string, string> = {
+  etag: 'ETag',
+  'www-authenticate': 'WWW-Authenticate',
+};

@@ -31,7 +31,10 @@ export interface PagesOptions {
  */
 export function pages(options: PagesOptions): Middleware {
   const { renderer, lookupRoute, clientShell, cachedPages } = options;
-  const warnTimeout = throttledWarning(options.log, 'render timed out: answered with the client-side shell');
+  const warnTimeout = throttledWarning(
+    options.log,
+    'render timed out: answered with the client-side shell',
+  );
 
   const answerShell = (ctx: Context, status: number, cacheControl: string) => {
     ctx.status = status;

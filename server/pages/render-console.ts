@@ -17,16 +17,18 @@ const perRequest = new AsyncLocalStorage<ConsoleCapture>();
  * everything that went wrong in it (see errorHandler and common-engine-pages).
  */
 export function routeConsoleToLog(log: Logger): void {
-  const route = (level: 'error' | 'warn') => (...args: unknown[]) => {
-    const message = format(...args);
-    const collected = perRequest.getStore();
-    if (collected) {
-      collected.lines.push(message);
-      collected.errors += level === 'error' ? 1 : 0;
-    } else {
-      log[level](message);
-    }
-  };
+  const route =
+    (level: 'error' | 'warn') =>
+    (...args: unknown[]) => {
+      const message = format(...args);
+      const collected = perRequest.getStore();
+      if (collected) {
+        collected.lines.push(message);
+        collected.errors += level === 'error' ? 1 : 0;
+      } else {
+        log[level](message);
+      }
+    };
   console.error = route('error');
   console.warn = route('warn');
 }

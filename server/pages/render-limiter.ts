@@ -32,7 +32,11 @@ export class RenderLimiter {
   }
 
   get stats(): { running: number; queued: number; backgroundQueued: number } {
-    return { running: this.running, queued: this.queue.length, backgroundQueued: this.backgroundQueue.length };
+    return {
+      running: this.running,
+      queued: this.queue.length,
+      backgroundQueued: this.backgroundQueue.length,
+    };
   }
 
   /** Runs `task` when a slot is free. Rejects with OverloadedError or the signal's reason instead. */

@@ -9,7 +9,10 @@ export const CLIENT_GONE = new Error('client closed the connection');
  * cleared (settle) as soon as the render settles (AbortSignal.timeout would keep one per render
  * alive for the whole timeout, and AbortSignal.any adds weak-ref bookkeeping per render).
  */
-export function requestSignal(ctx: Context, timeoutMs: number): { signal: AbortSignal; settle: () => void } {
+export function requestSignal(
+  ctx: Context,
+  timeoutMs: number,
+): { signal: AbortSignal; settle: () => void } {
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
   ctx.res.once('close', () => {

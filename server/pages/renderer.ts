@@ -14,7 +14,11 @@ export interface EngineOutput {
  * An engine: renders the page of a URL (the validated origin plus the request target) for a
  * route, and nothing else. Bounds, timeouts, caching and the answer are the origin's.
  */
-export type PageEngine = (url: string, route: RouteInfo, signal: AbortSignal | undefined) => Promise<EngineOutput>;
+export type PageEngine = (
+  url: string,
+  route: RouteInfo,
+  signal: AbortSignal | undefined,
+) => Promise<EngineOutput>;
 
 /** A finished render. */
 export interface Rendered extends EngineOutput {
@@ -52,14 +56,21 @@ export class Renderer {
     const task = () => collectConsole(captured, () => this.#engine(url, route, signal));
     let output: EngineOutput;
     try {
-      output = await (signal ? this.#limiter.run(task, signal) : this.#limiter.runInBackground(task));
+      output = await (signal
+        ? this.#limiter.run(task, signal)
+        : this.#limiter.runInBackground(task));
     } catch (error) {
       // A render that failed (500) or was shed (503) carries the console output to its log line;
       // a signal's reason is shared between requests, left as is.
-      throw error === signal?.reason ? error : Object.assign(error as object, { consoleOutput: captured.lines });
+      throw error === signal?.reason
+        ? error
+        : Object.assign(error as object, { consoleOutput: captured.lines });
     }
     if (captured.lines.length > 0) {
-      this.#log.warn({ url, console: captured.lines }, 'the app wrote to the console while rendering');
+      this.#log.warn(
+        { url, console: captured.lines },
+        'the app wrote to the console while rendering',
+      );
     }
     return { ...output, reportedError: captured.errors > 0 };
   }

@@ -11,7 +11,12 @@ export interface RouteInfo {
   cacheRules: RouteCacheRules | undefined;
 }
 
-const FALLBACK: RouteInfo = { renderMode: RenderMode.Server, status: undefined, headers: undefined, cacheRules: undefined };
+const FALLBACK: RouteInfo = {
+  renderMode: RenderMode.Server,
+  status: undefined,
+  headers: undefined,
+  cacheRules: undefined,
+};
 
 /**
  * Matches a path against the server routes the way Angular does: segment by segment, where
@@ -25,7 +30,10 @@ export function createRouteLookup(routes: readonly ServerRoute[]): (pathname: st
       renderMode: route.renderMode,
       status: 'status' in route ? route.status : undefined,
       headers: 'headers' in route ? route.headers : undefined,
-      cacheRules: route.renderMode === RenderMode.Server && 'headers' in route ? routeCacheRules(route.headers) : undefined,
+      cacheRules:
+        route.renderMode === RenderMode.Server && 'headers' in route
+          ? routeCacheRules(route.headers)
+          : undefined,
     } satisfies RouteInfo,
   }));
   return (pathname) => {

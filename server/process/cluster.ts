@@ -79,8 +79,12 @@ export function runPrimary(workers: number, graceMs: number, log: Logger): void 
       return;
     }
     earlyExits = uptimeMs < STABLE_AFTER_MS ? earlyExits + 1 : 0;
-    const delayMs = earlyExits === 0 ? 0 : Math.min(FIRST_DELAY_MS * 2 ** (earlyExits - 1), MAX_DELAY_MS);
-    log.warn({ worker: worker.id, pid: worker.process.pid, code, signal, uptimeMs, delayMs }, 'worker exited: starting another');
+    const delayMs =
+      earlyExits === 0 ? 0 : Math.min(FIRST_DELAY_MS * 2 ** (earlyExits - 1), MAX_DELAY_MS);
+    log.warn(
+      { worker: worker.id, pid: worker.process.pid, code, signal, uptimeMs, delayMs },
+      'worker exited: starting another',
+    );
     setTimeout(() => {
       if (!draining) {
         fork();

@@ -22,14 +22,20 @@ export interface LifecycleOptions {
  * drains the same way within a short grace and exits 1 for a supervisor to restart it; one faulty
  * render does not cost every concurrent visitor their page.
  */
-export function serveUntilStopped(server: Server, { readiness, log, graceMs, onHangup }: LifecycleOptions): void {
+export function serveUntilStopped(
+  server: Server,
+  { readiness, log, graceMs, onHangup }: LifecycleOptions,
+): void {
   let exitCode = 0;
   const drain = (reason: string, graceForThis: number) => {
     if (!readiness.ready) {
       return;
     }
     readiness.ready = false;
-    log.info({ reason, graceMs: graceForThis }, 'draining: no new connections, finishing in-flight requests');
+    log.info(
+      { reason, graceMs: graceForThis },
+      'draining: no new connections, finishing in-flight requests',
+    );
     server.close(() => {
       log.info({ exitCode }, 'drained, exiting');
       exitProcess(exitCode);
@@ -52,7 +58,9 @@ export function serveUntilStopped(server: Server, { readiness, log, graceMs, onH
       const draining = !readiness.ready;
       log.fatal(
         { err: error },
-        draining ? `${kind} while draining: exiting 1 once drained` : `${kind}: draining in-flight requests, then exiting 1`,
+        draining
+          ? `${kind} while draining: exiting 1 once drained`
+          : `${kind}: draining in-flight requests, then exiting 1`,
       );
       drain(kind, Math.min(graceMs, FATAL_GRACE_MS));
     },

@@ -50,7 +50,10 @@ export class CachedPages {
     this.#lookupRoute = lookupRoute;
     this.#renderTimeoutMs = renderTimeoutMs;
     this.#log = log;
-    this.#warnRefreshFailed = throttledWarning(log, 'render cache: a refresh failed, the stale page is served meanwhile');
+    this.#warnRefreshFailed = throttledWarning(
+      log,
+      'render cache: a refresh failed, the stale page is served meanwhile',
+    );
   }
 
   /**
@@ -70,7 +73,11 @@ export class CachedPages {
     if (found.state !== 'fresh') {
       return undefined;
     }
-    return { page: found.page, cacheStatus: `hit; ttl=${ttlSeconds(found.page, found.ageMs)}`, ageMs: found.ageMs };
+    return {
+      page: found.page,
+      cacheStatus: `hit; ttl=${ttlSeconds(found.page, found.ageMs)}`,
+      ageMs: found.ageMs,
+    };
   }
 
   /** A request that may share its page: fresh or stale from memory, else one render per key. */
@@ -84,7 +91,11 @@ export class CachedPages {
       return 'answered';
     }
     const { signal, settle } = requestSignal(ctx, this.#renderTimeoutMs);
-    const { result, collapsed } = this.#cache.render(key, (shared) => this.#renderAndStore(key, route, shared), signal);
+    const { result, collapsed } = this.#cache.render(
+      key,
+      (shared) => this.#renderAndStore(key, route, shared),
+      signal,
+    );
     const forwarded = found.state === 'miss' ? 'fwd=uri-miss' : 'fwd=stale';
     let page: Candidate;
     try {
@@ -97,7 +108,12 @@ export class CachedPages {
       const stale = this.#cache.staleOnError(found);
       if (stale !== undefined && found.state === 'expired') {
         const status = error === TIMED_OUT ? 504 : ((error as { status?: number }).status ?? 500);
-        send(ctx, stale, `${forwarded}; fwd-status=${status}; ttl=${ttlSeconds(stale, found.ageMs)}`, found.ageMs);
+        send(
+          ctx,
+          stale,
+          `${forwarded}; fwd-status=${status}; ttl=${ttlSeconds(stale, found.ageMs)}`,
+          found.ageMs,
+        );
         return 'answered';
       }
       if (error === signal.reason) {
@@ -108,7 +124,12 @@ export class CachedPages {
       settle();
     }
     const stored = page.policy !== undefined && !collapsed;
-    send(ctx, page, `${forwarded}${stored ? '; stored' : ''}${collapsed ? '; collapsed' : ''}`, undefined);
+    send(
+      ctx,
+      page,
+      `${forwarded}${stored ? '; stored' : ''}${collapsed ? '; collapsed' : ''}`,
+      undefined,
+    );
     return 'answered';
   }
 
@@ -152,7 +173,12 @@ export class CachedPages {
   /** Stores a render the app lets shared caches keep; one it no longer does is not served again. */
   #keep(key: string, candidate: Candidate): void {
     if (candidate.policy) {
-      this.#cache.store(key, { ...candidate, policy: candidate.policy, storedAt: 0, refreshFailed: false });
+      this.#cache.store(key, {
+        ...candidate,
+        policy: candidate.policy,
+        storedAt: 0,
+        refreshFailed: false,
+      });
     } else {
       // The app no longer lets this page be shared (a refresh said private, say): stop serving it.
       this.#cache.delete(key);

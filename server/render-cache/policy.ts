@@ -43,16 +43,23 @@ export function sharedCachePolicy(cacheControl: string | undefined): SharedCache
     return undefined;
   }
   const mayServeStale = !directives.has('must-revalidate') && !directives.has('proxy-revalidate');
-  const staleWhileRevalidate = mayServeStale ? (seconds(directives.get('stale-while-revalidate')) ?? 0) : 0;
+  const staleWhileRevalidate = mayServeStale
+    ? (seconds(directives.get('stale-while-revalidate')) ?? 0)
+    : 0;
   const staleIfError = mayServeStale ? (seconds(directives.get('stale-if-error')) ?? 0) : 0;
   if (fresh === 0 && staleWhileRevalidate === 0) {
     return undefined;
   }
-  return { freshMs: fresh * 1000, staleWhileRevalidateMs: staleWhileRevalidate * 1000, staleIfErrorMs: staleIfError * 1000 };
+  return {
+    freshMs: fresh * 1000,
+    staleWhileRevalidateMs: staleWhileRevalidate * 1000,
+    staleIfErrorMs: staleIfError * 1000,
+  };
 }
 
 /** `name`, `name=token` or `name="quoted"`, with optional whitespace around. */
-const DIRECTIVE = /^\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)(?:=(?:([A-Za-z0-9!#$%&'*+.^_`|~-]+)|"([^"\\]*)"))?\s*$/;
+const DIRECTIVE =
+  /^\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)(?:=(?:([A-Za-z0-9!#$%&'*+.^_`|~-]+)|"([^"\\]*)"))?\s*$/;
 
 /** delta-seconds (RFC 9111 §1.2.2), capped at a year: undefined when absent or not digits. */
 function seconds(value: string | true | undefined): number | undefined {
@@ -67,12 +74,17 @@ function seconds(value: string | true | undefined): number | undefined {
  * declared or 200, no Set-Cookie, a Cache-Control a shared cache may use, and no Vary but
  * Accept-Encoding. These are the answer's final values: the app may change any of them while rendering.
  */
-export function storablePolicy(status: number, routeStatus: number | undefined, headers: Headers): SharedCachePolicy | undefined {
+export function storablePolicy(
+  status: number,
+  routeStatus: number | undefined,
+  headers: Headers,
+): SharedCachePolicy | undefined {
   const vary = headers.get('vary');
   const storable =
     (status === 200 || status === routeStatus) &&
     !headers.has('set-cookie') &&
-    (vary === null || vary.split(',').every((name) => name.trim().toLowerCase() === 'accept-encoding'));
+    (vary === null ||
+      vary.split(',').every((name) => name.trim().toLowerCase() === 'accept-encoding'));
   return storable ? sharedCachePolicy(headers.get('cache-control') ?? undefined) : undefined;
 }
 
@@ -97,16 +109,26 @@ export const HARMLESS_COOKIES_HEADER = 'render-cache-harmless-cookies';
  * `params` ignores every parameter, `params, except=("page")` all but those listed,
  * `params=("utm_source")` only those listed.
  */
-export function routeCacheRules(headers: Record<string, string> | undefined): RouteCacheRules | undefined {
-  const byName = new Map(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+export function routeCacheRules(
+  headers: Record<string, string> | undefined,
+): RouteCacheRules | undefined {
+  const byName = new Map(
+    Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+  );
   if (sharedCachePolicy(byName.get('cache-control')) === undefined) {
     return undefined;
   }
   const harmlessCookies = new Set(
-    (byName.get(HARMLESS_COOKIES_HEADER) ?? '').split(',').map((name) => name.trim()).filter(Boolean),
+    (byName.get(HARMLESS_COOKIES_HEADER) ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
   );
   const noVarySearch = byName.get('no-vary-search');
-  return { significantParams: noVarySearch === undefined ? undefined : significantParams(noVarySearch), harmlessCookies };
+  return {
+    significantParams: noVarySearch === undefined ? undefined : significantParams(noVarySearch),
+    harmlessCookies,
+  };
 }
 
 function significantParams(noVarySearch: string): (name: string) => boolean {
@@ -116,7 +138,8 @@ function significantParams(noVarySearch: string): (name: string) => boolean {
     members.set(name.trim(), value.trim());
   }
   const params = members.get('params');
-  const listed = (value: string | undefined) => new Set([...(value ?? '').matchAll(/"([^"\\]*)"/g)].map((match) => match[1]));
+  const listed = (value: string | undefined) =>
+    new Set([...(value ?? '').matchAll(/"([^"\\]*)"/g)].map((match) => match[1]));
   if (params === undefined || params === '?0') {
     return () => true;
   }
@@ -161,10 +184,14 @@ export function cacheKey(
   if (rules.significantParams === undefined) {
     return { bypass: 'query' };
   }
-  const kept = [...new URLSearchParams(querystring)].filter(([name]) => rules.significantParams!(name));
+  const kept = [...new URLSearchParams(querystring)].filter(([name]) =>
+    rules.significantParams!(name),
+  );
   // Sorted by name (stable, so repeated names keep their order): one key per set of parameters.
   kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { key: kept.length === 0 ? origin + path : `${origin}${path}?${new URLSearchParams(kept)}` };
+  return {
+    key: kept.length === 0 ? origin + path : `${origin}${path}?${new URLSearchParams(kept)}`,
+  };
 }
 
 /**

@@ -24,7 +24,10 @@ export function sendCachedPage(
   }
   headers.push('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
   if (page.status >= 200 && page.status < 300 && fresh(req.headers, { etag: page.etag })) {
-    res.writeHead(304, headers.filter((_, i, all) => all[i - (i % 2)] !== 'Content-Type'));
+    res.writeHead(
+      304,
+      headers.filter((_, i, all) => all[i - (i % 2)] !== 'Content-Type'),
+    );
     res.end();
     return 304;
   }

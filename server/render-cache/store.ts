@@ -61,14 +61,26 @@ export class RenderCache {
   readonly #pages: LRUCache<string, CachedPage>;
   readonly #inFlight = new Map<string, Flight<unknown>>();
   readonly #now: () => number;
-  readonly #stats = { hits: 0, misses: 0, staleServed: 0, staleOnError: 0, coalescedWaits: 0, refreshes: 0, refreshFailures: 0 };
+  readonly #stats = {
+    hits: 0,
+    misses: 0,
+    staleServed: 0,
+    staleOnError: 0,
+    coalescedWaits: 0,
+    refreshes: 0,
+    refreshFailures: 0,
+  };
 
   constructor(maxBytes: number, now: () => number = Date.now) {
     this.#now = now;
     this.#pages = new LRUCache<string, CachedPage>({
       maxSize: maxBytes,
       // A page larger than the whole cache is not stored (lru-cache refuses it), never an error.
-      sizeCalculation: (page, key) => page.body.length + key.length + page.headers.reduce((sum, value) => sum + value.length, 0) + ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: (page, key) =>
+        page.body.length +
+        key.length +
+        page.headers.reduce((sum, value) => sum + value.length, 0) +
+        ENTRY_OVERHEAD_BYTES,
       // Time is the cache's own clock (tests advance it); entries go once no rule can use them.
       perf: { now },
       // Read the clock on every check: its default caches it for 1 ms, behind a clock tests move.
@@ -77,7 +89,12 @@ export class RenderCache {
   }
 
   get stats(): RenderCacheStats {
-    return { entries: this.#pages.size, bytes: this.#pages.calculatedSize, maxBytes: this.#pages.maxSize, ...this.#stats };
+    return {
+      entries: this.#pages.size,
+      bytes: this.#pages.calculatedSize,
+      maxBytes: this.#pages.maxSize,
+      ...this.#stats,
+    };
   }
 
   lookup(key: string): Lookup {
@@ -104,7 +121,9 @@ export class RenderCache {
   /** The page for `key` if it is fresh, without counting or reordering anything (a cheap pre-check). */
   peekFresh(key: string): CachedPage | undefined {
     const page = this.#pages.peek(key);
-    return page !== undefined && this.#now() - page.storedAt < page.policy.freshMs ? page : undefined;
+    return page !== undefined && this.#now() - page.storedAt < page.policy.freshMs
+      ? page
+      : undefined;
   }
 
   /** Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). */
@@ -137,7 +156,11 @@ export class RenderCache {
    * `render` gets a signal that aborts once every caller's own `signal` has: a render nobody waits
    * for any more leaves the queue like any other.
    */
-  render<T>(key: string, render: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): { result: Promise<T>; collapsed: boolean } {
+  render<T>(
+    key: string,
+    render: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+  ): { result: Promise<T>; collapsed: boolean } {
     const collapsed = this.#inFlight.has(key);
     const flight = this.#flight(key, render);
     if (collapsed) {
@@ -163,7 +186,11 @@ export class RenderCache {
    * no request waits for it, and nothing aborts it. If it fails, the entry stays usable up to its
    * stale-if-error and `onFailure` hears why.
    */
-  refreshInBackground(key: string, render: () => Promise<unknown>, onFailure: (error: unknown) => void): void {
+  refreshInBackground(
+    key: string,
+    render: () => Promise<unknown>,
+    onFailure: (error: unknown) => void,
+  ): void {
     if (this.#inFlight.has(key)) {
       return;
     }

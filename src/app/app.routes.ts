@@ -8,7 +8,10 @@ export const routes: Routes = [
   {
     path: '',
     title: 'Home',
-    data: { description: 'An Angular app served by a fast, tested Koa origin: prerendered, server-rendered and client-only pages.' },
+    data: {
+      description:
+        'An Angular app served by a fast, tested Koa origin: prerendered, server-rendered and client-only pages.',
+    },
     loadComponent: () => import('./pages/home'),
   },
   {
@@ -23,7 +26,9 @@ export const routes: Routes = [
   {
     path: 'dashboard',
     title: 'Dashboard',
-    data: { description: 'Your visits, counted in this browser: a page rendered only on the client.' },
+    data: {
+      description: 'Your visits, counted in this browser: a page rendered only on the client.',
+    },
     loadComponent: () => import('./pages/dashboard'),
   },
   {

@@ -5,7 +5,10 @@ import { routes } from './app.routes';
 
 describe('App shell', () => {
   beforeEach(() => {
-    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter(routes, withComponentInputBinding())] });
+    TestBed.configureTestingModule({
+      imports: [App],
+      providers: [provideRouter(routes, withComponentInputBinding())],
+    });
   });
 
   /** The shell at `url`, and the labels of the nav links marked as the current page. */
@@ -14,7 +17,9 @@ describe('App shell', () => {
     await TestBed.inject(Router).navigateByUrl(url);
     await fixture.whenStable();
     const element = fixture.nativeElement as HTMLElement;
-    const current = [...element.querySelectorAll('nav a[aria-current="page"]')].map((link) => link.textContent?.trim());
+    const current = [...element.querySelectorAll('nav a[aria-current="page"]')].map((link) =>
+      link.textContent?.trim(),
+    );
     return { fixture, element, current };
   }
 
@@ -22,14 +27,25 @@ describe('App shell', () => {
     const fixture = TestBed.createComponent(App);
     await fixture.whenStable();
     const links = [...(fixture.nativeElement as HTMLElement).querySelectorAll('nav a')];
-    expect(links.map((link) => link.getAttribute('href'))).toEqual(['/', '/products/1', '/dashboard']);
-    expect(links.map((link) => link.textContent?.trim())).toEqual(['Home', 'Products', 'Dashboard']);
+    expect(links.map((link) => link.getAttribute('href'))).toEqual([
+      '/',
+      '/products/1',
+      '/dashboard',
+    ]);
+    expect(links.map((link) => link.textContent?.trim())).toEqual([
+      'Home',
+      'Products',
+      'Dashboard',
+    ]);
   });
 
   it('marks the current section with aria-current', async () => {
     expect(await at('/')).toMatchObject({ current: ['Home'] });
     TestBed.resetTestingModule();
-    TestBed.configureTestingModule({ imports: [App], providers: [provideRouter(routes, withComponentInputBinding())] });
+    TestBed.configureTestingModule({
+      imports: [App],
+      providers: [provideRouter(routes, withComponentInputBinding())],
+    });
     expect(await at('/dashboard')).toMatchObject({ current: ['Dashboard'] });
   });
 
@@ -41,13 +57,18 @@ describe('App shell', () => {
     const { fixture, element } = await at('/products/42');
     await TestBed.inject(Router).navigateByUrl('/');
     await fixture.whenStable();
-    expect([...element.querySelectorAll('nav a[aria-current]')].map((link) => link.textContent?.trim())).toEqual(['Home']);
+    expect(
+      [...element.querySelectorAll('nav a[aria-current]')].map((link) => link.textContent?.trim()),
+    ).toEqual(['Home']);
   });
 
   it('marks no section on pages outside the nav and on the not-found page', async () => {
     for (const url of ['/async-work?http=0', '/products/0', '/no/such/page']) {
       TestBed.resetTestingModule();
-      TestBed.configureTestingModule({ imports: [App], providers: [provideRouter(routes, withComponentInputBinding())] });
+      TestBed.configureTestingModule({
+        imports: [App],
+        providers: [provideRouter(routes, withComponentInputBinding())],
+      });
       expect(await at(url), url).toMatchObject({ current: [] });
     }
   });

@@ -21,12 +21,28 @@ import { NavSection } from './nav-section';
     </main>
   `,
   styles: `
-    .toolbar { gap: 16px; }
-    .brand { color: inherit; text-decoration: none; font: var(--mat-sys-title-large); }
-    nav { display: flex; gap: 4px; }
+    .toolbar {
+      gap: 16px;
+    }
+    .brand {
+      color: inherit;
+      text-decoration: none;
+      font: var(--mat-sys-title-large);
+    }
+    nav {
+      display: flex;
+      gap: 4px;
+    }
     /* The current section, marked by NavSection with aria-current="page". */
-    nav [aria-current='page'] { background: var(--mat-sys-secondary-container); color: var(--mat-sys-on-secondary-container); }
-    main { max-width: 960px; margin: 0 auto; padding: 24px 16px; }
+    nav [aria-current='page'] {
+      background: var(--mat-sys-secondary-container);
+      color: var(--mat-sys-on-secondary-container);
+    }
+    main {
+      max-width: 960px;
+      margin: 0 auto;
+      padding: 24px 16px;
+    }
   `,
 })
 export class App {

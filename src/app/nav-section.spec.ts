@@ -16,7 +16,14 @@ describe('currentSection', () => {
     });
     const router = TestBed.inject(Router);
     const sections: Record<string, string | null> = {};
-    for (const url of ['/', '/?q=1', '/products/42', '/shop/cart', '/nowhere', '/products/42/more']) {
+    for (const url of [
+      '/',
+      '/?q=1',
+      '/products/42',
+      '/shop/cart',
+      '/nowhere',
+      '/products/42/more',
+    ]) {
       await router.navigateByUrl(url);
       sections[url] = currentSection(router.routerState.snapshot.root);
     }

@@ -13,7 +13,12 @@ describe('PageTitleStrategy', () => {
       providers: [
         provideRouter([
           { path: 'a', title: 'Page A', data: { description: 'About A' }, component: Blank },
-          { path: 'b', title: 'Page B', resolve: { description: () => 'About B' }, component: Blank },
+          {
+            path: 'b',
+            title: 'Page B',
+            resolve: { description: () => 'About B' },
+            component: Blank,
+          },
           { path: 'c', component: Blank },
         ]),
         { provide: TitleStrategy, useClass: PageTitleStrategy },

@@ -21,8 +21,16 @@ describe('products', () => {
   });
 
   it('says 1 year, and years for every other count', () => {
-    expect([0, 1, 2, 5].map((count) => plural(count, 'year', 'years'))).toEqual(['0 years', '1 year', '2 years', '5 years']);
-    const warranties = Array.from({ length: 300 }, (_, i) => makeProduct(i + 1).specs.find((spec) => spec.label === 'Warranty')?.value);
+    expect([0, 1, 2, 5].map((count) => plural(count, 'year', 'years'))).toEqual([
+      '0 years',
+      '1 year',
+      '2 years',
+      '5 years',
+    ]);
+    const warranties = Array.from(
+      { length: 300 },
+      (_, i) => makeProduct(i + 1).specs.find((spec) => spec.label === 'Warranty')?.value,
+    );
     expect(warranties).toContain('1 year');
     expect(warranties.some((text) => text?.startsWith('1 years'))).toBe(false);
   });

@@ -50,7 +50,19 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
   before(async () => {
     out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
     run = await runBench(
-      ['--variants', VARIANTS.join(','), '--duration', '1', '--rounds', '1', '--quick', '--equal-load', '0.5', '--out', out],
+      [
+        '--variants',
+        VARIANTS.join(','),
+        '--duration',
+        '1',
+        '--rounds',
+        '1',
+        '--quick',
+        '--equal-load',
+        '0.5',
+        '--out',
+        out,
+      ],
       160_000,
     );
     const name = file('.json');
@@ -89,9 +101,15 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
   it('every variant answered every scenario validly, with load actually served', () => {
     for (const name of VARIANTS) {
       for (const scenario of SCENARIOS) {
-        const row = json.summary.find((candidate) => candidate.variant === name && candidate.scenario === scenario);
+        const row = json.summary.find(
+          (candidate) => candidate.variant === name && candidate.scenario === scenario,
+        );
         assert.ok(row, `no row for ${name}/${scenario}`);
-        assert.equal(row.status, 'valid', `${name}/${scenario}: ${row.status}: ${row.reasons.join('; ')}`);
+        assert.equal(
+          row.status,
+          'valid',
+          `${name}/${scenario}: ${row.status}: ${row.reasons.join('; ')}`,
+        );
         assert.equal(row.rounds, 1);
         assert.ok(row.rps.median > 0, `${name}/${scenario}: no requests served`);
         assert.equal(row.errors, 0);
@@ -99,7 +117,10 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
       }
     }
     // The stock server sends an ETag and honours If-None-Match.
-    assert.equal(json.variants.find((variant) => variant.name === 'stock').checks.revalidate.revalidation, '304');
+    assert.equal(
+      json.variants.find((variant) => variant.name === 'stock').checks.revalidate.revalidation,
+      '304',
+    );
   });
 
   it('ran every variant at the same constant rate per scenario, with valid answers', () => {
@@ -107,14 +128,26 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
     for (const scenario of SCENARIOS) {
       const runs = json.equalLoadRuns.filter((run) => run.scenario === scenario);
       assert.deepEqual(runs.map((run) => run.variant).sort(), [...VARIANTS].sort(), scenario);
-      assert.ok(runs.every((run) => run.round === 1), scenario);
+      assert.ok(
+        runs.every((run) => run.round === 1),
+        scenario,
+      );
       const slowest = Math.min(
-        ...json.summary.filter((row) => row.scenario === scenario && row.status === 'valid').map((row) => row.rps.median),
+        ...json.summary
+          .filter((row) => row.scenario === scenario && row.status === 'valid')
+          .map((row) => row.rps.median),
       );
       for (const run of runs) {
-        assert.equal(run.rate, Math.min(3000, Math.max(1, Math.round(slowest * 0.5))), `${scenario}: half the slowest median, capped`);
+        assert.equal(
+          run.rate,
+          Math.min(3000, Math.max(1, Math.round(slowest * 0.5))),
+          `${scenario}: half the slowest median, capped`,
+        );
         assert.deepEqual(run.problems, [], `${run.variant}/${scenario}`);
-        assert.ok(run.result.requests > 0 && run.result.latency.p99 >= run.result.latency.p50, `${run.variant}/${scenario}`);
+        assert.ok(
+          run.result.requests > 0 && run.result.latency.p99 >= run.result.latency.p50,
+          `${run.variant}/${scenario}`,
+        );
       }
     }
     assert.match(run.stdout, /^Latency at equal load: /m);
@@ -127,7 +160,10 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
     assert.match(md, /Node v\d+/);
     assert.match(md, /\*\*Critical CSS:\*\* on/);
     assert.match(md, /Measured \d{4}-\d{2}-\d{2} /);
-    assert.match(md, /\*\*Latency at equal load: .*\n\n\| scenario \| rate req\/s \| origin \| origin-cluster \| stock \|/);
+    assert.match(
+      md,
+      /\*\*Latency at equal load: .*\n\n\| scenario \| rate req\/s \| origin \| origin-cluster \| stock \|/,
+    );
     for (const name of VARIANTS) assert.ok(md.includes(`\`${name}\``), `${name} not in the table`);
   });
 
@@ -135,7 +171,11 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
     const svg = readFileSync(join(out, file('.svg')), 'utf8');
     assert.ok(svg.startsWith('<svg'), 'not an SVG document');
     assert.ok(svg.trimEnd().endsWith('</svg>'));
-    const bars = [...svg.matchAll(/<rect class="bar" data-scenario="([^"]+)" data-variant="([^"]+)" data-status="([^"]+)"/g)];
+    const bars = [
+      ...svg.matchAll(
+        /<rect class="bar" data-scenario="([^"]+)" data-variant="([^"]+)" data-status="([^"]+)"/g,
+      ),
+    ];
     assert.equal(bars.length, VARIANTS.length * SCENARIOS.length);
     for (const name of VARIANTS) {
       for (const scenario of SCENARIOS) {

@@ -19,7 +19,11 @@ test('takes taskset CPU lists and counts the server CPUs', () => {
 
 test('refuses malformed lists and lists that share a CPU, naming the flag', () => {
   for (const bad of ['', 'a', '3-1', '1-', '1,,2', '-1', '1 2']) {
-    assert.throws(() => parseOptions([`--server-cpus=${bad}`]), /--server-cpus must be a CPU list/, JSON.stringify(bad));
+    assert.throws(
+      () => parseOptions([`--server-cpus=${bad}`]),
+      /--server-cpus must be a CPU list/,
+      JSON.stringify(bad),
+    );
   }
   assert.throws(() => parseOptions(['--server-cpus', '0-3', '--load-cpus', '3-4']), /share CPU 3/);
 });

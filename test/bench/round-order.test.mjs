@@ -7,7 +7,11 @@ const variants = (n) => Array.from({ length: n }, (_, i) => `v${i}`);
 test('every round runs each variant exactly once', () => {
   for (let n = 1; n <= 9; n++) {
     for (let r = 0; r < 2 * n + 3; r++) {
-      assert.deepEqual([...roundOrder(variants(n), r)].sort(), [...variants(n)].sort(), `n=${n} r=${r}`);
+      assert.deepEqual(
+        [...roundOrder(variants(n), r)].sort(),
+        [...variants(n)].sort(),
+        `n=${n} r=${r}`,
+      );
     }
   }
 });
@@ -27,11 +31,16 @@ test('no variant follows the same one in every round where it follows one', () =
       const before = new Map();
       for (let r = 0; r < rounds; r++) {
         const order = roundOrder(variants(n), r);
-        order.slice(1).forEach((name, i) => before.set(name, [...(before.get(name) ?? []), order[i]]));
+        order
+          .slice(1)
+          .forEach((name, i) => before.set(name, [...(before.get(name) ?? []), order[i]]));
       }
       for (const [name, predecessors] of before) {
         if (predecessors.length >= 2) {
-          assert.ok(new Set(predecessors).size > 1, `n=${n} rounds=${rounds}: ${name} always after ${predecessors[0]}`);
+          assert.ok(
+            new Set(predecessors).size > 1,
+            `n=${n} rounds=${rounds}: ${name} always after ${predecessors[0]}`,
+          );
         }
       }
     }
@@ -52,5 +61,13 @@ test('the default eight variants follow three different ones in five rounds', ()
 });
 
 test('two variants swap places every round', () => {
-  assert.deepEqual([0, 1, 2, 3].map((r) => roundOrder(['a', 'b'], r)), [['a', 'b'], ['b', 'a'], ['a', 'b'], ['b', 'a']]);
+  assert.deepEqual(
+    [0, 1, 2, 3].map((r) => roundOrder(['a', 'b'], r)),
+    [
+      ['a', 'b'],
+      ['b', 'a'],
+      ['a', 'b'],
+      ['b', 'a'],
+    ],
+  );
 });

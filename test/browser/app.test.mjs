@@ -45,17 +45,25 @@ afterEach(async () => {
 async function waitForHydration() {
   await page.waitForFunction(() => {
     const root = document.querySelector('app-root');
-    return root !== null && !root.hasAttribute('ngh') && document.querySelectorAll('[ngh]').length === 0;
+    return (
+      root !== null && !root.hasAttribute('ngh') && document.querySelectorAll('[ngh]').length === 0
+    );
   });
 }
 
 /** The nav links marked as the current page, by label. */
 async function currentNavLinks() {
-  return page.locator('nav a[aria-current="page"]').evaluateAll((links) => links.map((link) => link.textContent.trim()));
+  return page
+    .locator('nav a[aria-current="page"]')
+    .evaluateAll((links) => links.map((link) => link.textContent.trim()));
 }
 
 /** The text of an HTML attribute or element as the browser reads it. */
-const decode = (text) => text.replace(/&(?:quot|#39|lt|gt|amp);/g, (entity) => ({ '&quot;': '"', '&#39;': "'", '&lt;': '<', '&gt;': '>', '&amp;': '&' })[entity]);
+const decode = (text) =>
+  text.replace(
+    /&(?:quot|#39|lt|gt|amp);/g,
+    (entity) => ({ '&quot;': '"', '&#39;': "'", '&lt;': '<', '&gt;': '>', '&amp;': '&' })[entity],
+  );
 
 /**
  * What the server rendered for `path`, before any script runs (what crawlers and link previews
@@ -68,14 +76,18 @@ async function servedPage(path) {
     status: response.status,
     html,
     titles: [...html.matchAll(/<title>([^<]*)<\/title>/g)].map((match) => decode(match[1])),
-    descriptions: [...html.matchAll(/<meta name="description" content="([^"]*)">/g)].map((match) => decode(match[1])),
+    descriptions: [...html.matchAll(/<meta name="description" content="([^"]*)">/g)].map((match) =>
+      decode(match[1]),
+    ),
     h1: decode(/<h1[^>]*>([^<]*)<\/h1>/.exec(html)?.[1] ?? ''),
   };
 }
 
 /** Every description tag's content: one per page, updated in place on client navigation. */
 async function descriptions() {
-  return page.locator('meta[name="description"]').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('content')));
+  return page
+    .locator('meta[name="description"]')
+    .evaluateAll((tags) => tags.map((tag) => tag.getAttribute('content')));
 }
 
 describe('in a real browser', () => {
@@ -97,18 +109,36 @@ describe('in a real browser', () => {
     await waitForHydration();
     assert.equal(await page.locator('h1').textContent(), makeProduct(41).name);
     const documentRequests = [];
-    page.on('request', (request) => request.resourceType() === 'document' && documentRequests.push(request.url()));
+    page.on(
+      'request',
+      (request) => request.resourceType() === 'document' && documentRequests.push(request.url()),
+    );
     await page.getByRole('link', { name: 'Next' }).click();
     await page.locator('h1', { hasText: makeProduct(42).name }).waitFor();
     assert.equal(new URL(page.url()).pathname, '/products/42');
-    assert.deepEqual(documentRequests, [], 'navigation reloaded the page instead of routing in the browser');
+    assert.deepEqual(
+      documentRequests,
+      [],
+      'navigation reloaded the page instead of routing in the browser',
+    );
     // The product's own title and description, in the server's HTML and after client navigation.
     const served = await response.text();
     assert.match(served, new RegExp(`<title>${makeProduct(41).name} · SSR Origin</title>`));
-    assert.ok(served.includes(`<meta name="description" content="${makeProduct(41).description}">`), 'the description is in the served HTML');
+    assert.ok(
+      served.includes(`<meta name="description" content="${makeProduct(41).description}">`),
+      'the description is in the served HTML',
+    );
     assert.equal(await page.title(), `${makeProduct(42).name} · SSR Origin`);
-    assert.deepEqual(await descriptions(), [makeProduct(42).description], 'one description, updated in place');
-    assert.equal(await page.getByRole('link', { name: 'Products' }).getAttribute('aria-current'), 'page', 'Products is the current section');
+    assert.deepEqual(
+      await descriptions(),
+      [makeProduct(42).description],
+      'one description, updated in place',
+    );
+    assert.equal(
+      await page.getByRole('link', { name: 'Products' }).getAttribute('aria-current'),
+      'page',
+      'Products is the current section',
+    );
     assert.equal(await page.getByRole('link', { name: 'Home' }).getAttribute('aria-current'), null);
     await page.screenshot({ path: join(SCREENSHOTS, 'product.png') });
     assert.deepEqual(problems, []);
@@ -118,7 +148,12 @@ describe('in a real browser', () => {
     const product = makeProduct(41);
     const expected = {
       '/': { status: 200, current: ['/'] },
-      '/products/41': { status: 200, title: product.name, description: product.description, current: ['/products/1'] },
+      '/products/41': {
+        status: 200,
+        title: product.name,
+        description: product.description,
+        current: ['/products/1'],
+      },
       '/async-work?http=0': { status: 200, current: [] },
       '/no/such/page': { status: 404, current: [] },
       // No product has id 0: the not-found page, which is in no section of the nav.
@@ -136,7 +171,9 @@ describe('in a real browser', () => {
       if (want.title) assert.equal(titles[0], `${want.title} · SSR Origin`, path);
       if (want.description) assert.equal(descriptions[0], want.description, path);
       assert.deepEqual(
-        [...html.matchAll(/<a [^>]*aria-current="page"[^>]*>/g)].map((match) => /href="([^"]*)"/.exec(match[0])?.[1]),
+        [...html.matchAll(/<a [^>]*aria-current="page"[^>]*>/g)].map(
+          (match) => /href="([^"]*)"/.exec(match[0])?.[1],
+        ),
         want.current,
         `${path}: the nav's current section`,
       );
@@ -144,7 +181,11 @@ describe('in a real browser', () => {
     // Each page its own head; any unknown address the not-found page's.
     const pages = ['/', '/products/41', '/async-work?http=0', '/no/such/page'];
     for (const field of ['title', 'description']) {
-      assert.equal(new Set(pages.map((path) => heads[path][field])).size, pages.length, `one ${field} per page`);
+      assert.equal(
+        new Set(pages.map((path) => heads[path][field])).size,
+        pages.length,
+        `one ${field} per page`,
+      );
     }
     assert.deepEqual(heads['/products/0'], heads['/no/such/page']);
   });
@@ -155,7 +196,10 @@ describe('in a real browser', () => {
       window.ariaCurrentChanges = [];
       new MutationObserver((mutations) => {
         for (const { target } of mutations) {
-          if (target.closest('nav')) window.ariaCurrentChanges.push(`${target.textContent.trim()}=${target.getAttribute('aria-current')}`);
+          if (target.closest('nav'))
+            window.ariaCurrentChanges.push(
+              `${target.textContent.trim()}=${target.getAttribute('aria-current')}`,
+            );
         }
       }).observe(document, { subtree: true, attributes: true, attributeFilter: ['aria-current'] });
     });
@@ -164,11 +208,22 @@ describe('in a real browser', () => {
     await waitForHydration();
     assert.deepEqual(await currentNavLinks(), ['Products']);
     const changes = await page.evaluate(() => window.ariaCurrentChanges);
-    assert.ok(changes.every((change) => change === 'Products=page'), `hydration moved the mark: ${changes.join(', ')}`);
+    assert.ok(
+      changes.every((change) => change === 'Products=page'),
+      `hydration moved the mark: ${changes.join(', ')}`,
+    );
 
     // The current link looks different from the others.
-    const background = (name) => page.locator('nav').getByRole('link', { name }).evaluate((link) => getComputedStyle(link).backgroundColor);
-    assert.notEqual(await background('Products'), await background('Home'), 'the current section is visible');
+    const background = (name) =>
+      page
+        .locator('nav')
+        .getByRole('link', { name })
+        .evaluate((link) => getComputedStyle(link).backgroundColor);
+    assert.notEqual(
+      await background('Products'),
+      await background('Home'),
+      'the current section is visible',
+    );
 
     // The head the server renders for each page is the one the browser must show after navigating to it.
     const home = await servedPage('/');
@@ -187,21 +242,34 @@ describe('in a real browser', () => {
     assert.notEqual(await page.title(), home.titles[0]);
     const [dashboardDescription, ...more] = await descriptions();
     assert.deepEqual(more, [], 'one description');
-    assert.ok(dashboardDescription && dashboardDescription !== home.descriptions[0], 'the description moved with the page');
+    assert.ok(
+      dashboardDescription && dashboardDescription !== home.descriptions[0],
+      'the description moved with the page',
+    );
     assert.deepEqual(problems, []);
   });
 
   it('renders the client-only dashboard in the browser', async () => {
     const response = await page.goto(`${origin.url}/dashboard`);
     assert.equal(response.status(), 200);
-    assert.ok(!(await response.text()).includes('Rendered in the browser'), 'the server rendered it');
+    assert.ok(
+      !(await response.text()).includes('Rendered in the browser'),
+      'the server rendered it',
+    );
     await page.getByText('Rendered in the browser.').waitFor();
     assert.match(await page.locator('.visits').textContent(), /opened this dashboard once in/);
-    assert.equal(await page.getByRole('link', { name: 'Dashboard' }).getAttribute('aria-current'), 'page');
+    assert.equal(
+      await page.getByRole('link', { name: 'Dashboard' }).getAttribute('aria-current'),
+      'page',
+    );
     // Client-only: the served shell has the app's default head; the page's own is set in the browser.
     const shell = await servedPage('/dashboard');
     assert.match(await page.title(), /^\S.* · SSR Origin$/, "the page's title, then the app's");
-    assert.notDeepEqual([await page.title()], shell.titles, "the page's own title, not the shell's");
+    assert.notDeepEqual(
+      [await page.title()],
+      shell.titles,
+      "the page's own title, not the shell's",
+    );
     const [description, ...more] = await descriptions();
     assert.deepEqual(more, [], 'one description');
     assert.ok(description?.trim(), 'a description of its own');
@@ -213,12 +281,19 @@ describe('in a real browser', () => {
     const response = await page.goto(`${origin.url}/no/such/page`);
     assert.equal(response.status(), 404);
     await waitForHydration();
-    assert.equal(await page.locator('h1').textContent(), (await servedPage('/no/such/page')).h1, 'the heading the server rendered, hydrated');
+    assert.equal(
+      await page.locator('h1').textContent(),
+      (await servedPage('/no/such/page')).h1,
+      'the heading the server rendered, hydrated',
+    );
     const home = await servedPage('/');
     await page.getByRole('link', { name: 'Go home' }).click();
     await page.waitForURL(`${origin.url}/`);
     await page.waitForFunction((title) => document.title === title, home.titles[0]);
     // The 404 itself is reported by Chromium as a failed resource load; nothing else may be.
-    assert.deepEqual(problems.filter((problem) => !/status of 404/.test(problem)), []);
+    assert.deepEqual(
+      problems.filter((problem) => !/status of 404/.test(problem)),
+      [],
+    );
   });
 });

@@ -14,14 +14,36 @@ const ZONE_DIST = join(ROOT, 'dist-test-zone');
 // esbuild's helper is `__async(this, arguments, function* () {…})` at every former async function;
 // minification renames the helper but keeps the shape of its calls.
 const DOWNLEVEL_HELPER = /\b__async\b|\(\s*this\s*,\s*(?:null|arguments)\s*,\s*function\s*\*/;
-const KOA_STACK = ['koa', '@koa/router', '@koa/etag', 'koa-static', 'koa-send', 'koa-conditional-get', 'koa-compose'];
+const KOA_STACK = [
+  'koa',
+  '@koa/router',
+  '@koa/etag',
+  'koa-static',
+  'koa-send',
+  'koa-conditional-get',
+  'koa-compose',
+];
 
 function build(configuration) {
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/@angular/cli/bin/ng.js'), 'build', 'test-app', '--configuration', configuration], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  assert.equal(result.status, 0, `ng build --configuration ${configuration} failed:\n${result.stdout}\n${result.stderr}`);
+  const result = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/@angular/cli/bin/ng.js'),
+      'build',
+      'test-app',
+      '--configuration',
+      configuration,
+    ],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(
+    result.status,
+    0,
+    `ng build --configuration ${configuration} failed:\n${result.stdout}\n${result.stderr}`,
+  );
 }
 
 /** Starts a build's origin, loads a prerendered and a rendered page, returns every file it loaded. */
@@ -48,14 +70,19 @@ async function filesLoadedBy(dist) {
   }
 }
 
-const inKoaStack = (file) => KOA_STACK.some((name) => file.includes(`${sep}node_modules${sep}${name.replace('/', sep)}${sep}`));
+const inKoaStack = (file) =>
+  KOA_STACK.some((name) =>
+    file.includes(`${sep}node_modules${sep}${name.replace('/', sep)}${sep}`),
+  );
 
 describe('no downleveling in the origin', () => {
   before(() => build('zone'), { timeout: 300_000 });
   after(() => rmSync(ZONE_DIST, { recursive: true, force: true }));
 
   it('the zone.js build really downlevels the app (so the checks below can fail)', () => {
-    assert.ok(DOWNLEVEL_HELPER.test(readFileSync(join(ZONE_DIST, 'server/main.server.mjs'), 'utf8')));
+    assert.ok(
+      DOWNLEVEL_HELPER.test(readFileSync(join(ZONE_DIST, 'server/main.server.mjs'), 'utf8')),
+    );
   });
 
   for (const [name, dist] of [
@@ -67,15 +94,28 @@ describe('no downleveling in the origin', () => {
       assert.ok(!DOWNLEVEL_HELPER.test(bundle), 'server.mjs contains __async');
       assert.ok(/\basync\b/.test(bundle), 'server.mjs has no native async at all');
       for (const pkg of ['koa', '@koa/router', '@koa/etag', 'koa-static', 'koa-conditional-get']) {
-        assert.ok(bundle.includes(`from"${pkg}"`) || bundle.includes(`from "${pkg}"`), `${pkg} is bundled, not imported`);
+        assert.ok(
+          bundle.includes(`from"${pkg}"`) || bundle.includes(`from "${pkg}"`),
+          `${pkg} is bundled, not imported`,
+        );
       }
     });
 
     it(`${name}: every package file the running origin loads (the Koa stack and the rest) keeps native async`, async () => {
       const files = await filesLoadedBy(dist);
       const koaFiles = files.filter(inKoaStack);
-      for (const pkg of ['koa', '@koa/router', '@koa/etag', 'koa-static', 'koa-send', 'koa-conditional-get']) {
-        assert.ok(koaFiles.some((file) => file.includes(`${sep}${pkg.replace('/', sep)}${sep}`)), `${pkg} was not loaded`);
+      for (const pkg of [
+        'koa',
+        '@koa/router',
+        '@koa/etag',
+        'koa-static',
+        'koa-send',
+        'koa-conditional-get',
+      ]) {
+        assert.ok(
+          koaFiles.some((file) => file.includes(`${sep}${pkg.replace('/', sep)}${sep}`)),
+          `${pkg} was not loaded`,
+        );
       }
       for (const file of files.filter((path) => path.includes(`${sep}node_modules${sep}`))) {
         assert.ok(!DOWNLEVEL_HELPER.test(readFileSync(file, 'utf8')), `${file} contains __async`);

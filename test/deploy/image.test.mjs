@@ -13,7 +13,10 @@ import { DIST, ROOT, request } from '../helpers/origin.mjs';
 /** The instructions of the Dockerfile's stage named `stage`, continuation lines joined. */
 function stageInstructions(stage) {
   const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, '');
-  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
   const start = lines.findIndex((line) => new RegExp(`^FROM \\S+ AS ${stage}$`, 'i').test(line));
   assert.ok(start >= 0, `no stage ${stage}`);
   const end = lines.findIndex((line, i) => i > start && /^FROM /i.test(line));
@@ -35,19 +38,35 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     for (const { keyword, rest } of stageInstructions('runtime')) {
       if (keyword === 'COPY') {
         const parts = rest.split(/\s+/);
-        const stage = parts[0].startsWith('--from=') ? parts.shift().slice('--from='.length) : undefined;
+        const stage = parts[0].startsWith('--from=')
+          ? parts.shift().slice('--from='.length)
+          : undefined;
         const destination = parts.pop();
         // Several sources, or a destination ending in '/', copy into that folder (Docker's rule).
         const intoFolder = parts.length > 1 || destination.endsWith('/');
         for (const source of parts) {
           // The build stage built in /app: its dist/ is here the build of the origin's test app, so
           // this proves the image with any app in src/.
-          const from = stage === 'build' ? (source.replace(/\/$/, '') === '/app/dist' ? DIST : join(ROOT, source.replace(/^\/app\//, ''))) : join(ROOT, source);
-          cpSync(from, intoFolder ? join(app, destination, basename(source)) : join(app, destination), { recursive: true });
+          const from =
+            stage === 'build'
+              ? source.replace(/\/$/, '') === '/app/dist'
+                ? DIST
+                : join(ROOT, source.replace(/^\/app\//, ''))
+              : join(ROOT, source);
+          cpSync(
+            from,
+            intoFolder ? join(app, destination, basename(source)) : join(app, destination),
+            { recursive: true },
+          );
         }
       } else if (keyword === 'RUN') {
         const command = rest.replace(/--mount=\S+\s+/g, '');
-        const result = spawnSync('sh', ['-c', command], { cwd: app, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 300_000 });
+        const result = spawnSync('sh', ['-c', command], {
+          cwd: app,
+          env: { ...process.env, ...env },
+          encoding: 'utf8',
+          timeout: 300_000,
+        });
         assert.equal(result.status, 0, `RUN ${command}\n${result.stdout}\n${result.stderr}`);
       } else if (keyword === 'ENV') {
         for (const [, name, value] of rest.matchAll(/(\w+)=(\S+)/g)) env[name] = value;
@@ -57,9 +76,17 @@ describe('the production image (Dockerfile, runtime stage)', () => {
         healthcheck = JSON.parse(rest.replace(/^(--\S+\s+)*CMD\s+/, ''));
       }
     }
-    assert.deepEqual(cmd, ['node', 'dist/server/server.mjs'], 'the server itself is the command (PID 1)');
+    assert.deepEqual(
+      cmd,
+      ['node', 'dist/server/server.mjs'],
+      'the server itself is the command (PID 1)',
+    );
     // The image's node is Node 24, as this one; loopback and a free port instead of 4000.
-    server = spawn(process.execPath, cmd.slice(1), { cwd: app, env: { ...env, PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, cmd.slice(1), {
+      cwd: app,
+      env: { ...env, PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     server.stdout.on('data', (chunk) => (output += chunk));
     server.stderr.on('data', (chunk) => (output += chunk));
@@ -82,13 +109,31 @@ describe('the production image (Dockerfile, runtime stage)', () => {
 
   it('installs production dependencies only, with the patches applied', () => {
     const installed = readdirSync(join(app, 'node_modules'));
-    for (const dev of ['@angular', 'koa', 'lru-cache', 'pino']) assert.ok(installed.includes(dev), `${dev} missing`);
-    for (const dev of ['autocannon', 'fastify', 'express', 'bun', 'playwright-core', 'typescript', 'node']) {
+    for (const dev of ['@angular', 'koa', 'lru-cache', 'pino'])
+      assert.ok(installed.includes(dev), `${dev} missing`);
+    for (const dev of [
+      'autocannon',
+      'fastify',
+      'express',
+      'bun',
+      'playwright-core',
+      'typescript',
+      'node',
+    ]) {
       assert.ok(!installed.includes(dev), `${dev} is a dev dependency, yet in the image`);
     }
-    for (const patch of readdirSync(join(ROOT, 'patches')).filter((name) => name.endsWith('.patch'))) {
+    for (const patch of readdirSync(join(ROOT, 'patches')).filter((name) =>
+      name.endsWith('.patch'),
+    )) {
       // `patch --dry-run --reverse` succeeds only if the patch is applied.
-      execFileSync('patch', ['--dry-run', '--reverse', '--strip=1', '--silent', `--directory=${app}`, `--input=${join(ROOT, 'patches', patch)}`]);
+      execFileSync('patch', [
+        '--dry-run',
+        '--reverse',
+        '--strip=1',
+        '--silent',
+        `--directory=${app}`,
+        `--input=${join(ROOT, 'patches', patch)}`,
+      ]);
     }
   });
 
@@ -101,7 +146,9 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     assert.equal(product.status, 200);
     assert.match(product.text, /<h1>/);
     assert.match(product.headers['cache-status'], /render-cache/);
-    const mainJs = readdirSync(join(app, 'dist/browser')).find((name) => /^main-.+\.js$/.test(name));
+    const mainJs = readdirSync(join(app, 'dist/browser')).find((name) =>
+      /^main-.+\.js$/.test(name),
+    );
     const asset = await request(url, `/${mainJs}`);
     assert.equal(asset.status, 200);
     assert.equal(asset.headers['cache-control'], 'max-age=31536000, immutable');
@@ -112,7 +159,11 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     const port = new URL(url).port;
     const [executable, ...args] = healthcheck;
     assert.equal(executable, 'node');
-    const result = spawnSync(process.execPath, args, { env: { ...process.env, PORT: port }, encoding: 'utf8', timeout: 10_000 });
+    const result = spawnSync(process.execPath, args, {
+      env: { ...process.env, PORT: port },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     assert.equal(result.status, 0, result.stderr);
   });
 });

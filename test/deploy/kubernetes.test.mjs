@@ -15,12 +15,21 @@ const DIR = join(ROOT, 'deploy/kubernetes');
 const MODELS = { Deployment, Service, HorizontalPodAutoscaler };
 const manifests = readdirSync(DIR)
   .filter((name) => name.endsWith('.yaml'))
-  .flatMap((name) => parseAllDocuments(readFileSync(join(DIR, name), 'utf8')).map((doc) => ({ name, object: doc.toJS() })));
+  .flatMap((name) =>
+    parseAllDocuments(readFileSync(join(DIR, name), 'utf8')).map((doc) => ({
+      name,
+      object: doc.toJS(),
+    })),
+  );
 const find = (kind) => manifests.find(({ object }) => object.kind === kind)?.object;
 
 describe('Kubernetes manifests', () => {
   it('are each valid against the Kubernetes API schema', () => {
-    assert.deepEqual(manifests.map(({ object }) => object.kind).sort(), ['Deployment', 'HorizontalPodAutoscaler', 'Service']);
+    assert.deepEqual(manifests.map(({ object }) => object.kind).sort(), [
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'Service',
+    ]);
     for (const { name, object } of manifests) {
       const Model = MODELS[object.kind];
       assert.doesNotThrow(() => new Model(object).validate(), `${name} (${object.kind})`);
@@ -43,25 +52,42 @@ describe('Kubernetes manifests', () => {
     const env = Object.fromEntries(container.env.map(({ name, value }) => [name, value]));
     const port = container.ports.find((p) => p.name === 'http');
     assert.equal(String(port.containerPort), env.PORT);
-    assert.match(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'), new RegExp(`ENV PORT=${env.PORT}\\b[\\s\\S]*EXPOSE ${env.PORT}\\b`));
+    assert.match(
+      readFileSync(join(ROOT, 'Dockerfile'), 'utf8'),
+      new RegExp(`ENV PORT=${env.PORT}\\b[\\s\\S]*EXPOSE ${env.PORT}\\b`),
+    );
     assert.equal(container.readinessProbe.httpGet.path, '/readyz');
     assert.equal(container.livenessProbe.httpGet.path, '/healthz');
-    for (const probe of [container.readinessProbe, container.livenessProbe]) assert.equal(probe.httpGet.port, 'http');
+    for (const probe of [container.readinessProbe, container.livenessProbe])
+      assert.equal(probe.httpGet.port, 'http');
     // Kubernetes waits preStop, then sends SIGTERM; the origin then has SHUTDOWN_GRACE_MS to drain.
     const preStopSeconds = Number(container.lifecycle.preStop.exec.command.at(-1));
-    assert.ok(pod.terminationGracePeriodSeconds * 1000 > Number(env.SHUTDOWN_GRACE_MS) + preStopSeconds * 1000);
+    assert.ok(
+      pod.terminationGracePeriodSeconds * 1000 >
+        Number(env.SHUTDOWN_GRACE_MS) + preStopSeconds * 1000,
+    );
     // One worker per CPU the pod asks for, and a limit that matches, so no worker is throttled.
     assert.equal(Number(container.resources.requests.cpu), Number(env.WORKERS));
     assert.equal(container.resources.limits.cpu, container.resources.requests.cpu);
-    assert.ok(env.NG_ALLOWED_HOSTS && env.NG_ALLOWED_HOSTS !== '*', 'NG_ALLOWED_HOSTS names the public hosts');
-    assert.deepEqual(deployment.spec.selector.matchLabels, deployment.spec.template.metadata.labels);
+    assert.ok(
+      env.NG_ALLOWED_HOSTS && env.NG_ALLOWED_HOSTS !== '*',
+      'NG_ALLOWED_HOSTS names the public hosts',
+    );
+    assert.deepEqual(
+      deployment.spec.selector.matchLabels,
+      deployment.spec.template.metadata.labels,
+    );
 
     const service = find('Service');
     assert.deepEqual(service.spec.selector, deployment.spec.template.metadata.labels);
     assert.equal(service.spec.ports[0].targetPort, 'http');
 
     const hpa = find('HorizontalPodAutoscaler');
-    assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+    assert.deepEqual(hpa.spec.scaleTargetRef, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: deployment.metadata.name,
+    });
     assert.equal(hpa.spec.metrics[0].resource.name, 'cpu');
     assert.ok(hpa.spec.minReplicas >= 2, 'one pod draining leaves another serving');
   });

@@ -48,15 +48,29 @@ describe('npm start', () => {
   it('stops the dev server when npm gets SIGTERM', { timeout: 120_000 }, async () => {
     const port = await freePort();
     let output = '';
-    npm = spawn('npm', ['start', '--', '--port', String(port), '--host', '127.0.0.1'], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    npm = spawn('npm', ['start', '--', '--port', String(port), '--host', '127.0.0.1'], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     npm.stdout.on('data', (chunk) => (output += chunk));
     npm.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
-    await until(() => listening(port), 90_000, `ng serve did not listen on ${port}:\n${output}`).catch((error) => {
+    const exited = new Promise((resolve) =>
+      npm.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    await until(
+      () => listening(port),
+      90_000,
+      `ng serve did not listen on ${port}:\n${output}`,
+    ).catch((error) => {
       throw new Error(`${error.message}\n${output}`);
     });
     npm.kill('SIGTERM');
     await exited;
-    await until(async () => !(await listening(port)), 10_000, `port ${port} still open after npm exited: ng serve was left running`);
+    await until(
+      async () => !(await listening(port)),
+      10_000,
+      `port ${port} still open after npm exited: ng serve was left running`,
+    );
   });
 });

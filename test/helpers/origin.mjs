@@ -34,7 +34,11 @@ export function rawRequest(port, bytes, { timeoutMs = 10_000, afterWrite } = {})
     const chunks = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no close within ${timeoutMs} ms; got: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
+      reject(
+        new Error(
+          `no close within ${timeoutMs} ms; got: ${Buffer.concat(chunks).toString().slice(0, 300)}`,
+        ),
+      );
     }, timeoutMs);
     socket.on('connect', () => {
       socket.write(bytes);

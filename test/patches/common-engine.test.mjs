@@ -11,18 +11,45 @@ import { CommonEngine as PatchedEngine } from '@angular/ssr/node';
 import { DIST } from '../helpers/origin.mjs';
 import { pristinePackage } from '../../scripts/lib/pristine-package.mjs';
 
-const { CommonEngine: OriginalEngine } = await import(join(pristinePackage('@angular/ssr'), 'fesm2022/node.mjs'));
+const { CommonEngine: OriginalEngine } = await import(
+  join(pristinePackage('@angular/ssr'), 'fesm2022/node.mjs')
+);
 
 const publicPath = join(DIST, 'browser');
 const documentFilePath = join(DIST, 'server/index.server.html');
-const lookup = (engine, path) => engine.retrieveSSGPage({ publicPath, documentFilePath, url: `http://localhost${path}` });
+const lookup = (engine, path) =>
+  engine.retrieveSSGPage({ publicPath, documentFilePath, url: `http://localhost${path}` });
 
 const segment = fc.oneof(
-  fc.constantFrom('', '.', '..', '%2e%2e', 'products', '1', 'index.html', 'dashboard', 'media', '..%2f', 'a b', '%00'),
+  fc.constantFrom(
+    '',
+    '.',
+    '..',
+    '%2e%2e',
+    'products',
+    '1',
+    'index.html',
+    'dashboard',
+    'media',
+    '..%2f',
+    'a b',
+    '%00',
+  ),
   fc.stringMatching(/^[a-z0-9.%-]{1,8}$/),
 );
 const path = fc.oneof(
-  fc.constantFrom('/', '/index.html', '//', '/products/1', '/dashboard', '/../', '/..', '/./', '/?x=1', '/#frag'),
+  fc.constantFrom(
+    '/',
+    '/index.html',
+    '//',
+    '/products/1',
+    '/dashboard',
+    '/../',
+    '/..',
+    '/./',
+    '/?x=1',
+    '/#frag',
+  ),
   fc.array(segment, { maxLength: 5 }).map((segments) => `/${segments.join('/')}`),
 );
 
@@ -37,7 +64,10 @@ describe('patch: CommonEngine prerendered-page lookup', () => {
       }),
       { numRuns: 1500 },
     );
-    assert.ok((await lookup(patched, '/'))?.includes('ng-server-context="ssg"'), 'the prerendered / was not found');
+    assert.ok(
+      (await lookup(patched, '/'))?.includes('ng-server-context="ssg"'),
+      'the prerendered / was not found',
+    );
   });
 
   it('costs no fs call for a URL that is not prerendered, and reads a prerendered page once', async () => {
@@ -72,7 +102,16 @@ function prerenderedPages(sizes, filler = 'x') {
     pages.set(`/${name}`, content);
   }
   fs.writeFileSync(join(root, 'document.html'), '<html><body><app-root></app-root></body></html>');
-  return { root, pages, lookup: (engine, path) => engine.retrieveSSGPage({ publicPath: root, documentFilePath: join(root, 'document.html'), url: `http://localhost${path}` }) };
+  return {
+    root,
+    pages,
+    lookup: (engine, path) =>
+      engine.retrieveSSGPage({
+        publicPath: root,
+        documentFilePath: join(root, 'document.html'),
+        url: `http://localhost${path}`,
+      }),
+  };
 }
 
 const MiB = 1024 * 1024;
@@ -102,21 +141,45 @@ describe('patch: CommonEngine prerendered-page cache, bounded and shared', () =>
   });
 
   it('stays within its bytes for pages of growing size, past the bound, and never throws', async () => {
-    const sizes = { a: MiB, b: 4 * MiB, c: 12 * MiB, d: 20 * MiB, e: 31 * MiB, f: 33 * MiB, g: 2 * MiB };
+    const sizes = {
+      a: MiB,
+      b: 4 * MiB,
+      c: 12 * MiB,
+      d: 20 * MiB,
+      e: 31 * MiB,
+      f: 33 * MiB,
+      g: 2 * MiB,
+    };
     const { root, pages, lookup: find } = prerenderedPages(sizes);
     try {
       const engine = new PatchedEngine();
       for (const round of [1, 2]) {
         for (const path of pages.keys()) {
           // Concurrent first requests for each, then misses for the next, larger one.
-          const answers = await Promise.all([find(engine, path), find(engine, path), find(engine, path)]);
-          assert.ok(answers.every((answer) => answer === pages.get(path)), `${path}, round ${round}`);
-          const held = [...engine.ssgPageCache.values()].reduce((sum, entry) => sum + entry.bytes, 0);
+          const answers = await Promise.all([
+            find(engine, path),
+            find(engine, path),
+            find(engine, path),
+          ]);
+          assert.ok(
+            answers.every((answer) => answer === pages.get(path)),
+            `${path}, round ${round}`,
+          );
+          const held = [...engine.ssgPageCache.values()].reduce(
+            (sum, entry) => sum + entry.bytes,
+            0,
+          );
           assert.equal(engine.ssgPageCacheBytes, held, 'the count matches what is held');
-          assert.ok(engine.ssgPageCacheBytes <= MAX_BYTES, `${engine.ssgPageCacheBytes} bytes held`);
+          assert.ok(
+            engine.ssgPageCacheBytes <= MAX_BYTES,
+            `${engine.ssgPageCacheBytes} bytes held`,
+          );
         }
       }
-      assert.ok(!engine.ssgPageCache.has(join(root, 'f', 'index.html')), 'a page over the whole bound is served, not kept');
+      assert.ok(
+        !engine.ssgPageCache.has(join(root, 'f', 'index.html')),
+        'a page over the whole bound is served, not kept',
+      );
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
@@ -148,20 +211,36 @@ describe('patch: CommonEngine prerendered-page cache, bounded and shared', () =>
   });
 
   it('keeps its count right under any order of requests (model check)', async () => {
-    const sizes = { p0: 9 * MiB, p1: 7 * MiB, p2: 5 * MiB, p3: 3 * MiB, p4: 11 * MiB, p5: 40 * MiB };
+    const sizes = {
+      p0: 9 * MiB,
+      p1: 7 * MiB,
+      p2: 5 * MiB,
+      p3: 3 * MiB,
+      p4: 11 * MiB,
+      p5: 40 * MiB,
+    };
     const { root, pages, lookup: find } = prerenderedPages(sizes);
     try {
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.array(fc.constantFrom(...pages.keys()), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 12 }), async (batches) => {
-          const engine = new PatchedEngine();
-          for (const batch of batches) {
-            const answers = await Promise.all(batch.map((path) => find(engine, path)));
-            answers.forEach((answer, i) => assert.equal(answer, pages.get(batch[i])));
-            const held = [...engine.ssgPageCache.values()].reduce((sum, entry) => sum + entry.bytes, 0);
-            assert.equal(engine.ssgPageCacheBytes, held);
-            assert.ok(held <= MAX_BYTES);
-          }
-        }),
+        fc.asyncProperty(
+          fc.array(fc.array(fc.constantFrom(...pages.keys()), { minLength: 1, maxLength: 3 }), {
+            minLength: 1,
+            maxLength: 12,
+          }),
+          async (batches) => {
+            const engine = new PatchedEngine();
+            for (const batch of batches) {
+              const answers = await Promise.all(batch.map((path) => find(engine, path)));
+              answers.forEach((answer, i) => assert.equal(answer, pages.get(batch[i])));
+              const held = [...engine.ssgPageCache.values()].reduce(
+                (sum, entry) => sum + entry.bytes,
+                0,
+              );
+              assert.equal(engine.ssgPageCacheBytes, held);
+              assert.ok(held <= MAX_BYTES);
+            }
+          },
+        ),
         { numRuns: 15 },
       );
     } finally {

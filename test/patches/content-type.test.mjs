@@ -23,11 +23,28 @@ const outcome = (fn) => {
 
 const token = fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,12}$/);
 const mediaType = fc.tuple(token, token).map(([a, b]) => `${a}/${b}`);
-const paramValue = fc.oneof(token, fc.string({ maxLength: 12 }).map((s) => `"${s.replace(/["\\]/g, '\\$&')}"`));
+const paramValue = fc.oneof(
+  token,
+  fc.string({ maxLength: 12 }).map((s) => `"${s.replace(/["\\]/g, '\\$&')}"`),
+);
 const header = fc.oneof(
-  fc.tuple(mediaType, fc.array(fc.tuple(token, paramValue), { maxLength: 4 }), fc.constantFrom(';', '; ', ' ;  '))
-    .map(([type, params, separator]) => [type, ...params.map(([k, v]) => `${k}=${v}`)].join(separator)),
-  fc.constantFrom('text/html; charset=utf-8', 'application/json', 'TEXT/HTML;Charset="UTF-8"', 'text/html;', 'text/', ''),
+  fc
+    .tuple(
+      mediaType,
+      fc.array(fc.tuple(token, paramValue), { maxLength: 4 }),
+      fc.constantFrom(';', '; ', ' ;  '),
+    )
+    .map(([type, params, separator]) =>
+      [type, ...params.map(([k, v]) => `${k}=${v}`)].join(separator),
+    ),
+  fc.constantFrom(
+    'text/html; charset=utf-8',
+    'application/json',
+    'TEXT/HTML;Charset="UTF-8"',
+    'text/html;',
+    'text/',
+    '',
+  ),
   fc.string({ maxLength: 40 }),
 );
 
@@ -36,8 +53,15 @@ describe('patch: content-type parse() memo', () => {
     fc.assert(
       fc.property(header, (value) => {
         const expected = outcome(() => original.parse(value));
-        assert.deepEqual(outcome(() => patched.parse(value)), expected);
-        assert.deepEqual(outcome(() => patched.parse(value)), expected, 'second (cached) call differs');
+        assert.deepEqual(
+          outcome(() => patched.parse(value)),
+          expected,
+        );
+        assert.deepEqual(
+          outcome(() => patched.parse(value)),
+          expected,
+          'second (cached) call differs',
+        );
       }),
       { numRuns: 3000 },
     );
@@ -47,7 +71,10 @@ describe('patch: content-type parse() memo', () => {
     const req = { headers: { 'content-type': 'text/html; charset=utf-8' } };
     const res = { getHeader: () => 'application/json; q=1' };
     for (const input of [req, res, req, res]) {
-      assert.deepEqual(outcome(() => patched.parse(input)), outcome(() => original.parse(input)));
+      assert.deepEqual(
+        outcome(() => patched.parse(input)),
+        outcome(() => original.parse(input)),
+      );
     }
   });
 
@@ -68,7 +95,10 @@ describe('patch: content-type parse() memo', () => {
       gc(); const before = process.memoryUsage().heapUsed;
       for (let i = 0; i < 200000; i++) parse('text/html; x=' + 'a'.repeat(180) + i);
       gc(); console.log(process.memoryUsage().heapUsed - before);`;
-    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+      encoding: 'utf8',
+      cwd: join(import.meta.dirname, '..'),
+    });
     assert.equal(child.status, 0, child.stderr);
     assert.ok(Number(child.stdout) < 8 * 1024 * 1024, `heap grew ${child.stdout} bytes`);
   });

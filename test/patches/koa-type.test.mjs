@@ -19,7 +19,21 @@ function contextOf(Koa) {
 }
 
 const typeValue = fc.oneof(
-  fc.constantFrom('html', 'text', 'json', 'bin', 'js', '.css', 'png', 'svg', 'application/json', 'text/html; charset=iso-8859-1', 'image/x-icon', 'nope', ''),
+  fc.constantFrom(
+    'html',
+    'text',
+    'json',
+    'bin',
+    'js',
+    '.css',
+    'png',
+    'svg',
+    'application/json',
+    'text/html; charset=iso-8859-1',
+    'image/x-icon',
+    'nope',
+    '',
+  ),
   fc.stringMatching(/^\.?[a-z0-9]{1,6}$/),
   fc.string({ maxLength: 30 }),
 );
@@ -33,7 +47,11 @@ describe('patch: koa Content-Type resolution memo', () => {
         for (let i = 0; i < 2; i++) {
           patched.type = value;
           original.type = value;
-          assert.equal(patched.response.get('Content-Type'), original.response.get('Content-Type'), `ctx.type = ${JSON.stringify(value)}`);
+          assert.equal(
+            patched.response.get('Content-Type'),
+            original.response.get('Content-Type'),
+            `ctx.type = ${JSON.stringify(value)}`,
+          );
           assert.equal(patched.type, original.type);
         }
       }),
@@ -42,7 +60,13 @@ describe('patch: koa Content-Type resolution memo', () => {
   });
 
   it('types string and Buffer bodies as the original does', () => {
-    for (const body of ['<p>hi</p>', '  <!doctype html>', 'plain', Buffer.from('x'), { json: true }]) {
+    for (const body of [
+      '<p>hi</p>',
+      '  <!doctype html>',
+      'plain',
+      Buffer.from('x'),
+      { json: true },
+    ]) {
       const patched = contextOf(PatchedKoa);
       const original = contextOf(OriginalKoa);
       patched.body = body;
@@ -60,7 +84,10 @@ describe('patch: koa Content-Type resolution memo', () => {
       gc(); const before = process.memoryUsage().heapUsed;
       for (let i = 0; i < 200000; i++) ctx.type = 'x' + 'a'.repeat(150) + i;
       gc(); console.log(process.memoryUsage().heapUsed - before);`;
-    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+      encoding: 'utf8',
+      cwd: join(import.meta.dirname, '..'),
+    });
     assert.equal(child.status, 0, child.stderr);
     assert.ok(Number(child.stdout) < 8 * 1024 * 1024, `heap grew ${child.stdout} bytes`);
   });
@@ -75,7 +102,10 @@ describe('patch: koa Content-Type resolution memo', () => {
       gc(); const before = process.memoryUsage().heapUsed;
       for (let i = 0; i < 300; i++) ctx.type = 'text/' + 'a'.repeat(100000) + i;
       gc(); console.log(process.memoryUsage().heapUsed - before);`;
-    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+      encoding: 'utf8',
+      cwd: join(import.meta.dirname, '..'),
+    });
     assert.equal(child.status, 0, child.stderr);
     assert.ok(Number(child.stdout) < 4 * 1024 * 1024, `heap grew ${child.stdout} bytes`);
   });

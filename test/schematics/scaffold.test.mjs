@@ -27,13 +27,30 @@ const env = {
   GIT_COMMITTER_NAME: 'Scaffold Test',
   GIT_COMMITTER_EMAIL: 'scaffold@example.invalid',
 };
-const CLI = ['exec', '--yes', `--package=node@${template.devDependencies.node}`, `--package=@angular/cli@${template.devDependencies['@angular/cli']}`, '--', 'ng'];
+const CLI = [
+  'exec',
+  '--yes',
+  `--package=node@${template.devDependencies.node}`,
+  `--package=@angular/cli@${template.devDependencies['@angular/cli']}`,
+  '--',
+  'ng',
+];
 
 /** Runs a command to completion within `timeout`; fails the test with its output otherwise. */
 function run(cwd, command, args, timeout) {
-  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(command, args, {
+    cwd,
+    env,
+    encoding: 'utf8',
+    timeout,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const output = `${result.stdout}\n${result.stderr}`;
-  assert.equal(result.status, 0, `${command} ${args.join(' ')} in ${cwd} failed (${result.error?.message ?? `exit ${result.status}`}):\n${output.slice(-4000)}`);
+  assert.equal(
+    result.status,
+    0,
+    `${command} ${args.join(' ')} in ${cwd} failed (${result.error?.message ?? `exit ${result.status}`}):\n${output.slice(-4000)}`,
+  );
   return output;
 }
 
@@ -58,12 +75,18 @@ async function checkOrigin(app, { prerendered, rendered, renderedStatus = 200, t
     assert.match(page.headers['content-type'], /^text\/html/);
     assert.match(page.headers.etag, /^"/, 'a strong validator');
     assert.match(page.text, new RegExp(`<title>${title}`));
-    const revalidated = await request(origin.url, prerendered, { headers: { 'if-none-match': page.headers.etag } });
+    const revalidated = await request(origin.url, prerendered, {
+      headers: { 'if-none-match': page.headers.etag },
+    });
     assert.equal(revalidated.status, 304);
 
     const render = await request(origin.url, rendered);
     assert.equal(render.status, renderedStatus);
-    assert.match(render.text, /<app-root[^>]*ng-server-context="ssr"/, 'rendered by Angular for this request');
+    assert.match(
+      render.text,
+      /<app-root[^>]*ng-server-context="ssr"/,
+      'rendered by Angular for this request',
+    );
     assert.match(page.text, /<app-root[^>]*ng-server-context="ssg"/, 'prerendered at build time');
 
     const script = /<script src="(main-[A-Z0-9]+\.js)"/.exec(page.text)?.[1];
@@ -74,7 +97,9 @@ async function checkOrigin(app, { prerendered, rendered, renderedStatus = 200, t
     assert.match(asset.headers['cache-control'], /immutable/, 'hashed assets are immutable');
     assert.match(asset.headers.etag, /^"/);
 
-    const hostile = await request(origin.url, prerendered, { headers: { host: 'localhost:4000/evil' } });
+    const hostile = await request(origin.url, prerendered, {
+      headers: { host: 'localhost:4000/evil' },
+    });
     assert.equal(hostile.status, 400, "the origin's Host checks came along");
   } finally {
     await origin.stop();
@@ -93,14 +118,30 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     const app = join(work, 'acme-shop');
     assert.deepEqual(leftovers(app), [], 'no file names the template');
     assert.match(run(app, 'git', ['log', '--oneline'], 10_000), /initial commit/);
-    assert.equal(run(app, 'git', ['status', '--porcelain'], 10_000).trim(), '', 'the commit includes what the install wrote');
-    assert.ok(statSync(join(app, 'node_modules/bun')).isDirectory(), "the bench's peers are installed");
+    assert.equal(
+      run(app, 'git', ['status', '--porcelain'], 10_000).trim(),
+      '',
+      'the commit includes what the install wrote',
+    );
+    assert.ok(
+      statSync(join(app, 'node_modules/bun')).isDirectory(),
+      "the bench's peers are installed",
+    );
     run(app, 'npm', ['run', 'build'], BUILD_MS);
     await checkOrigin(app, { prerendered: '/', rendered: '/products/42', title: '[^<]*' });
   });
 
   it('ng new --collection --demo=false --bench=false: one page, no peers', async () => {
-    ng(work, 'new', 'lean-shop', '--collection', ROOT, '--demo=false', '--bench=false', '--skip-git');
+    ng(
+      work,
+      'new',
+      'lean-shop',
+      '--collection',
+      ROOT,
+      '--demo=false',
+      '--bench=false',
+      '--skip-git',
+    );
     const app = join(work, 'lean-shop');
     assert.deepEqual(leftovers(app), []);
     const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
@@ -108,7 +149,12 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     assert.throws(() => statSync(join(app, 'node_modules/bun')), 'no bench peer installed');
     assert.throws(() => statSync(join(app, 'bench')));
     run(app, 'npm', ['run', 'build'], BUILD_MS);
-    await checkOrigin(app, { prerendered: '/', rendered: '/no/such/page', renderedStatus: 404, title: 'Home · Lean Shop' });
+    await checkOrigin(app, {
+      prerendered: '/',
+      rendered: '/no/such/page',
+      renderedStatus: 404,
+      title: 'Home · Lean Shop',
+    });
   });
 
   it('ng add on an app made by ng new --ssr, then again: nothing more', async () => {
@@ -121,20 +167,34 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     const stockRoutes = readFileSync(routes, 'utf8');
     writeFileSync(
       routes,
-      stockRoutes.replace(/\[\s*\{\s*path: '\*\*',\s*renderMode: RenderMode\.Prerender\s*\}\s*\]/, "[{ path: '', renderMode: RenderMode.Prerender }, { path: '**', renderMode: RenderMode.Server }]"),
+      stockRoutes.replace(
+        /\[\s*\{\s*path: '\*\*',\s*renderMode: RenderMode\.Prerender\s*\}\s*\]/,
+        "[{ path: '', renderMode: RenderMode.Prerender }, { path: '**', renderMode: RenderMode.Server }]",
+      ),
     );
-    assert.notEqual(readFileSync(routes, 'utf8'), stockRoutes, "the stock app's routes are as expected");
+    assert.notEqual(
+      readFileSync(routes, 'utf8'),
+      stockRoutes,
+      "the stock app's routes are as expected",
+    );
     const component = readFileSync(join(app, 'src/app/app.ts'), 'utf8');
 
     const added = ng(app, 'add', ROOT, '--skip-confirmation');
     assert.match(added, /The origin is now stock's SSR entry/);
-    assert.equal(readFileSync(join(app, 'src/app/app.ts'), 'utf8'), component, "the user's components are left alone");
+    assert.equal(
+      readFileSync(join(app, 'src/app/app.ts'), 'utf8'),
+      component,
+      "the user's components are left alone",
+    );
     run(app, 'npm', ['run', 'build'], BUILD_MS);
     await checkOrigin(app, { prerendered: '/', rendered: '/some/page', title: 'Stock' });
 
     const files = ['package.json', 'angular.json', 'tsconfig.app.json', 'src/main.server.ts'];
     const first = files.map((file) => readFileSync(join(app, file), 'utf8'));
     assert.match(ng(app, 'add', ROOT, '--skip-confirmation'), /Nothing to change/);
-    assert.deepEqual(files.map((file) => readFileSync(join(app, file), 'utf8')), first);
+    assert.deepEqual(
+      files.map((file) => readFileSync(join(app, file), 'utf8')),
+      first,
+    );
   });
 });

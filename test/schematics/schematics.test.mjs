@@ -20,18 +20,36 @@ const TEMPLATE_NAME_ANY_CASE = /ssr-origin/i;
 async function scaffold(options) {
   const testRunner = runner();
   const tree = await testRunner.runSchematic('ng-new', { name: 'acme-shop', ...options });
-  return { tree, tasks: testRunner.tasks.map((task) => task.name), options: testRunner.tasks.map((task) => task.options) };
+  return {
+    tree,
+    tasks: testRunner.tasks.map((task) => task.name),
+    options: testRunner.tasks.map((task) => task.options),
+  };
 }
 
 /** Every text file of the tree that still names the template. */
 function leftovers(tree) {
-  return tree.files.filter((path) => !/\.(ico|png|jpe?g|webp|woff2?)$/.test(path) && (TEMPLATE_NAMES.test(tree.readContent(path)) || TEMPLATE_NAME_ANY_CASE.test(tree.readContent(path))));
+  return tree.files.filter(
+    (path) =>
+      !/\.(ico|png|jpe?g|webp|woff2?)$/.test(path) &&
+      (TEMPLATE_NAMES.test(tree.readContent(path)) ||
+        TEMPLATE_NAME_ANY_CASE.test(tree.readContent(path))),
+  );
 }
 
 describe('ng-new', () => {
   it('creates the template under the new name, with the demo and the bench', async () => {
     const { tree, tasks, options } = await scaffold({});
-    for (const path of ['package.json', 'angular.json', 'server/server.ts', 'src/app/pages/product.ts', 'bench/run.mjs', 'test/browser/app.test.mjs', '.gitignore', '.ci/run']) {
+    for (const path of [
+      'package.json',
+      'angular.json',
+      'server/server.ts',
+      'src/app/pages/product.ts',
+      'bench/run.mjs',
+      'test/browser/app.test.mjs',
+      '.gitignore',
+      '.ci/run',
+    ]) {
       assert.ok(tree.exists(`/acme-shop/${path}`), `${path} is created`);
     }
     assert.deepEqual(leftovers(tree), [], 'no file names the template');
@@ -39,36 +57,67 @@ describe('ng-new', () => {
     assert.equal(pkg.name, 'acme-shop');
     assert.equal(pkg.schematics, undefined, 'the new app is not a schematics collection');
     assert.equal(pkg['ng-add'], undefined);
-    assert.equal(pkg.dependencies['@angular-devkit/schematics'], undefined, 'nor does it need the schematics engine');
+    assert.equal(
+      pkg.dependencies['@angular-devkit/schematics'],
+      undefined,
+      'nor does it need the schematics engine',
+    );
     // npm test runs the suites whose test:* scripts exist (scripts/run-tests.mjs).
     assert.equal(pkg.scripts.test, 'node scripts/run-tests.mjs');
     assert.equal(pkg.scripts['test:schematics'], undefined);
-    assert.ok(pkg.scripts['test:bench'] && SUITES.includes('bench'), 'npm test runs the bench tests');
+    assert.ok(
+      pkg.scripts['test:bench'] && SUITES.includes('bench'),
+      'npm test runs the bench tests',
+    );
     assert.equal(json(tree, '/acme-shop/package-lock.json').name, 'acme-shop');
     const workspace = json(tree, '/acme-shop/angular.json');
-    assert.deepEqual(Object.keys(workspace.projects).filter((name) => !name.startsWith('test')), ['acme-shop']);
-    assert.equal(workspace.projects['acme-shop'].architect.serve.configurations.production.buildTarget, 'acme-shop:build:production');
+    assert.deepEqual(
+      Object.keys(workspace.projects).filter((name) => !name.startsWith('test')),
+      ['acme-shop'],
+    );
+    assert.equal(
+      workspace.projects['acme-shop'].architect.serve.configurations.production.buildTarget,
+      'acme-shop:build:production',
+    );
     assert.match(tree.readContent('/acme-shop/src/index.html'), /<title>Acme Shop<\/title>/);
     assert.match(tree.readContent('/acme-shop/src/app/app.ts'), /Acme Shop/);
-    assert.ok(!tree.files.some((path) => path.includes('/schematics/')), 'the collection itself is not copied');
+    assert.ok(
+      !tree.files.some((path) => path.includes('/schematics/')),
+      'the collection itself is not copied',
+    );
     assert.doesNotMatch(tree.readContent('/acme-shop/.gitignore'), /schematics/);
     assert.match(tree.readContent('/acme-shop/.gitignore'), /\/node_modules/);
-    assert.deepEqual(tasks, ['node-package', 'repo-init'], 'installs, then commits, as ng new does');
+    assert.deepEqual(
+      tasks,
+      ['node-package', 'repo-init'],
+      'installs, then commits, as ng new does',
+    );
     assert.equal(options[0].allowScripts, true, 'the install applies the patches (postinstall)');
   });
 
-  it("npm test skips, as absent from the app, every suite the scaffold may remove, and no other", async () => {
+  it('npm test skips, as absent from the app, every suite the scaffold may remove, and no other', async () => {
     const template = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
     const { tree } = await scaffold({ bench: false, demo: false });
     const app = json(tree, '/acme-shop/package.json').scripts;
-    const removed = SUITES.filter((suite) => template[`test:${suite}`] !== undefined && app[`test:${suite}`] === undefined);
+    const removed = SUITES.filter(
+      (suite) => template[`test:${suite}`] !== undefined && app[`test:${suite}`] === undefined,
+    );
     assert.deepEqual(removed.sort(), Object.keys(OPTIONAL_SUITES).sort());
   });
 
   it("copies the repository's own files, not a second copy", async () => {
     const { tree } = await scaffold({});
-    for (const path of ['server/server.ts', 'server/origin.ts', 'src/app/pages/product.ts', 'patches/koa+3.3.0.patch']) {
-      assert.equal(tree.readContent(`/acme-shop/${path}`), readFileSync(join(ROOT, path), 'utf8'), path);
+    for (const path of [
+      'server/server.ts',
+      'server/origin.ts',
+      'src/app/pages/product.ts',
+      'patches/koa+3.3.0.patch',
+    ]) {
+      assert.equal(
+        tree.readContent(`/acme-shop/${path}`),
+        readFileSync(join(ROOT, path), 'utf8'),
+        path,
+      );
     }
   });
 
@@ -77,16 +126,31 @@ describe('ng-new', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pack-'));
     try {
       // npm pack runs prepack/postpack (the lockfile travels in schematics/); then unpack it.
-      execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 60_000 });
+      execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        timeout: 60_000,
+      });
       execFileSync('sh', ['-c', 'tar -xzf *.tgz'], { cwd: dir, timeout: 60_000 });
       // As npm leaves it when it installs the package (npx -p, ng add): .gitignore renamed .npmignore.
       renameSync(join(dir, 'package/.gitignore'), join(dir, 'package/.npmignore'));
-      for (const options of [{ name: 'acme-shop' }, { name: 'acme-shop', demo: false, bench: false }]) {
+      for (const options of [
+        { name: 'acme-shop' },
+        { name: 'acme-shop', demo: false, bench: false },
+      ]) {
         const fromCheckout = scaffoldFiles(options);
         const fromTarball = scaffoldFiles(options, join(dir, 'package'));
-        assert.deepEqual([...fromTarball.keys()].sort(), [...fromCheckout.keys()].sort(), 'the same files');
-        for (const [path, content] of fromCheckout) assert.ok(content.equals(fromTarball.get(path)), `${path} has the same bytes`);
-        assert.ok(fromTarball.has('package-lock.json') && fromTarball.has('.gitignore'), 'including what npm leaves out by default');
+        assert.deepEqual(
+          [...fromTarball.keys()].sort(),
+          [...fromCheckout.keys()].sort(),
+          'the same files',
+        );
+        for (const [path, content] of fromCheckout)
+          assert.ok(content.equals(fromTarball.get(path)), `${path} has the same bytes`);
+        assert.ok(
+          fromTarball.has('package-lock.json') && fromTarball.has('.gitignore'),
+          'including what npm leaves out by default',
+        );
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -95,16 +159,31 @@ describe('ng-new', () => {
 
   it('--bench=false leaves out bench/, its scripts and its peers', async () => {
     const { tree } = await scaffold({ bench: false });
-    assert.ok(!tree.files.some((path) => path.startsWith('/acme-shop/bench/') || path.startsWith('/acme-shop/test/bench/')));
+    assert.ok(
+      !tree.files.some(
+        (path) => path.startsWith('/acme-shop/bench/') || path.startsWith('/acme-shop/test/bench/'),
+      ),
+    );
     const pkg = json(tree, '/acme-shop/package.json');
-    for (const peer of ['bun', 'elysia', '@elysiajs/static', 'express', 'fastify', '@fastify/static']) {
+    for (const peer of [
+      'bun',
+      'elysia',
+      '@elysiajs/static',
+      'express',
+      'fastify',
+      '@fastify/static',
+    ]) {
       assert.equal(pkg.devDependencies[peer], undefined, `${peer} is not a dev dependency`);
     }
-    for (const script of ['bench', 'bench:patches', 'test:bench', 'serve:ssr:bun']) assert.equal(pkg.scripts[script], undefined, script);
+    for (const script of ['bench', 'bench:patches', 'test:bench', 'serve:ssr:bun'])
+      assert.equal(pkg.scripts[script], undefined, script);
     assert.ok('bench' in OPTIONAL_SUITES, 'npm test skips the suite, not fails');
     assert.ok(pkg.devDependencies.autocannon, "the origin's load tests keep autocannon");
     const workspace = json(tree, '/acme-shop/angular.json');
-    assert.equal(workspace.projects['acme-shop'].architect.build.configurations['bench-stock'], undefined);
+    assert.equal(
+      workspace.projects['acme-shop'].architect.build.configurations['bench-stock'],
+      undefined,
+    );
     assert.doesNotMatch(tree.readContent('/acme-shop/tsconfig.app.json'), /bench/);
     assert.doesNotMatch(tree.readContent('/acme-shop/README.md'), /section:bench/);
     assert.deepEqual(leftovers(tree), []);
@@ -125,20 +204,35 @@ describe('ng-new', () => {
       '/acme-shop/src/app/pages/home.ts',
       '/acme-shop/src/app/pages/not-found.ts',
     ]);
-    assert.ok(!tree.exists('/acme-shop/test/browser/app.test.mjs'), "the demo's browser tests go with it");
+    assert.ok(
+      !tree.exists('/acme-shop/test/browser/app.test.mjs'),
+      "the demo's browser tests go with it",
+    );
     assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
     const pkg = json(tree, '/acme-shop/package.json');
     assert.equal(pkg.scripts['test:browser'], undefined);
     assert.ok('browser' in OPTIONAL_SUITES, 'npm test skips the suite, not fails');
     assert.match(tree.readContent('/acme-shop/src/app/pages/home.ts'), /Acme Shop/);
-    assert.ok(tree.exists('/acme-shop/server/server.ts') && tree.exists('/acme-shop/test/server/origin.test.mjs'), 'the origin and its tests stay');
+    assert.ok(
+      tree.exists('/acme-shop/server/server.ts') &&
+        tree.exists('/acme-shop/test/server/origin.test.mjs'),
+      'the origin and its tests stay',
+    );
     assert.ok(tree.exists('/acme-shop/test/app/src/main.server.ts'), "with the tests' own app");
-    assert.equal(json(tree, '/acme-shop/load-paths.json').rendered.status, 404, "load-paths.json names the minimal app's pages");
+    assert.equal(
+      json(tree, '/acme-shop/load-paths.json').rendered.status,
+      404,
+      "load-paths.json names the minimal app's pages",
+    );
     assert.deepEqual(leftovers(tree), []);
   });
 
   it('--skip-install and --skip-git schedule nothing; --directory places it', async () => {
-    const { tree, tasks } = await scaffold({ skipInstall: true, skipGit: true, directory: 'apps/shop' });
+    const { tree, tasks } = await scaffold({
+      skipInstall: true,
+      skipGit: true,
+      directory: 'apps/shop',
+    });
     assert.deepEqual(tasks, []);
     assert.ok(tree.exists('/apps/shop/package.json'));
     assert.equal(json(tree, '/apps/shop/package.json').name, 'acme-shop');
@@ -169,11 +263,16 @@ async function stockApp(options = {}) {
 /** Relative imports of the tree's scripts that name no file of the tree. */
 function unresolvedImports(tree) {
   const missing = [];
-  for (const path of tree.files.filter((file) => /\.(?:[cm]?js|m?ts)$/.test(file) && !file.includes('/node_modules/'))) {
-    for (const [, specifier] of tree.readContent(path).matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+  for (const path of tree.files.filter(
+    (file) => /\.(?:[cm]?js|m?ts)$/.test(file) && !file.includes('/node_modules/'),
+  )) {
+    for (const [, specifier] of tree
+      .readContent(path)
+      .matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
       const target = join(path, '..', specifier);
       const candidates = [target, `${target}.ts`, target.replace(/\.mjs$/, '.d.mts')];
-      if (!candidates.some((candidate) => tree.exists(candidate))) missing.push(`${path} → ${specifier}`);
+      if (!candidates.some((candidate) => tree.exists(candidate)))
+        missing.push(`${path} → ${specifier}`);
     }
   }
   return missing;
@@ -189,21 +288,45 @@ describe('ng-add', () => {
     const before = snapshot(stock);
     const testRunner = runner();
     const tree = await testRunner.runSchematic('ng-add', { project: 'stock' }, stock);
-    for (const path of ['/server/server.ts', '/server/origin.ts', '/patches/koa+3.3.0.patch', '/scripts/ensure-build.mjs']) {
+    for (const path of [
+      '/server/server.ts',
+      '/server/origin.ts',
+      '/patches/koa+3.3.0.patch',
+      '/scripts/ensure-build.mjs',
+    ]) {
       assert.ok(tree.exists(path), `${path} is added`);
     }
     assert.ok(!tree.exists('/bench/run.mjs'), 'the bench only with --bench');
     assert.deepEqual(unresolvedImports(tree), [], 'everything the origin imports came along');
     const pkg = json(tree, '/package.json');
-    for (const name of ['koa', '@koa/router', 'koa-static', 'koa-conditional-get', 'pino', 'lru-cache', 'patch-package']) {
+    for (const name of [
+      'koa',
+      '@koa/router',
+      'koa-static',
+      'koa-conditional-get',
+      'pino',
+      'lru-cache',
+      'patch-package',
+    ]) {
       assert.ok(pkg.dependencies[name], `${name} is a dependency`);
     }
-    assert.equal(pkg.scripts.postinstall, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.postinstall);
+    assert.equal(
+      pkg.scripts.postinstall,
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.postinstall,
+    );
     assert.match(pkg.scripts['serve:ssr'], /dist\/server\/server\.mjs/);
     const templatePkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    assert.equal(pkg.dependencies['content-type'], '1.0.5', 'a patched package is a direct dependency at its patch version');
+    assert.equal(
+      pkg.dependencies['content-type'],
+      '1.0.5',
+      'a patched package is a direct dependency at its patch version',
+    );
     for (const name of ['@angular/core', '@angular/ssr', '@angular/build']) {
-      assert.equal(pkg.dependencies[name] ?? pkg.devDependencies[name], templatePkg.dependencies[name] ?? templatePkg.devDependencies[name], `${name} is pinned to the patched version`);
+      assert.equal(
+        pkg.dependencies[name] ?? pkg.devDependencies[name],
+        templatePkg.dependencies[name] ?? templatePkg.devDependencies[name],
+        `${name} is pinned to the patched version`,
+      );
     }
     const build = json(tree, '/angular.json').projects.stock.architect.build.options;
     assert.equal(build.ssr.entry, 'server/server.ts');
@@ -219,12 +342,23 @@ describe('ng-add', () => {
         assert.equal(tree.readContent(path), content, `${path} is left alone`);
       }
     }
-    assert.deepEqual(testRunner.tasks.map((task) => task.name), ['node-package']);
-    assert.equal(testRunner.tasks[0].options.allowScripts, true, 'the install applies the patches (postinstall)');
+    assert.deepEqual(
+      testRunner.tasks.map((task) => task.name),
+      ['node-package'],
+    );
+    assert.equal(
+      testRunner.tasks[0].options.allowScripts,
+      true,
+      'the install applies the patches (postinstall)',
+    );
   });
 
   it('changes nothing more when run twice', async () => {
-    const once = await runner().runSchematic('ng-add', { project: 'stock', skipInstall: true }, await stockApp());
+    const once = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      await stockApp(),
+    );
     const first = snapshot(once);
     const testRunner = runner();
     const logs = [];
@@ -232,25 +366,59 @@ describe('ng-add', () => {
     const twice = await testRunner.runSchematic('ng-add', { project: 'stock' }, once);
     assert.deepEqual(snapshot(twice), first);
     assert.deepEqual(testRunner.tasks, [], 'and installs nothing');
-    assert.ok(logs.some((line) => /Nothing to change/.test(line)), logs.join('\n'));
+    assert.ok(
+      logs.some((line) => /Nothing to change/.test(line)),
+      logs.join('\n'),
+    );
   });
 
   it('--bench adds the bench, its peers and the stock build', async () => {
-    const tree = await runner().runSchematic('ng-add', { project: 'stock', bench: true, skipInstall: true }, await stockApp());
+    const tree = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', bench: true, skipInstall: true },
+      await stockApp(),
+    );
     assert.ok(tree.exists('/bench/run.mjs'));
     assert.deepEqual(unresolvedImports(tree), [], 'everything the bench imports came along');
-    assert.equal(json(tree, '/load-paths.json').prerendered, '/', "load-paths.json names the app's pages, not the demo's");
+    assert.equal(
+      json(tree, '/load-paths.json').prerendered,
+      '/',
+      "load-paths.json names the app's pages, not the demo's",
+    );
     assert.equal(json(tree, '/load-paths.json').rendered, undefined);
     const pkg = json(tree, '/package.json');
     assert.ok(pkg.devDependencies.autocannon && pkg.devDependencies.fastify);
     assert.ok(pkg.scripts.bench);
-    assert.ok(json(tree, '/angular.json').projects.stock.architect.build.configurations['bench-stock']);
+    assert.ok(
+      json(tree, '/angular.json').projects.stock.architect.build.configurations['bench-stock'],
+    );
   });
 
   for (const [why, change, reason] of [
-    ['another Angular major', (tree) => edit(tree, '/package.json', (pkg) => ((pkg.dependencies['@angular/core'] = '^21.0.0'), pkg)), /made for Angular 22/],
+    [
+      'another Angular major',
+      (tree) =>
+        edit(
+          tree,
+          '/package.json',
+          (pkg) => ((pkg.dependencies['@angular/core'] = '^21.0.0'), pkg),
+        ),
+      /made for Angular 22/,
+    ],
     ['no server rendering', null, /no server rendering/],
-    ['the webpack builders', (tree) => edit(tree, '/angular.json', (ws) => ((ws.projects.stock.architect.build.builder = '@angular-devkit/build-angular:browser'), ws)), /needs @angular\/build:application/],
+    [
+      'the webpack builders',
+      (tree) =>
+        edit(
+          tree,
+          '/angular.json',
+          (ws) => (
+            (ws.projects.stock.architect.build.builder = '@angular-devkit/build-angular:browser'),
+            ws
+          ),
+        ),
+      /needs @angular\/build:application/,
+    ],
   ]) {
     it(`stops with a one-line reason and changes nothing on ${why}`, async () => {
       const app = await stockApp(why === 'no server rendering' ? { ssr: false } : {});

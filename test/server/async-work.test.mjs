@@ -9,7 +9,12 @@ import { logLines, request, startOrigin } from '../helpers/origin.mjs';
 
 /** The text of each `data-async` result in the page. */
 function results(html) {
-  return Object.fromEntries([...html.matchAll(/data-async="([a-z-]+)">([^<]*)</g)].map(([, name, text]) => [name, text.trim()]));
+  return Object.fromEntries(
+    [...html.matchAll(/data-async="([a-z-]+)">([^<]*)</g)].map(([, name, text]) => [
+      name,
+      text.trim(),
+    ]),
+  );
 }
 
 describe('asynchronous work during a render', () => {
@@ -22,7 +27,10 @@ describe('asynchronous work during a render', () => {
   after(() => origin?.stop());
 
   it('keeps the timers, RxJS time operators and HttpClient call in the page', async () => {
-    for (const [path, http] of [['/async-work', 'loaded over HTTP'], ['/async-work?http=0', 'skipped']]) {
+    for (const [path, http] of [
+      ['/async-work', 'loaded over HTTP'],
+      ['/async-work?http=0', 'skipped'],
+    ]) {
       const res = await request(origin.url, path);
       assert.equal(res.status, 200);
       const found = results(res.text);
@@ -36,7 +44,11 @@ describe('asynchronous work during a render', () => {
 
   it('survives timers that fire after the page was sent, under concurrent renders', async () => {
     for (let round = 0; round < 5; round++) {
-      const pages = await Promise.all(Array.from({ length: 10 }, (_, i) => request(origin.url, i % 2 ? '/async-work' : '/async-work?http=0')));
+      const pages = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          request(origin.url, i % 2 ? '/async-work' : '/async-work?http=0'),
+        ),
+      );
       for (const page of pages) {
         assert.equal(page.status, 200);
         assert.equal(results(page.text).timeout, 'done');

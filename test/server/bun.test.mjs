@@ -17,7 +17,15 @@ describe('the origin under Bun', () => {
     await Promise.all([node?.stop(), bun?.stop()]);
   });
 
-  for (const path of ['/', '/products/7', '/dashboard', '/no/such/page', '/favicon.ico', '/missing.js', '/healthz']) {
+  for (const path of [
+    '/',
+    '/products/7',
+    '/dashboard',
+    '/no/such/page',
+    '/favicon.ico',
+    '/missing.js',
+    '/healthz',
+  ]) {
     it(`answers ${path} as under Node`, async () => {
       const [a, b] = await Promise.all([request(node.url, path), request(bun.url, path)]);
       assert.equal(b.status, a.status);
@@ -33,7 +41,9 @@ describe('the origin under Bun', () => {
   it('renders each product from its id and revalidates with 304', async () => {
     const res = await request(bun.url, '/products/41');
     assert.ok(res.text.includes(`<h1>${makeProduct(41).name}</h1>`));
-    const again = await request(bun.url, '/products/41', { headers: { 'if-none-match': res.headers.etag } });
+    const again = await request(bun.url, '/products/41', {
+      headers: { 'if-none-match': res.headers.etag },
+    });
     assert.equal(again.status, 304);
   });
 

@@ -6,7 +6,14 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DIST, logLines, rawRequest, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
+import {
+  DIST,
+  logLines,
+  rawRequest,
+  request,
+  runOriginExpectingExit,
+  startOrigin,
+} from '../helpers/origin.mjs';
 
 /** /healthz over a new connection each time, so the primary hands it to the next worker. */
 async function health(origin) {
@@ -62,22 +69,38 @@ describe('cluster mode (WORKERS)', () => {
       process.kill(victim, 'SIGKILL');
       // A connection the primary hands to a worker in the moment it is SIGKILLed is lost (Node's
       // round-robin handoff; README, Deploying): requests start once the primary has seen the exit.
-      const exited = await waitForLog(origin, (line) => line.msg === 'worker exited: starting another');
+      const exited = await waitForLog(
+        origin,
+        (line) => line.msg === 'worker exited: starting another',
+      );
       assert.equal(exited.pid, victim);
       assert.equal(exited.signal, 'SIGKILL');
       assert.equal(exited.delayMs, 100, 'its first early exit: the shortest delay');
       const statuses = [];
       let replaced;
       // Until the replacement says it listens, every request is served by the surviving worker.
-      const replacement = waitForLog(origin, (line) => line.msg.startsWith('Origin listening') && line.pid !== victim && !before.has(line.pid));
+      const replacement = waitForLog(
+        origin,
+        (line) =>
+          line.msg.startsWith('Origin listening') && line.pid !== victim && !before.has(line.pid),
+      );
       replacement.then((line) => (replaced = line.pid));
       while (replaced === undefined && statuses.length < 500) {
         statuses.push((await request(origin.url, `/products/${300 + statuses.length}`)).status);
       }
-      assert.ok(statuses.length >= 1 && replaced !== undefined, `${statuses.length} requests, replaced by ${replaced}`);
+      assert.ok(
+        statuses.length >= 1 && replaced !== undefined,
+        `${statuses.length} requests, replaced by ${replaced}`,
+      );
       assert.deepEqual(statuses, Array(statuses.length).fill(200));
       const after = await workerPids(origin);
-      assert.deepEqual([...after].sort(), [...before].filter((pid) => pid !== victim).concat(replaced).sort());
+      assert.deepEqual(
+        [...after].sort(),
+        [...before]
+          .filter((pid) => pid !== victim)
+          .concat(replaced)
+          .sort(),
+      );
     } finally {
       await origin.stop();
     }
@@ -88,7 +111,8 @@ describe('cluster mode (WORKERS)', () => {
       nodeArgs: ['--import', join(import.meta.dirname, '../fixtures/crash-later.mjs')],
       env: { WORKERS: '2', CRASH_KIND: 'exception', CRASH_ON_SIGNAL: '1', CRASH_ONLY_WORKERS: '1' },
     });
-    const listening = () => logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length;
+    const listening = () =>
+      logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length;
     try {
       await waitForLog(origin, () => listening() === 2);
       const statuses = [];
@@ -99,7 +123,10 @@ describe('cluster mode (WORKERS)', () => {
       // races the primary handing that worker new connections (server/process/cluster.ts, exitProcess).
       const clients = Array.from({ length: 8 }, async (_, client) => {
         for (let i = 0; !done; i++) {
-          const answer = await request(origin.url, i % 4 === 0 ? `/products/${20_000 + client * 1000 + i}` : '/favicon.ico').catch((error) => error);
+          const answer = await request(
+            origin.url,
+            i % 4 === 0 ? `/products/${20_000 + client * 1000 + i}` : '/favicon.ico',
+          ).catch((error) => error);
           statuses.push(answer.status ?? answer.message);
         }
       });
@@ -117,8 +144,13 @@ describe('cluster mode (WORKERS)', () => {
       await Promise.all(clients);
       assert.ok(statuses.length > 50, `${statuses.length} requests`);
       assert.deepEqual(statuses, Array(statuses.length).fill(200));
-      const exits = logLines(origin).filter((line) => line.msg === 'worker exited: starting another');
-      assert.deepEqual(exits.map((line) => [line.pid, line.code]), victims.map((pid) => [pid, 1]));
+      const exits = logLines(origin).filter(
+        (line) => line.msg === 'worker exited: starting another',
+      );
+      assert.deepEqual(
+        exits.map((line) => [line.pid, line.code]),
+        victims.map((pid) => [pid, 1]),
+      );
       assert.equal((await workerPids(origin)).size, 2);
     } finally {
       await origin.stop();
@@ -127,23 +159,57 @@ describe('cluster mode (WORKERS)', () => {
 
   it('backs off when workers keep crashing at startup, and the primary survives', async () => {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', join(import.meta.dirname, '../fixtures/crash-later.mjs'), join(DIST, 'server/server.mjs')], {
-      env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', WORKERS: '2', CRASH_KIND: 'exception', CRASH_AFTER_MS: '300', CRASH_ONLY_WORKERS: '1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        join(import.meta.dirname, '../fixtures/crash-later.mjs'),
+        join(DIST, 'server/server.mjs'),
+      ],
+      {
+        env: {
+          ...process.env,
+          NG_ALLOWED_HOSTS: '',
+          PORT: '0',
+          HOST: '127.0.0.1',
+          WORKERS: '2',
+          CRASH_KIND: 'exception',
+          CRASH_AFTER_MS: '300',
+          CRASH_ONLY_WORKERS: '1',
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     const origin = { stdout: () => stdout };
     try {
       // Each worker lives ~0.7 s (startup, then the crash). Six restarts take ~3 s with the
       // delays below; without any, two workers would restart six times in ~1.5 s.
-      await waitForLog(origin, () => logLines(origin).filter((line) => line.msg === 'worker exited: starting another').length >= 6, 20_000);
-      const restarts = logLines(origin).filter((line) => line.msg === 'worker exited: starting another');
-      assert.deepEqual(restarts.slice(0, 6).map((line) => line.delayMs), [100, 200, 400, 800, 1600, 3200]);
-      assert.ok(restarts.every((line) => line.code === 1 && line.uptimeMs < 10_000), JSON.stringify(restarts));
+      await waitForLog(
+        origin,
+        () =>
+          logLines(origin).filter((line) => line.msg === 'worker exited: starting another')
+            .length >= 6,
+        20_000,
+      );
+      const restarts = logLines(origin).filter(
+        (line) => line.msg === 'worker exited: starting another',
+      );
+      assert.deepEqual(
+        restarts.slice(0, 6).map((line) => line.delayMs),
+        [100, 200, 400, 800, 1600, 3200],
+      );
+      assert.ok(
+        restarts.every((line) => line.code === 1 && line.uptimeMs < 10_000),
+        JSON.stringify(restarts),
+      );
       // Forks follow the delays: no worker starts before its restart's delay has passed.
       const crashes = logLines(origin).filter((line) => line.level === 60);
-      assert.ok(crashes.length <= restarts.length + 2, `${crashes.length} crashes for ${restarts.length} restarts`);
+      assert.ok(
+        crashes.length <= restarts.length + 2,
+        `${crashes.length} crashes for ${restarts.length} restarts`,
+      );
       assert.ok(Date.now() - started >= 1500 + 700, 'restarts came faster than their delays');
       assert.equal(child.exitCode, null, 'the primary exited');
     } finally {
@@ -153,20 +219,33 @@ describe('cluster mode (WORKERS)', () => {
   });
 
   it('drains every worker on SIGTERM under load: nothing dropped, exit 0', async () => {
-    const origin = await startOrigin({ env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+    const origin = await startOrigin({
+      env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+    });
     await allListening(origin, 2);
-    const pipelined = (base) => Array.from({ length: 40 }, (_, i) => `GET /products/${base + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+    const pipelined = (base) =>
+      Array.from(
+        { length: 40 },
+        (_, i) => `GET /products/${base + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+      ).join('');
     // Two connections: the primary hands them to different workers.
     const loads = [8000, 9000].map((base, i) =>
       rawRequest(origin.port, pipelined(base), {
         timeoutMs: 30_000,
-        afterWrite: i === 0 ? (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM')) : undefined,
+        afterWrite:
+          i === 0
+            ? (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM'))
+            : undefined,
       }),
     );
     const answers = await Promise.all(loads);
     const code = await origin.exited;
     for (const { responses } of answers) {
-      assert.deepEqual(responses.map((response) => Number(response.slice(9, 12))), Array(40).fill(200), 'in-flight requests were lost');
+      assert.deepEqual(
+        responses.map((response) => Number(response.slice(9, 12))),
+        Array(40).fill(200),
+        'in-flight requests were lost',
+      );
     }
     assert.equal(code, 0);
     const messages = logLines(origin).map((line) => line.msg);
@@ -175,14 +254,22 @@ describe('cluster mode (WORKERS)', () => {
   });
 
   it('turns /readyz 503 on every worker as soon as draining starts', async () => {
-    const origin = await startOrigin({ env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+    const origin = await startOrigin({
+      env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+    });
     await allListening(origin, 2);
     // One connection per worker, each kept busy with renders; /readyz is written on it only after
     // SIGTERM, so it is answered while that worker drains (Node handles pipelined requests as they
     // arrive: one written up front would be answered before the signal).
-    const renders = (base) => Array.from({ length: 60 }, (_, i) => `GET /products/${base + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+    const renders = (base) =>
+      Array.from(
+        { length: 60 },
+        (_, i) => `GET /products/${base + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+      ).join('');
     // Each /readyz goes out once both workers have logged that they drain: a fact, not a delay.
-    const bothDraining = () => logLines(origin).filter((line) => line.msg.startsWith('draining: no new connections')).length >= 2;
+    const bothDraining = () =>
+      logLines(origin).filter((line) => line.msg.startsWith('draining: no new connections'))
+        .length >= 2;
     let answered = 0;
     const connections = [11_000, 12_000].map((base) =>
       rawRequest(origin.port, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n' + renders(base), {
@@ -191,17 +278,24 @@ describe('cluster mode (WORKERS)', () => {
           socket.once('data', () => {
             // Once both workers answered their connection's first request, SIGTERM to the primary.
             if (++answered === 2) process.kill(origin.pid, 'SIGTERM');
-            waitForLog(origin, bothDraining).then(() => socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'));
+            waitForLog(origin, bothDraining).then(() =>
+              socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+            );
           });
         },
       }),
     );
     const answers = await Promise.all(connections);
-    const pids = answers.map(({ responses }) => JSON.parse(responses[0].slice(responses[0].indexOf('\r\n\r\n') + 4)).pid);
+    const pids = answers.map(
+      ({ responses }) => JSON.parse(responses[0].slice(responses[0].indexOf('\r\n\r\n') + 4)).pid,
+    );
     assert.notEqual(pids[0], pids[1], 'both connections went to one worker');
     for (const { responses } of answers) {
       assert.equal(responses.length, 62);
-      assert.deepEqual(responses.slice(1, 61).map((response) => Number(response.slice(9, 12))), Array(60).fill(200));
+      assert.deepEqual(
+        responses.slice(1, 61).map((response) => Number(response.slice(9, 12))),
+        Array(60).fill(200),
+      );
       assert.match(responses[61], /^HTTP\/1\.1 503 /);
       assert.match(responses[61], /"status":"draining"/);
     }
@@ -214,7 +308,10 @@ describe('cluster mode: a worker that cannot start', () => {
     const taken = await startOrigin();
     try {
       const started = Date.now();
-      const { code, stderr } = await runOriginExpectingExit({ WORKERS: '2', PORT: String(taken.port) });
+      const { code, stderr } = await runOriginExpectingExit({
+        WORKERS: '2',
+        PORT: String(taken.port),
+      });
       assert.equal(code, 1);
       assert.match(stderr, new RegExp(`^Cannot start: port ${taken.port} is in use$`, 'm'));
       assert.ok(Date.now() - started < 10_000);
@@ -227,7 +324,11 @@ describe('cluster mode: a worker that cannot start', () => {
 /** Resolves with the first log line that satisfies `test` (polling), or fails after `timeoutMs`. */
 /** Startup resolves when the first worker listens; this waits (bounded) until `count` have. */
 function allListening(origin, count) {
-  return waitForLog(origin, () => logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length >= count);
+  return waitForLog(
+    origin,
+    () =>
+      logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length >= count,
+  );
 }
 
 async function waitForLog(origin, test, timeoutMs = 15_000) {
@@ -235,7 +336,8 @@ async function waitForLog(origin, test, timeoutMs = 15_000) {
   for (;;) {
     const line = logLines(origin).find(test);
     if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no such log line in ${timeoutMs} ms:\n${origin.stdout()}`);
+    if (Date.now() > deadline)
+      throw new Error(`no such log line in ${timeoutMs} ms:\n${origin.stdout()}`);
     await sleep(20);
   }
 }

@@ -7,11 +7,16 @@ describe('configuration', () => {
   it('serves production hosts named in NG_ALLOWED_HOSTS, and no others', async () => {
     const origin = await startOrigin({ env: { NG_ALLOWED_HOSTS: 'shop.example, *.cdn.example' } });
     try {
-      const status = async (host) => (await request(origin.url, '/products/3', { headers: { host } })).status;
+      const status = async (host) =>
+        (await request(origin.url, '/products/3', { headers: { host } })).status;
       assert.equal(await status('shop.example'), 200);
       assert.equal(await status('eu.cdn.example'), 200);
       assert.equal(await status('cdn.example'), 400);
-      assert.equal(await status('localhost'), 400, 'defaults must not apply once hosts are configured');
+      assert.equal(
+        await status('localhost'),
+        400,
+        'defaults must not apply once hosts are configured',
+      );
       assert.equal(await status('evil.example'), 400);
     } finally {
       await origin.stop();
@@ -21,7 +26,11 @@ describe('configuration', () => {
   it('listens on PORT and HOST', async () => {
     const origin = await startOrigin({ env: { PORT: '0', HOST: '127.0.0.1' } });
     try {
-      const lines = origin.stdout().trim().split('\n').map((line) => JSON.parse(line));
+      const lines = origin
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       assert.equal(lines.length, 1);
       assert.equal(lines[0].msg, `Origin listening on http://127.0.0.1:${origin.port}`);
     } finally {
@@ -77,7 +86,10 @@ describe('configuration', () => {
 
 describe('serving options', () => {
   it('serves the same answers with every file from disk (STATIC_MEMORY_BYTES=0)', async () => {
-    const [memory, disk] = await Promise.all([startOrigin(), startOrigin({ env: { STATIC_MEMORY_BYTES: '0' } })]);
+    const [memory, disk] = await Promise.all([
+      startOrigin(),
+      startOrigin({ env: { STATIC_MEMORY_BYTES: '0' } }),
+    ]);
     try {
       for (const path of ['/', '/favicon.ico', '/dashboard', '/missing.js']) {
         const [a, b] = await Promise.all([request(memory.url, path), request(disk.url, path)]);
@@ -87,7 +99,11 @@ describe('serving options', () => {
         assert.equal(b.headers['cache-control'], a.headers['cache-control'], path);
         const etag = b.headers.etag;
         if (etag) {
-          assert.equal((await request(disk.url, path, { headers: { 'if-none-match': etag } })).status, 304, path);
+          assert.equal(
+            (await request(disk.url, path, { headers: { 'if-none-match': etag } })).status,
+            304,
+            path,
+          );
         }
       }
     } finally {
@@ -102,7 +118,11 @@ describe('serving options', () => {
         const res = await request(origin.url, '/products/4');
         assert.equal(res.status, 200);
         assert.ok(res.text.includes('<h1>'), 'no page');
-        assert.equal(/<style>[^<]*--fixture-accent/.test(res.text), mode !== 'off', 'critical CSS inlined or not as configured');
+        assert.equal(
+          /<style>[^<]*--fixture-accent/.test(res.text),
+          mode !== 'off',
+          'critical CSS inlined or not as configured',
+        );
       } finally {
         await origin.stop();
       }

@@ -31,8 +31,14 @@ function rulesOf(html) {
   const rules = [];
   postcss.parse(css).walk((node) => {
     if (node.type === 'rule') {
-      const declarations = node.nodes.filter((d) => d.type === 'decl').map((d) => `${d.prop}:${d.value.replace(/\s+/g, ' ').trim()}${d.important ? '!important' : ''}`);
-      const context = node.parent?.type === 'atrule' ? `@${node.parent.name} ${node.parent.params}|` : '';
+      const declarations = node.nodes
+        .filter((d) => d.type === 'decl')
+        .map(
+          (d) =>
+            `${d.prop}:${d.value.replace(/\s+/g, ' ').trim()}${d.important ? '!important' : ''}`,
+        );
+      const context =
+        node.parent?.type === 'atrule' ? `@${node.parent.name} ${node.parent.params}|` : '';
       rules.push(`${context}${node.selector.replace(/\s+/g, ' ')}{${declarations.join(';')}}`);
     } else if (node.type === 'atrule' && !node.nodes?.some((child) => child.type === 'rule')) {
       rules.push(`@${node.name} ${node.params}`);
@@ -47,19 +53,37 @@ function rulesOf(html) {
  * `<a attr>` where the page as rendered says `<a attr="">` (the same HTML).
  */
 const markupOf = (html) =>
-  html.replace(/<style>[^<]*<\/style>/, '<style></style>').replace(' data-beasties-container', '').replaceAll('=""', '');
+  html
+    .replace(/<style>[^<]*<\/style>/, '<style></style>')
+    .replace(' data-beasties-container', '')
+    .replaceAll('=""', '');
 
 describe('critical CSS from compiled stylesheets', () => {
-  for (const url of ['/products/1', '/products/2', '/products/999999', '/no/such/page', '/products/abc']) {
+  for (const url of [
+    '/products/1',
+    '/products/2',
+    '/products/999999',
+    '/no/such/page',
+    '/products/abc',
+  ]) {
     it(`inlines the same rules and markup as the per-request pass for ${url}`, async () => {
       const [perRequest, raw] = await Promise.all([render(url, true), render(url, false)]);
       const compiled = inlineCriticalCss(raw);
       const rules = rulesOf(compiled);
       assert.deepEqual(rules, rulesOf(perRequest));
       // A selection, not the whole stylesheet: what the page uses is in, what no page uses is out.
-      assert.ok(rules.some((rule) => rule.startsWith(':root{')), 'no :root rule');
-      assert.ok(rules.some((rule) => rule.startsWith('.site-header{')), 'no .site-header rule');
-      assert.ok(!rules.some((rule) => rule.includes('fixture-unused')), 'a rule no page uses was inlined');
+      assert.ok(
+        rules.some((rule) => rule.startsWith(':root{')),
+        'no :root rule',
+      );
+      assert.ok(
+        rules.some((rule) => rule.startsWith('.site-header{')),
+        'no .site-header rule',
+      );
+      assert.ok(
+        !rules.some((rule) => rule.includes('fixture-unused')),
+        'a rule no page uses was inlined',
+      );
       assert.equal(markupOf(compiled), markupOf(perRequest));
     });
   }

@@ -30,8 +30,16 @@ const lines = () =>
 before(async () => {
   child = spawn(
     process.execPath,
-    ['--import', join(ROOT, 'test/fixtures/slow-renders.mjs'), join(ROOT, 'test/fixtures/dev-handler.mjs'), DIST],
-    { env: { ...process.env, NG_ALLOWED_HOSTS: '127.0.0.1', LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      '--import',
+      join(ROOT, 'test/fixtures/slow-renders.mjs'),
+      join(ROOT, 'test/fixtures/dev-handler.mjs'),
+      DIST,
+    ],
+    {
+      env: { ...process.env, NG_ALLOWED_HOSTS: '127.0.0.1', LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
@@ -60,7 +68,11 @@ describe('dev renders (reqHandler)', () => {
     });
     await waitFor(/client left during a dev render/);
     const logged = lines().slice(from);
-    assert.deepEqual(logged.filter((line) => line.level >= 40), [], 'nothing at warn or above');
+    assert.deepEqual(
+      logged.filter((line) => line.level >= 40),
+      [],
+      'nothing at warn or above',
+    );
     const left = logged.find((line) => line.msg === 'client left during a dev render');
     assert.equal(left.level, 20);
     assert.equal(left.url, '/products/6');

@@ -21,10 +21,26 @@ before(() => {
   const stylesCss = names.find((name) => /^styles-[\w-]+\.css$/.test(name));
   // Compressed copies (the answer depends on Accept-Encoding), and names that are not the same
   // string before and after percent-decoding, which step 0 must leave to Koa.
-  writeFileSync(join(browser, 'index.html.br'), brotliCompressSync(readFileSync(join(browser, 'index.html'))));
-  writeFileSync(join(browser, 'index.html.gz'), gzipSync(readFileSync(join(browser, 'index.html'))));
-  writeFileSync(join(browser, `${mainJs}.br`), brotliCompressSync(readFileSync(join(browser, mainJs))));
-  for (const name of ['a b.txt', 'a%20b.txt', "it's.txt", 'q?x.txt', 'back\\slash.txt', 'healthz']) {
+  writeFileSync(
+    join(browser, 'index.html.br'),
+    brotliCompressSync(readFileSync(join(browser, 'index.html'))),
+  );
+  writeFileSync(
+    join(browser, 'index.html.gz'),
+    gzipSync(readFileSync(join(browser, 'index.html'))),
+  );
+  writeFileSync(
+    join(browser, `${mainJs}.br`),
+    brotliCompressSync(readFileSync(join(browser, mainJs))),
+  );
+  for (const name of [
+    'a b.txt',
+    'a%20b.txt',
+    "it's.txt",
+    'q?x.txt',
+    'back\\slash.txt',
+    'healthz',
+  ]) {
     writeFileSync(join(browser, name), `file ${name}\n`);
   }
   targets = [
@@ -61,20 +77,34 @@ after(() => rmSync(dist, { recursive: true, force: true }));
 /** One request with headers exactly as given (repeated names included); the answer as received. */
 function send(port, { method, target, headers }) {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path: target, headers, setHost: false, agent: false, timeout: 10_000 }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: `${res.statusCode} ${res.statusMessage}`,
-          // Date, and a cached page's Age and remaining ttl, are the only values that may differ
-          // between two answers a moment apart (the two origins stored the page moments apart).
-          headers: res.rawHeaders.map((value, i) => (i % 2 === 0 ? value : timeless(res.rawHeaders[i - 1], value))),
-          body: Buffer.concat(chunks).toString('base64'),
-        }),
-      );
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: target,
+        headers,
+        setHost: false,
+        agent: false,
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: `${res.statusCode} ${res.statusMessage}`,
+            // Date, and a cached page's Age and remaining ttl, are the only values that may differ
+            // between two answers a moment apart (the two origins stored the page moments apart).
+            headers: res.rawHeaders.map((value, i) =>
+              i % 2 === 0 ? value : timeless(res.rawHeaders[i - 1], value),
+            ),
+            body: Buffer.concat(chunks).toString('base64'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${target}`)));
     req.on('error', reject);
     req.end();
@@ -97,7 +127,10 @@ for (const trustProxy of [false, true]) {
     let koa;
     before(async () => {
       const env = { TRUST_PROXY: String(trustProxy) };
-      [fast, koa] = await Promise.all([startOrigin({ dist, env }), startOrigin({ dist, env: { ...env, FAST_PATH: 'false' } })]);
+      [fast, koa] = await Promise.all([
+        startOrigin({ dist, env }),
+        startOrigin({ dist, env: { ...env, FAST_PATH: 'false' } }),
+      ]);
     });
     after(async () => {
       await Promise.all([fast?.stop(), koa?.stop()]);
@@ -108,20 +141,57 @@ for (const trustProxy of [false, true]) {
       const etags = new Set();
       for (const target of targets) {
         for (const acceptEncoding of ['br', 'gzip', 'identity']) {
-          const res = await request(koa.url, target, { headers: { 'accept-encoding': acceptEncoding } });
+          const res = await request(koa.url, target, {
+            headers: { 'accept-encoding': acceptEncoding },
+          });
           if (res.headers.etag) etags.add(res.headers.etag);
         }
       }
-      const optional = (name, values) => fc.option(fc.constantFrom(...values), { nil: undefined }).map((value) => (value === undefined ? [] : [name, value]));
+      const optional = (name, values) =>
+        fc
+          .option(fc.constantFrom(...values), { nil: undefined })
+          .map((value) => (value === undefined ? [] : [name, value]));
       const requestArbitrary = fc
         .record({
           method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE'),
           target: fc.constantFrom(...targets),
-          host: fc.constantFrom(['localhost:4000'], ['localhost:4000'], ['127.0.0.1'], ['LocalHost'], ['evil.example'], ['user@localhost'], ['localhost:4000', 'localhost:4000'], ['localhost:4000', 'evil.example']),
-          forwardedHost: optional('X-Forwarded-Host', ['localhost', 'evil.example', 'localhost, evil.example', '127.0.0.1:8080']),
-          ifNoneMatch: optional('If-None-Match', [...etags, ...etags, '*', 'W/"0-0"', `W/"0-0", ${[...etags][0]}`]),
-          ifModifiedSince: optional('If-Modified-Since', ['Sat, 01 Jan 2000 00:00:00 GMT', 'Fri, 01 Jan 2100 00:00:00 GMT', 'yesterday']),
-          acceptEncoding: optional('Accept-Encoding', ['br', 'gzip', 'gzip, deflate, br', 'br;q=0, gzip', 'identity', '*', 'gzip;q=0']),
+          host: fc.constantFrom(
+            ['localhost:4000'],
+            ['localhost:4000'],
+            ['127.0.0.1'],
+            ['LocalHost'],
+            ['evil.example'],
+            ['user@localhost'],
+            ['localhost:4000', 'localhost:4000'],
+            ['localhost:4000', 'evil.example'],
+          ),
+          forwardedHost: optional('X-Forwarded-Host', [
+            'localhost',
+            'evil.example',
+            'localhost, evil.example',
+            '127.0.0.1:8080',
+          ]),
+          ifNoneMatch: optional('If-None-Match', [
+            ...etags,
+            ...etags,
+            '*',
+            'W/"0-0"',
+            `W/"0-0", ${[...etags][0]}`,
+          ]),
+          ifModifiedSince: optional('If-Modified-Since', [
+            'Sat, 01 Jan 2000 00:00:00 GMT',
+            'Fri, 01 Jan 2100 00:00:00 GMT',
+            'yesterday',
+          ]),
+          acceptEncoding: optional('Accept-Encoding', [
+            'br',
+            'gzip',
+            'gzip, deflate, br',
+            'br;q=0, gzip',
+            'identity',
+            '*',
+            'gzip;q=0',
+          ]),
           cacheControl: optional('Cache-Control', ['no-cache', 'max-age=0']),
           range: optional('Range', ['bytes=0-10']),
         })
@@ -143,7 +213,10 @@ for (const trustProxy of [false, true]) {
       // About one in twenty generated requests qualifies (GET/HEAD, a plain file path, a learned
       // host): ~50 of 1000. The floor of 10 is what proves the comparison meant something; chance
       // falls below it with p < 1e-10 (binomial), where a floor of 25 of 500 once failed with 24.
-      assert.ok((await answeredBeforeKoa(fast)) >= 10, `step 0 answered ${await answeredBeforeKoa(fast)} of 1000`);
+      assert.ok(
+        (await answeredBeforeKoa(fast)) >= 10,
+        `step 0 answered ${await answeredBeforeKoa(fast)} of 1000`,
+      );
     });
   });
 }
@@ -170,7 +243,11 @@ describe('step 0', () => {
     // A forged host refused once is refused again: step 0 would have answered 200 had it been learned.
     for (const host of ['evil.example', 'localhost.evil.example', 'localhost@evil.example']) {
       for (let attempt = 0; attempt < 2; attempt++) {
-        assert.equal((await request(origin.url, '/favicon.ico', { headers: { host } })).status, 400, host);
+        assert.equal(
+          (await request(origin.url, '/favicon.ico', { headers: { host } })).status,
+          400,
+          host,
+        );
       }
     }
     // One Host value is known (127.0.0.1:PORT, from the test above); 70 more allowed ones, twice
@@ -179,7 +256,11 @@ describe('step 0', () => {
     const before = await answeredBeforeKoa(origin);
     for (let round = 0; round < 2; round++) {
       for (let port = 1; port <= 70; port++) {
-        assert.equal((await request(origin.url, '/favicon.ico', { headers: { host: `localhost:${port}` } })).status, 200);
+        assert.equal(
+          (await request(origin.url, '/favicon.ico', { headers: { host: `localhost:${port}` } }))
+            .status,
+          200,
+        );
       }
     }
     assert.equal((await answeredBeforeKoa(origin)) - before, 63);

@@ -29,7 +29,10 @@ describe('an exception during render', () => {
   before(async () => {
     cpSync(DIST, brokenDist, { recursive: true });
     const documentFile = join(brokenDist, 'server/index.server.html');
-    writeFileSync(documentFile, readFileSync(documentFile, 'utf8').replace('<app-root></app-root>', ''));
+    writeFileSync(
+      documentFile,
+      readFileSync(documentFile, 'utf8').replace('<app-root></app-root>', ''),
+    );
     origin = await startOrigin({ dist: brokenDist });
   });
   after(async () => {
@@ -90,26 +93,47 @@ describe('a page that throws while rendering (test/app/src/app/pages/throws.ts)'
     for (const attempt of [1, 2, 3]) {
       const res = await request(origin.url, '/throws-shared');
       assert.equal(res.status, 200);
-      assert.equal(res.headers['cache-status'], 'render-cache; fwd=uri-miss', `attempt ${attempt}: ${res.headers['cache-status']}`);
+      assert.equal(
+        res.headers['cache-status'],
+        'render-cache; fwd=uri-miss',
+        `attempt ${attempt}: ${res.headers['cache-status']}`,
+      );
     }
     const health = JSON.parse((await request(origin.url, '/healthz')).text);
     assert.equal(health.renderCache.entries, 0, JSON.stringify(health.renderCache));
     // The same route with a page that renders is stored: the policy itself allows it.
-    assert.equal((await request(origin.url, '/products/77')).headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+    assert.equal(
+      (await request(origin.url, '/products/77')).headers['cache-status'],
+      'render-cache; fwd=uri-miss; stored',
+    );
   });
 
   it('leaves renders running beside it alone: their pages are whole, the warnings name only its URL', async () => {
     const before = logLines(origin).filter((line) => line.level >= 40).length;
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => request(origin.url, i % 2 ? '/throws' : `/products/${300 + i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        request(origin.url, i % 2 ? '/throws' : `/products/${300 + i}`),
+      ),
+    );
     for (const [i, res] of answers.entries()) {
       assert.equal(res.status, 200);
       if (i % 2 === 0) {
-        assert.ok(res.text.includes(makeProduct(300 + i).name), `/products/${300 + i} is not whole`);
+        assert.ok(
+          res.text.includes(makeProduct(300 + i).name),
+          `/products/${300 + i} is not whole`,
+        );
       }
     }
-    const warnings = logLines(origin).filter((line) => line.level >= 40).slice(before);
+    const warnings = logLines(origin)
+      .filter((line) => line.level >= 40)
+      .slice(before);
     assert.equal(warnings.length, 5, origin.stdout());
-    assert.ok(warnings.every((line) => new URL(line.url).pathname === '/throws' && line.console.length === 1), JSON.stringify(warnings));
+    assert.ok(
+      warnings.every(
+        (line) => new URL(line.url).pathname === '/throws' && line.console.length === 1,
+      ),
+      JSON.stringify(warnings),
+    );
     assert.equal(origin.stderr(), '', 'something wrote unstructured output');
   });
 });
@@ -118,7 +142,9 @@ describe('a render slower than RENDER_TIMEOUT_MS', () => {
   let origin;
   before(async () => {
     // Every real render takes longer than 1 ms, so every render times out.
-    origin = await startOrigin({ env: { RENDER_TIMEOUT_MS: '1', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+    origin = await startOrigin({
+      env: { RENDER_TIMEOUT_MS: '1', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+    });
   });
   after(async () => {
     await origin?.stop();
@@ -132,10 +158,17 @@ describe('a render slower than RENDER_TIMEOUT_MS', () => {
   });
 
   it('does not pile up: abandoned renders keep their slot until they finish', async () => {
-    const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => request(origin.url, `/products/${100 + i}`)));
-    assert.ok(responses.every((res) => res.status === 200 && res.headers['cache-control'] === 'no-store'));
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => request(origin.url, `/products/${100 + i}`)),
+    );
+    assert.ok(
+      responses.every((res) => res.status === 200 && res.headers['cache-control'] === 'no-store'),
+    );
     const { renders } = JSON.parse((await request(origin.url, '/healthz')).text);
-    assert.ok(renders.running <= 1, `more renders ran at once than allowed: ${JSON.stringify(renders)}`);
+    assert.ok(
+      renders.running <= 1,
+      `more renders ran at once than allowed: ${JSON.stringify(renders)}`,
+    );
     // They all drain: nothing stays queued or running once the abandoned renders finish.
     assert.deepEqual(await rendersOnceIdle(origin), { running: 0, queued: 0, backgroundQueued: 0 });
   });
@@ -151,7 +184,9 @@ describe('a render slower than RENDER_TIMEOUT_MS', () => {
 describe('clients that leave', () => {
   let origin;
   before(async () => {
-    origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+    origin = await startOrigin({
+      env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+    });
   });
   after(async () => {
     await origin?.stop();
@@ -166,7 +201,11 @@ describe('clients that leave', () => {
     await Promise.all(leaving);
     assert.deepEqual(await rendersOnceIdle(origin), { running: 0, queued: 0, backgroundQueued: 0 });
     assert.equal((await request(origin.url, '/products/1')).status, 200);
-    assert.deepEqual(logLines(origin).filter((line) => line.level >= 40), [], 'a client leaving was logged as a problem');
+    assert.deepEqual(
+      logLines(origin).filter((line) => line.level >= 40),
+      [],
+      'a client leaving was logged as a problem',
+    );
   });
 });
 
@@ -187,11 +226,19 @@ describe('an error outside any request', () => {
     it(`(uncaught ${kind}) lets every in-flight request finish, refuses new ones, then exits 1`, async () => {
       const origin = await startOrigin({
         nodeArgs: ['--import', join(import.meta.dirname, '../fixtures/crash-later.mjs')],
-        env: { CRASH_KIND: kind, CRASH_ON_SIGNAL: '1', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+        env: {
+          CRASH_KIND: kind,
+          CRASH_ON_SIGNAL: '1',
+          MAX_CONCURRENT_RENDERS: '1',
+          RENDER_QUEUE_LIMIT: '1000',
+        },
       });
       // 40 renders queued on one connection; the error comes once the first is answered, and a
       // second one while draining must not start another drain.
-      const pipelined = Array.from({ length: 40 }, (_, i) => `GET /products/${7000 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+      const pipelined = Array.from(
+        { length: 40 },
+        (_, i) => `GET /products/${7000 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+      ).join('');
       let refusedWhileDraining;
       const { responses } = await rawRequest(origin.port, pipelined, {
         timeoutMs: 30_000,
@@ -204,7 +251,10 @@ describe('an error outside any request', () => {
               } catch {
                 // already exited
               }
-              refusedWhileDraining = await request(origin.url, '/products/1').then(() => false, () => true);
+              refusedWhileDraining = await request(origin.url, '/products/1').then(
+                () => false,
+                () => true,
+              );
             }, 50);
           }),
       });
@@ -217,7 +267,11 @@ describe('an error outside any request', () => {
       const fatal = lines.filter((line) => line.level === 60);
       assert.ok(fatal.length >= 1, origin.stdout());
       assert.match(fatal[0].msg, /draining in-flight requests, then exiting 1/);
-      assert.equal(lines.filter((line) => line.msg.startsWith('draining:')).length, 1, 'drained once');
+      assert.equal(
+        lines.filter((line) => line.msg.startsWith('draining:')).length,
+        1,
+        'drained once',
+      );
       assert.ok(lines.some((line) => line.msg === 'drained, exiting' && line.exitCode === 1));
     });
   }

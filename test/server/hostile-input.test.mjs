@@ -22,7 +22,12 @@ async function assertStillServing() {
 
 describe('host', () => {
   it('rejects two Host headers with 400', async () => {
-    const res = await raw(['GET /products/1 HTTP/1.1', 'Host: localhost', 'Host: evil.example', 'Connection: close']);
+    const res = await raw([
+      'GET /products/1 HTTP/1.1',
+      'Host: localhost',
+      'Host: evil.example',
+      'Connection: close',
+    ]);
     assert.equal(res.status, 400);
     assert.ok(!STACK.test(res.raw));
   });
@@ -35,7 +40,11 @@ describe('host', () => {
   });
 
   it('rejects an absolute-form target naming another host with 400', async () => {
-    const res = await raw(['GET http://evil.example/products/1 HTTP/1.1', 'Host: localhost', 'Connection: close']);
+    const res = await raw([
+      'GET http://evil.example/products/1 HTTP/1.1',
+      'Host: localhost',
+      'Connection: close',
+    ]);
     assert.equal(res.status, 400);
     assert.ok(!res.raw.includes('evil.example'));
   });
@@ -49,14 +58,20 @@ describe('host', () => {
   });
 
   it('checks X-Forwarded-Host against the allowed hosts when TRUST_PROXY is on', async () => {
-    const proxied = await startOrigin({ env: { TRUST_PROXY: 'true', NG_ALLOWED_HOSTS: 'shop.example' } });
+    const proxied = await startOrigin({
+      env: { TRUST_PROXY: 'true', NG_ALLOWED_HOSTS: 'shop.example' },
+    });
     try {
       const forged = await request(proxied.url, '/products/3', {
         headers: { host: 'shop.example', 'x-forwarded-host': 'evil.example' },
       });
       assert.equal(forged.status, 400);
       const good = await request(proxied.url, '/products/3', {
-        headers: { host: 'internal:8080', 'x-forwarded-host': 'shop.example', 'x-forwarded-proto': 'https' },
+        headers: {
+          host: 'internal:8080',
+          'x-forwarded-host': 'shop.example',
+          'x-forwarded-proto': 'https',
+        },
       });
       assert.equal(good.status, 200);
     } finally {
@@ -105,8 +120,12 @@ describe('Host header (RFC 9110 §7.2: uri-host [ ":" port ])', () => {
 
   it('answers every well-formed allowed Host with the page of the path alone', async () => {
     const expected = await pagesByPath(origin);
-    const port = fc.tuple(fc.integer({ min: 1, max: 65535 }), fc.nat(3)).map(([n, zeros]) => `:${'0'.repeat(zeros)}${n}`);
-    const host = fc.tuple(fc.oneof(anyCase('localhost'), fc.constant('127.0.0.1')), fc.option(port, { nil: '' })).map((parts) => parts.join(''));
+    const port = fc
+      .tuple(fc.integer({ min: 1, max: 65535 }), fc.nat(3))
+      .map(([n, zeros]) => `:${'0'.repeat(zeros)}${n}`);
+    const host = fc
+      .tuple(fc.oneof(anyCase('localhost'), fc.constant('127.0.0.1')), fc.option(port, { nil: '' }))
+      .map((parts) => parts.join(''));
     await fc.assert(
       fc.asyncProperty(host, fc.constantFrom(...PATHS), async (host, path) => {
         const answer = await send(origin.port, path, { host });
@@ -123,11 +142,21 @@ describe('Host header (RFC 9110 §7.2: uri-host [ ":" port ])', () => {
     await fc.assert(
       fc.asyncProperty(hostValue('localhost'), fc.constantFrom(...PATHS), async (host, path) => {
         // Twice: the first answer comes through Koa, the second from step 0 once the host is known.
-        const answers = [await send(origin.port, path, { host }), await send(origin.port, path, { host })];
+        const answers = [
+          await send(origin.port, path, { host }),
+          await send(origin.port, path, { host }),
+        ];
         for (const answer of answers) {
-          assert.ok(answer.status === 400 || answer.body === expected.get(path), `Host: ${JSON.stringify(host)} ${path} → ${answer.status}`);
+          assert.ok(
+            answer.status === 400 || answer.body === expected.get(path),
+            `Host: ${JSON.stringify(host)} ${path} → ${answer.status}`,
+          );
         }
-        assert.equal(answers[0].status, answers[1].status, `Host: ${JSON.stringify(host)}: step 0 and Koa disagree`);
+        assert.equal(
+          answers[0].status,
+          answers[1].status,
+          `Host: ${JSON.stringify(host)}: step 0 and Koa disagree`,
+        );
         seen[answers[0].status]++;
       }),
       { numRuns: 300 },
@@ -138,21 +167,56 @@ describe('Host header (RFC 9110 §7.2: uri-host [ ":" port ])', () => {
   });
 
   it('does the same for X-Forwarded-Host and -Proto behind a trusted proxy', async () => {
-    const proxied = await startOrigin({ env: { TRUST_PROXY: 'true', NG_ALLOWED_HOSTS: 'shop.example,localhost' } });
+    const proxied = await startOrigin({
+      env: { TRUST_PROXY: 'true', NG_ALLOWED_HOSTS: 'shop.example,localhost' },
+    });
     try {
       const expected = await pagesByPath(proxied);
       const seen = { 200: 0, 400: 0 };
-      const proto = fc.constantFrom(undefined, undefined, '', 'http', 'http', 'https', 'HTTPS', 'ftp', 'https, http', 'https ', 'javascript', 'https:');
+      const proto = fc.constantFrom(
+        undefined,
+        undefined,
+        '',
+        'http',
+        'http',
+        'https',
+        'HTTPS',
+        'ftp',
+        'https, http',
+        'https ',
+        'javascript',
+        'https:',
+      );
       await fc.assert(
-        fc.asyncProperty(hostValue('localhost'), fc.option(hostValue('shop.example')), proto, fc.constantFrom(...PATHS), async (host, forwardedHost, forwardedProto, path) => {
-          const headers = { host, 'x-forwarded-host': forwardedHost ?? undefined, 'x-forwarded-proto': forwardedProto };
-          const answers = [await send(proxied.port, path, headers), await send(proxied.port, path, headers)];
-          for (const answer of answers) {
-            assert.ok(answer.status === 400 || answer.body === expected.get(path), `${JSON.stringify(headers)} ${path} → ${answer.status}`);
-          }
-          assert.equal(answers[0].status, answers[1].status, `${JSON.stringify(headers)}: step 0 and Koa disagree`);
-          seen[answers[0].status]++;
-        }),
+        fc.asyncProperty(
+          hostValue('localhost'),
+          fc.option(hostValue('shop.example')),
+          proto,
+          fc.constantFrom(...PATHS),
+          async (host, forwardedHost, forwardedProto, path) => {
+            const headers = {
+              host,
+              'x-forwarded-host': forwardedHost ?? undefined,
+              'x-forwarded-proto': forwardedProto,
+            };
+            const answers = [
+              await send(proxied.port, path, headers),
+              await send(proxied.port, path, headers),
+            ];
+            for (const answer of answers) {
+              assert.ok(
+                answer.status === 400 || answer.body === expected.get(path),
+                `${JSON.stringify(headers)} ${path} → ${answer.status}`,
+              );
+            }
+            assert.equal(
+              answers[0].status,
+              answers[1].status,
+              `${JSON.stringify(headers)}: step 0 and Koa disagree`,
+            );
+            seen[answers[0].status]++;
+          },
+        ),
         { numRuns: 200 },
       );
       assert.ok(seen[200] >= 10 && seen[400] >= 50, JSON.stringify(seen));
@@ -187,21 +251,35 @@ function hostValue(name) {
     fc.string({ unit: oddChar, minLength: 1, maxLength: 4 }),
     fc.string({ unit: fc.oneof(oddChar, fc.constantFrom(...'az09')), minLength: 1, maxLength: 12 }),
   );
-  const head = fc.oneof({ arbitrary: fc.constant(''), weight: 8 }, fc.constantFrom('user@', 'evil.example:80@', 'http://', '.', '[', '*.', ' ,'));
+  const head = fc.oneof(
+    { arbitrary: fc.constant(''), weight: 8 },
+    fc.constantFrom('user@', 'evil.example:80@', 'http://', '.', '[', '*.', ' ,'),
+  );
   const base = fc.oneof(
     { arbitrary: anyCase(name), weight: 4 },
-    fc.constantFrom('127.0.0.1', '[::1]', '[0:0::1]', 'evil.example', '127.1', '0x7f000001', `${name}.evil.example`),
+    fc.constantFrom(
+      '127.0.0.1',
+      '[::1]',
+      '[0:0::1]',
+      'evil.example',
+      '127.1',
+      '0x7f000001',
+      `${name}.evil.example`,
+    ),
   );
   const related = fc.tuple(head, base, port, tail).map((parts) => parts.join(''));
-  const unrelated = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((code) => String.fromCharCode(code)), maxLength: 24 });
+  const unrelated = fc.string({
+    unit: fc.integer({ min: 0x20, max: 0xff }).map((code) => String.fromCharCode(code)),
+    maxLength: 24,
+  });
   return fc.oneof({ arbitrary: related, weight: 4 }, { arbitrary: unrelated, weight: 1 });
 }
 
 /** `name` with each letter in either case. */
 function anyCase(name) {
-  return fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }).map((upper) =>
-    [...name].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''),
-  );
+  return fc
+    .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+    .map((upper) => [...name].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
 }
 
 /** The bytes of each of PATHS under `Host: localhost`, as latin1 text. */
@@ -223,7 +301,10 @@ async function send(port, path, headers) {
       lines.push(`${name}: ${value}`);
     }
   }
-  const res = await rawRequest(port, Buffer.from(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`, 'latin1'));
+  const res = await rawRequest(
+    port,
+    Buffer.from(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`, 'latin1'),
+  );
   return { status: res.status, body: res.raw.slice(res.raw.indexOf('\r\n\r\n') + 4) };
 }
 
@@ -262,7 +343,10 @@ describe('paths', () => {
 
   it('answers a 20 KB URL or header with 431', async () => {
     assert.equal((await request(origin.url, `/${'a'.repeat(20_000)}`)).status, 431);
-    assert.equal((await request(origin.url, '/', { headers: { 'x-big': 'b'.repeat(20_000) } })).status, 431);
+    assert.equal(
+      (await request(origin.url, '/', { headers: { 'x-big': 'b'.repeat(20_000) } })).status,
+      431,
+    );
   });
 
   it('answers a garbage request line with 400', async () => {
@@ -279,7 +363,11 @@ describe('methods', () => {
       for (const path of ['/', '/products/1', '/dashboard', '/favicon.ico']) {
         const res = await request(origin.url, path, { method, body: 'x=1' });
         assert.equal(res.status, 405, `${method} ${path}`);
-        assert.deepEqual(res.headers.allow?.split(/,\s*/).sort(), ['GET', 'HEAD'], `${method} ${path}`);
+        assert.deepEqual(
+          res.headers.allow?.split(/,\s*/).sort(),
+          ['GET', 'HEAD'],
+          `${method} ${path}`,
+        );
       }
     });
   }
@@ -298,16 +386,41 @@ describe('methods', () => {
 
   it('does not read a request body on a page route', async () => {
     // 64 MB announced, 1 KB sent: the 405 arrives without the origin waiting for (or buffering) the rest.
-    const res = await rawRequest(origin.port, ['POST /products/1 HTTP/1.1', 'Host: localhost', `Content-Length: ${64 * 1024 * 1024}`, '', 'x'.repeat(1024)].join('\r\n'), {
-      afterWrite: (socket) => socket.once('data', () => socket.end()),
-    });
+    const res = await rawRequest(
+      origin.port,
+      [
+        'POST /products/1 HTTP/1.1',
+        'Host: localhost',
+        `Content-Length: ${64 * 1024 * 1024}`,
+        '',
+        'x'.repeat(1024),
+      ].join('\r\n'),
+      {
+        afterWrite: (socket) => socket.once('data', () => socket.end()),
+      },
+    );
     assert.equal(res.status, 405);
   });
 
   it('answers Expect: 100-continue with the final status, never inviting the body', async () => {
     // 100 MB announced: Node's default sent 100 Continue first, inviting the upload the 405 refuses.
-    for (const [method, path, status] of [['POST', '/products/1', 405], ['PUT', '/favicon.ico', 405], ['GET', '/products/1', 200], ['GET', '/', 200]]) {
-      const res = await rawRequest(origin.port, [`${method} ${path} HTTP/1.1`, 'Host: localhost', 'Expect: 100-continue', `Content-Length: ${100 * 1024 * 1024}`, '', ''].join('\r\n'));
+    for (const [method, path, status] of [
+      ['POST', '/products/1', 405],
+      ['PUT', '/favicon.ico', 405],
+      ['GET', '/products/1', 200],
+      ['GET', '/', 200],
+    ]) {
+      const res = await rawRequest(
+        origin.port,
+        [
+          `${method} ${path} HTTP/1.1`,
+          'Host: localhost',
+          'Expect: 100-continue',
+          `Content-Length: ${100 * 1024 * 1024}`,
+          '',
+          '',
+        ].join('\r\n'),
+      );
       assert.equal(res.status, status, `${method} ${path}: ${res.raw.slice(0, 80)}`);
       assert.ok(!res.raw.includes('100 Continue'), `${method} ${path}`);
     }
@@ -325,7 +438,9 @@ describe('conditional and range requests (RFC 9110)', () => {
         const res = await request(origin.url, path, { headers: { 'if-none-match': value } });
         assert.equal(res.status, 304, `${path} If-None-Match: ${value}`);
       }
-      const miss = await request(origin.url, path, { headers: { 'if-none-match': '"nope", W/"other"' } });
+      const miss = await request(origin.url, path, {
+        headers: { 'if-none-match': '"nope", W/"other"' },
+      });
       assert.equal(miss.status, 200, path);
     }
   });
@@ -338,7 +453,11 @@ describe('conditional and range requests (RFC 9110)', () => {
     const matching = await request(origin.url, '/favicon.ico', {
       headers: { 'if-none-match': headers.etag, 'if-modified-since': before },
     });
-    assert.equal(matching.status, 304, 'a matching ETag must give 304 whatever If-Modified-Since says');
+    assert.equal(
+      matching.status,
+      304,
+      'a matching ETag must give 304 whatever If-Modified-Since says',
+    );
     const stale = await request(origin.url, '/favicon.ico', {
       headers: { 'if-none-match': '"old"', 'if-modified-since': after },
     });
@@ -348,17 +467,23 @@ describe('conditional and range requests (RFC 9110)', () => {
   it('answers If-Modified-Since where Last-Modified is sent', async () => {
     const { headers } = await request(origin.url, '/favicon.ico');
     assert.ok(headers['last-modified']);
-    const same = await request(origin.url, '/favicon.ico', { headers: { 'if-modified-since': headers['last-modified'] } });
+    const same = await request(origin.url, '/favicon.ico', {
+      headers: { 'if-modified-since': headers['last-modified'] },
+    });
     assert.equal(same.status, 304);
     const older = new Date(new Date(headers['last-modified']).getTime() - 60_000).toUTCString();
-    const changed = await request(origin.url, '/favicon.ico', { headers: { 'if-modified-since': older } });
+    const changed = await request(origin.url, '/favicon.ico', {
+      headers: { 'if-modified-since': older },
+    });
     assert.equal(changed.status, 200);
   });
 
   it('repeats on 304 the headers a 304 must repeat', async () => {
     for (const path of ['/', '/products/7', '/favicon.ico']) {
       const full = await request(origin.url, path);
-      const res = await request(origin.url, path, { headers: { 'if-none-match': full.headers.etag } });
+      const res = await request(origin.url, path, {
+        headers: { 'if-none-match': full.headers.etag },
+      });
       assert.equal(res.status, 304);
       assert.equal(res.headers.etag, full.headers.etag, path);
       assert.equal(res.headers['cache-control'], full.headers['cache-control'], path);

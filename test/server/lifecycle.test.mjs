@@ -8,7 +8,10 @@ import { DIST, ROOT, logLines, rawRequest, request, startOrigin } from '../helpe
 
 /** N pipelined renders on one connection: work that is surely in flight when the signal comes. */
 function pipelined(count) {
-  return Array.from({ length: count }, (_, i) => `GET /products/${1000 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join('');
+  return Array.from(
+    { length: count },
+    (_, i) => `GET /products/${1000 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+  ).join('');
 }
 
 /**
@@ -39,7 +42,10 @@ function signalThenAsk(pid, signal, path) {
 function scratchProject(projectScripts) {
   const project = join(ROOT, 'test-results', `npm-scripts-${process.pid}-${Date.now()}`);
   mkdirSync(join(project, 'scripts/lib'), { recursive: true });
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }),
+  );
   for (const file of ['ensure-build.mjs', 'lib/newest-mtime.mjs']) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
@@ -80,7 +86,9 @@ describe('graceful shutdown', () => {
     ['SIGINT', '/favicon.ico', 200],
   ]) {
     it(`on ${signal}: finishes in-flight requests, refuses new ones, answers ${path} with ${status} and Connection: close, exits 0`, async () => {
-      const origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+      const origin = await startOrigin({
+        env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+      });
       const inFlight = rawRequest(origin.port, pipelined(300), {
         timeoutMs: 30_000,
         afterWrite: signalThenAsk(origin.pid, signal, path),
@@ -93,7 +101,11 @@ describe('graceful shutdown', () => {
       assert.deepEqual(statuses.slice(0, 300), Array(300).fill(200));
       assert.equal(statuses[300], status);
       if (path === '/readyz') {
-        assert.match(responses[300], /"status":"draining"/, 'readiness did not turn false while draining');
+        assert.match(
+          responses[300],
+          /"status":"draining"/,
+          'readiness did not turn false while draining',
+        );
       }
       assert.match(responses[300], /Connection: close/i);
       assert.equal(await refused(origin.port), true, 'still accepting connections');
@@ -112,42 +124,57 @@ describe('graceful shutdown', () => {
   const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
   for (const script of ['serve:ssr', 'serve:ssr:bun']) {
     const skip = scripts[script] ? false : `this project has no ${script} script`;
-    it(`SIGTERM to \`npm run ${script}\` reaches the server: in-flight requests finish, it exits`, { skip }, async () => {
-      const project = scratchProject({ [script]: scripts[script] });
-      // npm sets npm_execpath for the scripts it runs (npm test); run directly, use the npm on PATH.
-      const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
-      const origin = await startOrigin({
-        command: [...npm, 'run', '--silent', '--prefix', project, script],
-        env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
-      });
-      // The server's own pid (pino logs it): an orphaned server must not outlive the test.
-      const serverPid = logLines(origin)[0].pid;
-      try {
-        const { responses } = await rawRequest(origin.port, pipelined(50), {
-          timeoutMs: 30_000,
-          afterWrite: (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM')),
+    it(
+      `SIGTERM to \`npm run ${script}\` reaches the server: in-flight requests finish, it exits`,
+      { skip },
+      async () => {
+        const project = scratchProject({ [script]: scripts[script] });
+        // npm sets npm_execpath for the scripts it runs (npm test); run directly, use the npm on PATH.
+        const npm = process.env.npm_execpath
+          ? [process.execPath, process.env.npm_execpath]
+          : ['npm'];
+        const origin = await startOrigin({
+          command: [...npm, 'run', '--silent', '--prefix', project, script],
+          env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
         });
-        const code = await origin.exited;
-        // Every request answered in full, whatever the app renders at these paths (a page or its 404).
-        const statuses = responses.map((response) => Number(response.slice(9, 12)));
-        assert.equal(statuses.length, 50, 'in-flight requests were lost');
-        assert.ok(statuses.every((status) => status === statuses[0] && [200, 404].includes(status)), `answers: ${statuses.join(' ')}`);
-        assert.equal(await refused(origin.port), true, 'the server outlived npm: the signal never reached it');
-        assert.ok(logLines(origin).some((line) => line.msg === 'drained, exiting'));
-        assert.equal(code, 0);
-      } finally {
+        // The server's own pid (pino logs it): an orphaned server must not outlive the test.
+        const serverPid = logLines(origin)[0].pid;
         try {
-          process.kill(serverPid, 'SIGKILL');
-        } catch {
-          // already gone
+          const { responses } = await rawRequest(origin.port, pipelined(50), {
+            timeoutMs: 30_000,
+            afterWrite: (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM')),
+          });
+          const code = await origin.exited;
+          // Every request answered in full, whatever the app renders at these paths (a page or its 404).
+          const statuses = responses.map((response) => Number(response.slice(9, 12)));
+          assert.equal(statuses.length, 50, 'in-flight requests were lost');
+          assert.ok(
+            statuses.every((status) => status === statuses[0] && [200, 404].includes(status)),
+            `answers: ${statuses.join(' ')}`,
+          );
+          assert.equal(
+            await refused(origin.port),
+            true,
+            'the server outlived npm: the signal never reached it',
+          );
+          assert.ok(logLines(origin).some((line) => line.msg === 'drained, exiting'));
+          assert.equal(code, 0);
+        } finally {
+          try {
+            process.kill(serverPid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+          rmSync(project, { recursive: true, force: true });
         }
-        rmSync(project, { recursive: true, force: true });
-      }
-    });
+      },
+    );
   }
 
   it('cuts what is left and exits 1 when the grace period runs out', async () => {
-    const origin = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000', SHUTDOWN_GRACE_MS: '50' } });
+    const origin = await startOrigin({
+      env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000', SHUTDOWN_GRACE_MS: '50' },
+    });
     const { responses } = await rawRequest(origin.port, pipelined(300), {
       timeoutMs: 30_000,
       afterWrite: (socket) => socket.once('data', () => process.kill(origin.pid, 'SIGTERM')),

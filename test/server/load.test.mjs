@@ -13,7 +13,13 @@ describe('overload: 500 connections against server-rendered pages for 5 s', () =
   before(async () => {
     origin = await startOrigin({ env: { RENDER_TIMEOUT_MS: '3000' } });
     const stop = sampleRss(origin.pid);
-    outcome = await load({ url: origin.url, connections: 500, duration: 5, timeout: 10, path: (n) => `/products/${(n % 50_000) + 1}` });
+    outcome = await load({
+      url: origin.url,
+      connections: 500,
+      duration: 5,
+      timeout: 10,
+      path: (n) => `/products/${(n % 50_000) + 1}`,
+    });
     rss = stop();
   });
   after(async () => {
@@ -27,9 +33,15 @@ describe('overload: 500 connections against server-rendered pages for 5 s', () =
 
   it('renders what it can and sheds the rest with 503, nothing else', () => {
     const codes = Object.keys(outcome.statuses).sort();
-    assert.ok(codes.every((code) => code === '200' || code === '503'), JSON.stringify(outcome.statuses));
+    assert.ok(
+      codes.every((code) => code === '200' || code === '503'),
+      JSON.stringify(outcome.statuses),
+    );
     assert.ok(outcome.statuses['200'] > 0, 'rendered nothing');
-    assert.ok(outcome.statuses['503'] > 0, '500 connections exceed 8 renders + 256 queued: something must be shed');
+    assert.ok(
+      outcome.statuses['503'] > 0,
+      '500 connections exceed 8 renders + 256 queued: something must be shed',
+    );
   });
 
   it('keeps memory bounded', () => {
@@ -45,9 +57,13 @@ describe('overload: 500 connections against server-rendered pages for 5 s', () =
 
   it('says when to retry on 503', async () => {
     // A queue of 0 makes any concurrent render beyond the first shed: check the headers of one.
-    const tight = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '0' } });
+    const tight = await startOrigin({
+      env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '0' },
+    });
     try {
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => request(tight.url, `/products/${i + 1}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => request(tight.url, `/products/${i + 1}`)),
+      );
       const shed = answers.filter((res) => res.status === 503);
       assert.ok(shed.length > 0);
       for (const res of shed) {
@@ -84,14 +100,24 @@ describe('memory under a flood of unique URLs', () => {
     // Warm-up: V8 grows its heap over the first few thousand renders; a leak shows after that.
     await load({ url: origin.url, connections: 20, amount: 8_000, path });
     const stop = sampleRss(origin.pid, 200);
-    const { result } = await load({ url: origin.url, connections: 20, amount: 20_000, path: (n) => path(n + 8_000) });
+    const { result } = await load({
+      url: origin.url,
+      connections: 20,
+      amount: 20_000,
+      path: (n) => path(n + 8_000),
+    });
     const samples = stop();
     assert.equal(result.errors, 0);
     const quarter = Math.floor(samples.length / 4);
     const early = Math.max(...samples.slice(0, quarter));
     const late = Math.max(...samples.slice(-quarter));
-    const curve = samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0).map((b) => Math.round(b / MB));
+    const curve = samples
+      .filter((_, i) => i % Math.max(1, Math.floor(samples.length / 10)) === 0)
+      .map((b) => Math.round(b / MB));
     console.log(`RSS (MB) over the flood: ${curve.join(' → ')}`);
-    assert.ok(late - early < 64 * MB, `RSS grew ${Math.round((late - early) / MB)} MB from the first to the last quarter`);
+    assert.ok(
+      late - early < 64 * MB,
+      `RSS grew ${Math.round((late - early) / MB)} MB from the first to the last quarter`,
+    );
   });
 });

@@ -75,7 +75,10 @@ describe('server-rendered page /products/:id', () => {
     const { text } = await get('/products/7');
     assert.ok(/<style>[^<]+<\/style>/.test(text), 'no inlined critical CSS');
     assert.ok(/ngh="\d+"/.test(text), 'no hydration annotations');
-    assert.ok(/<link rel="stylesheet" href="styles-[^"]+\.css" media="print"/.test(text), 'stylesheet not deferred by critical CSS');
+    assert.ok(
+      /<link rel="stylesheet" href="styles-[^"]+\.css" media="print"/.test(text),
+      'stylesheet not deferred by critical CSS',
+    );
   });
 });
 
@@ -162,7 +165,14 @@ describe('conditional requests', () => {
 });
 
 describe('HEAD', () => {
-  for (const path of ['/', '/products/7', '/dashboard', '/no/such/page', '/favicon.ico', '/missing.js']) {
+  for (const path of [
+    '/',
+    '/products/7',
+    '/dashboard',
+    '/no/such/page',
+    '/favicon.ico',
+    '/missing.js',
+  ]) {
     it(`answers like GET without a body for ${path}`, async () => {
       const [getRes, headRes] = [await get(path), await get(path, { method: 'HEAD' })];
       assert.equal(headRes.status, getRes.status);
@@ -219,7 +229,11 @@ describe('logging', () => {
   it('logs one startup line (JSON) with the URL and nothing per request', async () => {
     await get('/products/7');
     await get('/');
-    const lines = origin.stdout().trim().split('\n').map((line) => JSON.parse(line));
+    const lines = origin
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.equal(lines.length, 1, origin.stdout());
     assert.equal(lines[0].level, 30);
     assert.equal(lines[0].msg, `Origin listening on http://127.0.0.1:${origin.port}`);

@@ -21,7 +21,10 @@ before(() => {
   // `/` has both copies, the main bundle only .br, the stylesheet only .gz, the favicon none.
   writeFileSync(join(browser, 'index.html.br'), brotliCompressSync(page));
   writeFileSync(join(browser, 'index.html.gz'), gzipSync(page));
-  writeFileSync(join(browser, `${mainJs}.br`), brotliCompressSync(readFileSync(join(browser, mainJs))));
+  writeFileSync(
+    join(browser, `${mainJs}.br`),
+    brotliCompressSync(readFileSync(join(browser, mainJs))),
+  );
   writeFileSync(join(browser, `${stylesCss}.gz`), gzipSync(readFileSync(join(browser, stylesCss))));
 });
 after(() => rmSync(dist, { recursive: true, force: true }));
@@ -39,7 +42,12 @@ for (const [where, env] of [
       await origin?.stop();
     });
     const get = (path, acceptEncoding, headers = {}) =>
-      request(origin.url, path, { headers: { ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }), ...headers } });
+      request(origin.url, path, {
+        headers: {
+          ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }),
+          ...headers,
+        },
+      });
 
     it('sends brotli when accepted, gzip when only that is, and the page itself otherwise', async () => {
       const br = await get('/', 'gzip, deflate, br');
@@ -65,11 +73,19 @@ for (const [where, env] of [
 
     it('follows the client’s preferences and what copies exist', async () => {
       assert.equal((await get('/', 'br;q=0, gzip')).headers['content-encoding'], 'gzip');
-      assert.equal((await get('/', 'br;q=0.5, gzip')).headers['content-encoding'], 'br', 'brotli whenever accepted, as koa-send does');
+      assert.equal(
+        (await get('/', 'br;q=0.5, gzip')).headers['content-encoding'],
+        'br',
+        'brotli whenever accepted, as koa-send does',
+      );
       const js = await get(`/${mainJs}`, 'gzip, br');
       assert.equal(js.headers['content-encoding'], 'br');
       assert.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
-      assert.equal(js.headers['cache-control'], 'max-age=31536000, immutable', 'the policy of the file, not of its .br name');
+      assert.equal(
+        js.headers['cache-control'],
+        'max-age=31536000, immutable',
+        'the policy of the file, not of its .br name',
+      );
       assert.ok(brotliDecompressSync(js.body).equals(readFileSync(join(browser, mainJs))));
       const jsPlain = await get(`/${mainJs}`, 'gzip');
       assert.equal(jsPlain.headers['content-encoding'], undefined, 'there is no .gz of the bundle');
@@ -99,10 +115,16 @@ for (const [where, env] of [
     });
 
     it('answers HEAD with the headers of the copy it would send', async () => {
-      const head = await request(origin.url, '/', { method: 'HEAD', headers: { 'accept-encoding': 'br' } });
+      const head = await request(origin.url, '/', {
+        method: 'HEAD',
+        headers: { 'accept-encoding': 'br' },
+      });
       assert.equal(head.status, 200);
       assert.equal(head.headers['content-encoding'], 'br');
-      assert.equal(Number(head.headers['content-length']), readFileSync(join(browser, 'index.html.br')).length);
+      assert.equal(
+        Number(head.headers['content-length']),
+        readFileSync(join(browser, 'index.html.br')).length,
+      );
       assert.equal(head.body.length, 0);
     });
   });

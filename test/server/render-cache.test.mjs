@@ -35,10 +35,16 @@ describe('render cache: what is stored and what is served', () => {
     const first = await request(origin.url, '/products/101');
     assert.equal(first.status, 200);
     assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
-    assert.equal(first.headers['cache-control'], 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400');
+    assert.equal(
+      first.headers['cache-control'],
+      'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
+    );
     assert.match(first.headers.etag, /^"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/, 'a strong validator');
     const second = await request(origin.url, '/products/101');
-    assert.equal(second.headers['cache-status'], `render-cache; hit; ttl=${60 - Number(second.headers.age)}`);
+    assert.equal(
+      second.headers['cache-status'],
+      `render-cache; hit; ttl=${60 - Number(second.headers.age)}`,
+    );
     assert.equal(second.headers.age, '0');
     assert.equal(second.headers.etag, first.headers.etag);
     assert.deepEqual(second.body, first.body);
@@ -46,7 +52,9 @@ describe('render cache: what is stored and what is served', () => {
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
     assert.match(head.headers['cache-status'], /hit/);
-    const revalidated = await request(origin.url, '/products/101', { headers: { 'if-none-match': first.headers.etag } });
+    const revalidated = await request(origin.url, '/products/101', {
+      headers: { 'if-none-match': first.headers.etag },
+    });
     assert.equal(revalidated.status, 304);
     assert.equal(revalidated.headers.etag, first.headers.etag);
     assert.equal(revalidated.headers['cache-control'], first.headers['cache-control']);
@@ -56,7 +64,9 @@ describe('render cache: what is stored and what is served', () => {
     await request(origin.url, '/products/111');
     const before = (await health(origin)).answeredBeforeKoa;
     const hit = await request(origin.url, '/products/111');
-    const notModified = await request(origin.url, '/products/111', { headers: { 'if-none-match': hit.headers.etag } });
+    const notModified = await request(origin.url, '/products/111', {
+      headers: { 'if-none-match': hit.headers.etag },
+    });
     assert.match(hit.headers['cache-status'], /hit/);
     assert.equal(notModified.status, 304);
     assert.equal(notModified.headers['content-type'], undefined);
@@ -97,21 +107,44 @@ describe('render cache: what is stored and what is served', () => {
     for (const [headers, detail] of cases) {
       const res = await request(origin.url, '/products/202', { headers });
       assert.equal(res.status, 200);
-      assert.equal(res.headers['cache-status'], `render-cache; fwd=bypass; detail=${detail}`, JSON.stringify(headers));
+      assert.equal(
+        res.headers['cache-status'],
+        `render-cache; fwd=bypass; detail=${detail}`,
+        JSON.stringify(headers),
+      );
     }
     const after = (await health(origin)).renderCache;
-    assert.equal(after.hits, before.hits, 'no request with credentials was answered from the cache');
+    assert.equal(
+      after.hits,
+      before.hits,
+      'no request with credentials was answered from the cache',
+    );
     assert.equal(after.entries, before.entries, 'nothing they got was stored');
   });
 
   it('renders every non-canonical spelling of a cached path instead of serving the entry', async () => {
     await request(origin.url, '/products/303');
-    const spellings = ['//products/303', '/products//303', '/products/303/', '/products/303;x=1', '/products/%33%30%33', '/products/303?utm_source=x', '/Products/303', '/products/./303'];
+    const spellings = [
+      '//products/303',
+      '/products//303',
+      '/products/303/',
+      '/products/303;x=1',
+      '/products/%33%30%33',
+      '/products/303?utm_source=x',
+      '/Products/303',
+      '/products/./303',
+    ];
     for (const spelling of spellings) {
       const res = await request(origin.url, spelling);
       const status = res.headers['cache-status'] ?? '';
-      assert.ok(!/hit|collapsed/.test(status), `${spelling} was answered from the cache: ${status}`);
-      assert.ok(res.status === 200 || res.status === 400 || res.status === 404, `${spelling}: ${res.status}`);
+      assert.ok(
+        !/hit|collapsed/.test(status),
+        `${spelling} was answered from the cache: ${status}`,
+      );
+      assert.ok(
+        res.status === 200 || res.status === 400 || res.status === 404,
+        `${spelling}: ${res.status}`,
+      );
     }
   });
 
@@ -122,57 +155,96 @@ describe('render cache: what is stored and what is served', () => {
     const authorization = fc.option(fc.constantFrom('Bearer t', 'Basic eDp5'));
     const expected = new Map();
     await fc.assert(
-      fc.asyncProperty(ids, spelling, cookie, authorization, async (id, tail, cookieValue, authorizationValue) => {
-        const path = tail === '//' ? `/products//${id}` : tail === '%2F' ? `/products%2F${id}` : `/products/${id}${tail}`;
-        const headers = { ...(cookieValue ? { cookie: cookieValue } : {}), ...(authorizationValue ? { authorization: authorizationValue } : {}) };
-        const res = await request(origin.url, path, { headers });
-        const status = res.headers['cache-status'] ?? '';
-        const shareable = !cookieValue && !authorizationValue && tail === '';
-        if (!shareable) {
-          assert.ok(!/hit|collapsed|stored/.test(status), `${path} ${JSON.stringify(headers)}: ${status}`);
-        } else {
-          assert.match(status, /hit|stored/, `${path}: ${status}`);
-        }
-        if (res.status === 200 && tail !== '%2F') {
-          // The page itself is the product's, whichever way it was answered.
-          const body = res.text.replace(/ng-server-context="[^"]*"/, '');
-          expected.set(id, expected.get(id) ?? body);
-          assert.equal(body, expected.get(id), path);
-        }
-      }),
+      fc.asyncProperty(
+        ids,
+        spelling,
+        cookie,
+        authorization,
+        async (id, tail, cookieValue, authorizationValue) => {
+          const path =
+            tail === '//'
+              ? `/products//${id}`
+              : tail === '%2F'
+                ? `/products%2F${id}`
+                : `/products/${id}${tail}`;
+          const headers = {
+            ...(cookieValue ? { cookie: cookieValue } : {}),
+            ...(authorizationValue ? { authorization: authorizationValue } : {}),
+          };
+          const res = await request(origin.url, path, { headers });
+          const status = res.headers['cache-status'] ?? '';
+          const shareable = !cookieValue && !authorizationValue && tail === '';
+          if (!shareable) {
+            assert.ok(
+              !/hit|collapsed|stored/.test(status),
+              `${path} ${JSON.stringify(headers)}: ${status}`,
+            );
+          } else {
+            assert.match(status, /hit|stored/, `${path}: ${status}`);
+          }
+          if (res.status === 200 && tail !== '%2F') {
+            // The page itself is the product's, whichever way it was answered.
+            const body = res.text.replace(/ng-server-context="[^"]*"/, '');
+            expected.set(id, expected.get(id) ?? body);
+            assert.equal(body, expected.get(id), path);
+          }
+        },
+      ),
       { numRuns: 120 },
     );
   });
 
   it('renders once for concurrent misses of one page, and a waiter that leaves costs nothing', async () => {
-    const tight = await startOrigin({ env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' } });
+    const tight = await startOrigin({
+      env: { MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
+    });
     try {
       // Uncached 404 renders hold the only slot, so the product requests all arrive while its render waits.
       const blockers = Array.from({ length: 20 }, (_, i) => request(tight.url, `/blocked-${i}`));
       await sleep(20);
-      const answers = await Promise.all(Array.from({ length: 30 }, () => request(tight.url, '/products/424242')));
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () => request(tight.url, '/products/424242')),
+      );
       await Promise.all(blockers);
       const statuses = answers.map((res) => res.headers['cache-status']);
       const count = (pattern) => statuses.filter((s) => pattern.test(s)).length;
       // Exactly one render: one answer stored it, the others waited for it (or, if one arrived
       // after it ended on a busy machine, were answered from the cache).
       assert.equal(count(/^render-cache; fwd=uri-miss; stored$/), 1, statuses.join('\n'));
-      assert.equal(count(/^render-cache; (fwd=uri-miss; collapsed|hit; ttl=\d+)$/), 29, statuses.join('\n'));
+      assert.equal(
+        count(/^render-cache; (fwd=uri-miss; collapsed|hit; ttl=\d+)$/),
+        29,
+        statuses.join('\n'),
+      );
       assert.ok(count(/collapsed/) >= 20, statuses.join('\n'));
-      assert.equal(new Set(answers.map((res) => res.text)).size, 1, 'every waiter got the one render');
+      assert.equal(
+        new Set(answers.map((res) => res.text)).size,
+        1,
+        'every waiter got the one render',
+      );
       assert.equal((await health(tight)).renderCache.coalescedWaits, count(/collapsed/));
 
       // Ten requests for a page wait behind the blockers, and all leave: its render never runs.
-      const moreBlockers = Array.from({ length: 20 }, (_, i) => request(tight.url, `/blocked-again-${i}`));
+      const moreBlockers = Array.from({ length: 20 }, (_, i) =>
+        request(tight.url, `/blocked-again-${i}`),
+      );
       await sleep(20);
       const sockets = await Promise.all(
-        Array.from({ length: 10 }, () => rawRequest(tight.port, 'GET /products/515151 HTTP/1.1\r\nHost: localhost\r\n\r\n', { afterWrite: (socket) => setTimeout(() => socket.destroy(), 30) })),
+        Array.from({ length: 10 }, () =>
+          rawRequest(tight.port, 'GET /products/515151 HTTP/1.1\r\nHost: localhost\r\n\r\n', {
+            afterWrite: (socket) => setTimeout(() => socket.destroy(), 30),
+          }),
+        ),
       );
       assert.equal(sockets.length, 10);
       await Promise.all(moreBlockers);
       await idle(tight);
       const after = await request(tight.url, '/products/515151');
-      assert.equal(after.headers['cache-status'], 'render-cache; fwd=uri-miss; stored', 'the abandoned render never ran: nothing was stored');
+      assert.equal(
+        after.headers['cache-status'],
+        'render-cache; fwd=uri-miss; stored',
+        'the abandoned render never ran: nothing was stored',
+      );
     } finally {
       await tight.stop();
     }
@@ -194,7 +266,10 @@ describe('render cache: what is stored and what is served', () => {
       }
       const { renderCache } = await health(small);
       // Four, or three when the last pages are a few bytes longer than the one measured.
-      assert.ok(renderCache.entries >= 3 && renderCache.entries <= 4, `${renderCache.entries} entries`);
+      assert.ok(
+        renderCache.entries >= 3 && renderCache.entries <= 4,
+        `${renderCache.entries} entries`,
+      );
       assert.match((await request(small.url, '/products/30')).headers['cache-status'], /hit/);
       assert.match((await request(small.url, '/products/1')).headers['cache-status'], /uri-miss/);
     } finally {
@@ -225,14 +300,20 @@ describe('render cache: what is stored and what is served', () => {
     }
     assert.equal((await health(origin)).renderCache.entries, 0);
     assert.ok(logLines(origin).some((line) => line.msg === 'SIGHUP: render cache emptied'));
-    assert.equal((await request(origin.url, '/products/909')).headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
+    assert.equal(
+      (await request(origin.url, '/products/909')).headers['cache-status'],
+      'render-cache; fwd=uri-miss; stored',
+    );
   });
 });
 
 describe('render cache: freshness with a clock the test moves', () => {
   let origin;
   before(async () => {
-    origin = await startOrigin({ nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs')], env: { CLOCK_STEP_MS: '61000' } });
+    origin = await startOrigin({
+      nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs')],
+      env: { CLOCK_STEP_MS: '61000' },
+    });
   });
   after(() => origin?.stop());
 
@@ -271,11 +352,17 @@ describe('render cache: freshness with a clock the test moves', () => {
     assert.equal(expired.headers['cache-status'], 'render-cache; fwd=stale; stored');
     assert.equal(expired.headers.age, undefined);
     const hit = await request(origin.url, '/products/32');
-    assert.equal(hit.headers['cache-status'], `render-cache; hit; ttl=${60 - Number(hit.headers.age)}`);
+    assert.equal(
+      hit.headers['cache-status'],
+      `render-cache; hit; ttl=${60 - Number(hit.headers.age)}`,
+    );
   });
 
   it('stays healthy: no error logged', async () => {
-    assert.deepEqual(logLines(origin).filter((line) => line.level >= 50), []);
+    assert.deepEqual(
+      logLines(origin).filter((line) => line.level >= 50),
+      [],
+    );
   });
 });
 
@@ -283,7 +370,12 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
   let origin;
   before(async () => {
     origin = await startOrigin({
-      nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs'), '--import', join(ROOT, 'test/fixtures/slow-renders.mjs')],
+      nodeArgs: [
+        '--import',
+        join(ROOT, 'test/fixtures/clock.mjs'),
+        '--import',
+        join(ROOT, 'test/fixtures/slow-renders.mjs'),
+      ],
       // One step: past s-maxage (60 s) + stale-while-revalidate (600 s), within stale-if-error (86,400 s).
       env: { CLOCK_STEP_MS: '700000', RENDER_TIMEOUT_MS: '1500' },
     });
@@ -307,7 +399,10 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
 
     const stale = await request(origin.url, '/products/41');
     assert.equal(stale.status, 200);
-    assert.equal(stale.headers['cache-status'], 'render-cache; fwd=stale; fwd-status=504; ttl=-640');
+    assert.equal(
+      stale.headers['cache-status'],
+      'render-cache; fwd=stale; fwd-status=504; ttl=-640',
+    );
     assert.equal(stale.headers.age, '700');
     assert.equal(stale.headers.etag, first.headers.etag);
     assert.deepEqual(stale.body, first.body);
@@ -319,7 +414,11 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
     await signal('SIGUSR2', 'clock +', 124); // 87,500 s old: past stale-if-error
     const expired = await request(origin.url, '/products/41');
     assert.equal(expired.status, 200);
-    assert.equal(expired.headers['cache-control'], 'no-store', 'the client shell, not the old page');
+    assert.equal(
+      expired.headers['cache-control'],
+      'no-store',
+      'the client shell, not the old page',
+    );
     assert.notDeepEqual(expired.body, first.body);
 
     // Renders are quick again. (The timed-out render of /products/41 still runs, and a request for

@@ -28,7 +28,10 @@ describe('RenderLimiter', () => {
     const tasks = [deferredTask(), deferredTask(), deferredTask()];
     const runs = tasks.map((t) => limiter.run(t.task, never));
     await Promise.resolve();
-    assert.deepEqual(tasks.map((t) => t.started), [true, true, false]);
+    assert.deepEqual(
+      tasks.map((t) => t.started),
+      [true, true, false],
+    );
     assert.deepEqual(limiter.stats, { running: 2, queued: 1, backgroundQueued: 0 });
     tasks[0].finish.resolve('a');
     assert.equal(await runs[0], 'a');
@@ -93,7 +96,10 @@ describe('RenderLimiter', () => {
 
   it('releases the slot when a task fails', async () => {
     const limiter = new RenderLimiter(1, 0);
-    await assert.rejects(limiter.run(() => Promise.reject(new Error('render failed')), never), /render failed/);
+    await assert.rejects(
+      limiter.run(() => Promise.reject(new Error('render failed')), never),
+      /render failed/,
+    );
     assert.deepEqual(limiter.stats, { running: 0, queued: 0, backgroundQueued: 0 });
     assert.equal(await limiter.run(async () => 'ok', never), 'ok');
   });

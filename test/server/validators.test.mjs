@@ -15,12 +15,24 @@ const koaEtag = require('@koa/etag');
 /** The ETag @koa/etag sets on a response with this body (undefined when it sets none). */
 async function koaTagOf(body, options) {
   const headers = {};
-  const ctx = { body, status: 200, response: { get: (name) => headers[name.toLowerCase()] ?? '', set etag(value) { headers.etag = value; } } };
+  const ctx = {
+    body,
+    status: 200,
+    response: {
+      get: (name) => headers[name.toLowerCase()] ?? '',
+      set etag(value) {
+        headers.etag = value;
+      },
+    },
+  };
   await koaEtag(options)(ctx, async () => {});
   return headers.etag;
 }
 
-const bytesOf = (value) => (Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)));
+const bytesOf = (value) =>
+  Buffer.isBuffer(value)
+    ? value
+    : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 const body = fc.oneof(
   fc.string({ maxLength: 200 }),
   fc.string({ unit: 'grapheme', maxLength: 50 }),
@@ -31,7 +43,10 @@ const body = fc.oneof(
 describe('validators', () => {
   // Same length, same CRC-32: under the old `W/"len-crc"` tag a client holding the first page
   // revalidated against the second and got 304 with stale content.
-  const colliding = [Buffer.from('<p>item 66117b11f2ab</p>'), Buffer.from('<p>item cd9de46f726d</p>')];
+  const colliding = [
+    Buffer.from('<p>item 66117b11f2ab</p>'),
+    Buffer.from('<p>item cd9de46f726d</p>'),
+  ];
 
   it('tells apart bodies a 32-bit checksum cannot', async () => {
     assert.equal(colliding[0].length, colliding[1].length);
@@ -69,7 +84,13 @@ describe('validators over HTTP', () => {
   after(() => origin?.stop());
 
   it('sends strong ETags on files, prerendered, rendered and cached pages', async () => {
-    for (const path of ['/', '/favicon.ico', '/products/61', '/products/61', '/async-work?http=0']) {
+    for (const path of [
+      '/',
+      '/favicon.ico',
+      '/products/61',
+      '/products/61',
+      '/async-work?http=0',
+    ]) {
       const res = await request(origin.url, path);
       assert.match(res.headers.etag ?? '', /^"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/, path);
     }

@@ -31,17 +31,32 @@ function project(name, version, source) {
   const dir = join(work, name);
   mkdirSync(join(dir, 'vendor/greet'), { recursive: true });
   mkdirSync(join(dir, 'patches'));
-  writeFileSync(join(dir, 'vendor/greet/package.json'), JSON.stringify({ name: 'greet', version, main: 'index.js' }));
+  writeFileSync(
+    join(dir, 'vendor/greet/package.json'),
+    JSON.stringify({ name: 'greet', version, main: 'index.js' }),
+  );
   writeFileSync(join(dir, 'vendor/greet/index.js'), source);
   writeFileSync(join(dir, 'patches/greet+1.0.0.patch'), PATCH);
   const postinstall = `"${join(ROOT, 'node_modules/.bin/patch-package')}" && node "${join(ROOT, 'scripts/check-patches.mjs')}" .`;
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, dependencies: { greet: 'file:./vendor/greet' }, scripts: { postinstall } }));
-  const result = spawnSync('npm', ['install', '--offline', '--install-links', '--no-audit', '--no-fund'], {
-    cwd: dir,
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: { ...process.env, CI: '' },
-  });
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name,
+      private: true,
+      dependencies: { greet: 'file:./vendor/greet' },
+      scripts: { postinstall },
+    }),
+  );
+  const result = spawnSync(
+    'npm',
+    ['install', '--offline', '--install-links', '--no-audit', '--no-fund'],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, CI: '' },
+    },
+  );
   return { dir, status: result.status, output: `${result.stdout}\n${result.stderr}` };
 }
 
@@ -54,23 +69,41 @@ describe('an install with patches', () => {
   it('fails, naming the patch and the fix, when the package moved to another version', () => {
     const { status, output } = project('moved', '1.1.0', ORIGINAL);
     assert.notEqual(status, 0, 'the install must fail');
-    assert.match(output, /patches\/greet\+1\.0\.0\.patch: made for greet@1\.0\.0, but 1\.1\.0 is installed/);
+    assert.match(
+      output,
+      /patches\/greet\+1\.0\.0\.patch: made for greet@1\.0\.0, but 1\.1\.0 is installed/,
+    );
     assert.match(output, /npx patch-package greet/);
   });
 
   it('fails when the patch no longer applies, even where patch-package alone exits 0', () => {
-    const { status, output } = project('changed', '1.0.0', "module.exports = (name) => 'hi ' + name;\n");
+    const { status, output } = project(
+      'changed',
+      '1.0.0',
+      "module.exports = (name) => 'hi ' + name;\n",
+    );
     assert.notEqual(status, 0, 'the install must fail');
-    assert.match(output, /patches\/greet\+1\.0\.0\.patch: not applied to node_modules\/greet\/index\.js/);
+    assert.match(
+      output,
+      /patches\/greet\+1\.0\.0\.patch: not applied to node_modules\/greet\/index\.js/,
+    );
   });
 
   it('does nothing where the template is installed as a dependency (npx -p, ng add)', () => {
     const copy = join(work, 'app/node_modules/ssr-template');
     mkdirSync(join(copy, 'patches'), { recursive: true });
     writeFileSync(join(copy, 'patches/greet+1.0.0.patch'), PATCH);
-    const result = spawnSync(process.execPath, [join(ROOT, 'scripts/check-patches.mjs'), '--apply', copy], { encoding: 'utf8', timeout: 30_000 });
+    const result = spawnSync(
+      process.execPath,
+      [join(ROOT, 'scripts/check-patches.mjs'), '--apply', copy],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     assert.equal(result.status, 0, result.stderr);
-    const outside = spawnSync(process.execPath, [join(ROOT, 'scripts/check-patches.mjs'), join(work, 'moved')], { encoding: 'utf8', timeout: 30_000 });
+    const outside = spawnSync(
+      process.execPath,
+      [join(ROOT, 'scripts/check-patches.mjs'), join(work, 'moved')],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     assert.equal(outside.status, 1, 'the same check fails for an app');
   });
 

@@ -15,7 +15,8 @@ describe('load-paths.json', () => {
   it("a rotation over the demo's ids is the bench's historical one", () => {
     // The ids the bench used before the file existed: ((k × 7919 + 12345) mod 999999) + 1.
     const at = rotation(1, 999_999);
-    for (const k of [0, 1, 2, 99, 123_456]) assert.equal(at(k), ((k * 7919 + 12_345) % 999_999) + 1);
+    for (const k of [0, 1, 2, 99, 123_456])
+      assert.equal(at(k), ((k * 7919 + 12_345) % 999_999) + 1);
   });
 
   it('names the field in every error', () => {
@@ -29,18 +30,43 @@ describe('load-paths.json', () => {
       [{ prerendered: '/', rendered: { path: '/p/{id}/{id}', ids: [1, 2] } }, /"rendered.path"/],
       [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [2, 1] } }, /"rendered.ids"/],
       [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1.5, 2] } }, /"rendered.ids"/],
-      [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], status: 99 } }, /"rendered.status"/],
-      [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], cached: 'yes' } }, /"rendered.cached"/],
-      [{ prerendered: '/', rendered: { path: '/p/{id}' } }, /"rendered" needs either "ids" .* or "values"/],
-      [{ prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], values: ['a'] } }, /"rendered" needs either/],
+      [
+        { prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], status: 99 } },
+        /"rendered.status"/,
+      ],
+      [
+        { prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], cached: 'yes' } },
+        /"rendered.cached"/,
+      ],
+      [
+        { prerendered: '/', rendered: { path: '/p/{id}' } },
+        /"rendered" needs either "ids" .* or "values"/,
+      ],
+      [
+        { prerendered: '/', rendered: { path: '/p/{id}', ids: [1, 2], values: ['a'] } },
+        /"rendered" needs either/,
+      ],
       [{ prerendered: '/', rendered: { path: '/r/{slug}', values: [] } }, /"rendered.values"/],
       [{ prerendered: '/', rendered: { path: '/r/{slug}', values: 'ramen' } }, /"rendered.values"/],
-      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: ['ramen', ''] } }, /"rendered.values"/],
-      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: ['ramen', 'ramen'] } }, /"rendered.values" must not repeat/],
-      [{ prerendered: '/', rendered: { path: '/r/{slug}', values: ['pad thai'] } }, /"rendered.values" "pad thai" does not make a path/],
-      [{ prerendered: '/', rendered: { path: '/r/{slug}/{slug}', values: ['a'] } }, /"rendered.path"/],
+      [
+        { prerendered: '/', rendered: { path: '/r/{slug}', values: ['ramen', ''] } },
+        /"rendered.values"/,
+      ],
+      [
+        { prerendered: '/', rendered: { path: '/r/{slug}', values: ['ramen', 'ramen'] } },
+        /"rendered.values" must not repeat/,
+      ],
+      [
+        { prerendered: '/', rendered: { path: '/r/{slug}', values: ['pad thai'] } },
+        /"rendered.values" "pad thai" does not make a path/,
+      ],
+      [
+        { prerendered: '/', rendered: { path: '/r/{slug}/{slug}', values: ['a'] } },
+        /"rendered.path"/,
+      ],
     ];
-    for (const [raw, field] of cases) assert.throws(() => parseLoadPaths(raw), field, JSON.stringify(raw));
+    for (const [raw, field] of cases)
+      assert.throws(() => parseLoadPaths(raw), field, JSON.stringify(raw));
   });
 
   it('defaults: status 200, not cached, a not-found path', () => {
@@ -52,20 +78,36 @@ describe('load-paths.json', () => {
   });
 
   it('takes a list of values for a route keyed by something else than a number', () => {
-    const paths = parseLoadPaths({ prerendered: '/', rendered: { path: '/recipes/{slug}', values: ['pancakes', 'ramen', 'pho', 42], cached: true } });
+    const paths = parseLoadPaths({
+      prerendered: '/',
+      rendered: { path: '/recipes/{slug}', values: ['pancakes', 'ramen', 'pho', 42], cached: true },
+    });
     const { rendered } = paths;
     assert.equal(rendered.count, 4);
     assert.equal(rendered.label, '4 values of {slug}');
     assert.equal(rendered.valueAt(3), '42');
     const firstRound = Array.from({ length: 4 }, (_, k) => rendered.at(k));
-    assert.deepEqual([...firstRound].sort(), ['/recipes/42', '/recipes/pancakes', '/recipes/pho', '/recipes/ramen'], 'each value once');
+    assert.deepEqual(
+      [...firstRound].sort(),
+      ['/recipes/42', '/recipes/pancakes', '/recipes/pho', '/recipes/ramen'],
+      'each value once',
+    );
     assert.equal(rendered.at(4), rendered.at(0), 'then it repeats');
     // A value is put in as it is written, even with characters a replacement pattern would read.
-    assert.equal(parseLoadPaths({ prerendered: '/', rendered: { path: '/r/{slug}', values: ['$&'] } }).rendered.at(0), '/r/$&');
+    assert.equal(
+      parseLoadPaths({
+        prerendered: '/',
+        rendered: { path: '/r/{slug}', values: ['$&'] },
+      }).rendered.at(0),
+      '/r/$&',
+    );
   });
 
   it('a range fills any placeholder, in the rotation it always had', () => {
-    const { rendered } = parseLoadPaths({ prerendered: '/', rendered: { path: '/items/{n}', ids: [1, 999_999] } });
+    const { rendered } = parseLoadPaths({
+      prerendered: '/',
+      rendered: { path: '/items/{n}', ids: [1, 999_999] },
+    });
     assert.equal(rendered.count, 999_999);
     assert.equal(rendered.label, 'ids 1..999999');
     const at = rotation(1, 999_999);
@@ -75,13 +117,17 @@ describe('load-paths.json', () => {
 
   it('a rotation visits every id of any range once before repeating', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 1, max: 3_000 }), (min, count) => {
-        const at = rotation(min, min + count - 1);
-        const seen = new Set(Array.from({ length: count }, (_, k) => at(k)));
-        assert.equal(seen.size, count);
-        for (const id of seen) assert.ok(id >= min && id < min + count);
-        assert.equal(at(count), at(0), 'then it repeats');
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 1, max: 3_000 }),
+        (min, count) => {
+          const at = rotation(min, min + count - 1);
+          const seen = new Set(Array.from({ length: count }, (_, k) => at(k)));
+          assert.equal(seen.size, count);
+          for (const id of seen) assert.ok(id >= min && id < min + count);
+          assert.equal(at(count), at(0), 'then it repeats');
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -19,9 +19,15 @@ function fakePackage(codes) {
   const dir = mkdtempSync(join(tmpdir(), 'run-tests-'));
   dirs.push(dir);
   const scripts = Object.fromEntries(
-    Object.entries(codes).map(([suite, code]) => [`test:${suite}`, `node -e "require('fs').writeFileSync('ran-${suite}', ''); console.log('suite ${suite} here'); process.exit(${code})"`]),
+    Object.entries(codes).map(([suite, code]) => [
+      `test:${suite}`,
+      `node -e "require('fs').writeFileSync('ran-${suite}', ''); console.log('suite ${suite} here'); process.exit(${code})"`,
+    ]),
   );
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fake', private: true, scripts }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'fake', private: true, scripts }),
+  );
   return dir;
 }
 
@@ -36,16 +42,25 @@ function runTests(dir, ...args) {
 }
 
 /** The summary row of a suite: its result and note. */
-const row = (stdout, suite) => stdout.split('── summary ──')[1].split('\n').find((line) => line.startsWith(`${suite} `));
+const row = (stdout, suite) =>
+  stdout
+    .split('── summary ──')[1]
+    .split('\n')
+    .find((line) => line.startsWith(`${suite} `));
 
 const required = SUITES.filter((suite) => !(suite in OPTIONAL_SUITES));
 
 describe('npm test (scripts/run-tests.mjs)', () => {
   it('runs every suite after a failure, sums them up and exits 1', () => {
-    const dir = fakePackage({ ...Object.fromEntries(required.map((suite) => [suite, 0])), unit: 1, bench: 0 });
+    const dir = fakePackage({
+      ...Object.fromEntries(required.map((suite) => [suite, 0])),
+      unit: 1,
+      bench: 0,
+    });
     const { status, stdout, lastLine } = runTests(dir);
     assert.equal(status, 1);
-    for (const suite of [...required, 'bench']) assert.ok(existsSync(join(dir, `ran-${suite}`)), `${suite} ran`);
+    for (const suite of [...required, 'bench'])
+      assert.ok(existsSync(join(dir, `ran-${suite}`)), `${suite} ran`);
     assert.match(stdout, /suite server here/, "the suites' output is passed on");
     assert.match(row(stdout, 'unit'), /failed .*exit code 1/);
     assert.match(row(stdout, 'server'), /passed/);
@@ -63,7 +78,9 @@ describe('npm test (scripts/run-tests.mjs)', () => {
   });
 
   it('fails when a required suite has no script (lint is never skipped)', () => {
-    const dir = fakePackage(Object.fromEntries(required.filter((suite) => suite !== 'lint').map((suite) => [suite, 0])));
+    const dir = fakePackage(
+      Object.fromEntries(required.filter((suite) => suite !== 'lint').map((suite) => [suite, 0])),
+    );
     const { status, stdout, lastLine } = runTests(dir);
     assert.equal(status, 1);
     assert.match(row(stdout, 'lint'), /missing .*no "test:lint" script/);

@@ -40,7 +40,9 @@ interface ServerNote {
 })
 export default class AsyncWork {
   protected readonly fromTimeout = signal('pending');
-  protected readonly fromTimer = toSignal(timer(0).pipe(map(() => 'done')), { initialValue: 'pending' });
+  protected readonly fromTimer = toSignal(timer(0).pipe(map(() => 'done')), {
+    initialValue: 'pending',
+  });
   protected readonly fromDelay = toSignal(of('done').pipe(delay(0)), { initialValue: 'pending' });
   // `?http=0` leaves the call out: then nothing but the timers keeps the render waiting.
   protected readonly fromHttp = toSignal(

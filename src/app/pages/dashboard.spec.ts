@@ -13,15 +13,21 @@ describe('Dashboard', () => {
   it('counts visits in this browser', async () => {
     const first = TestBed.createComponent(Dashboard);
     await first.whenStable();
-    expect((first.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard once in');
+    expect((first.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain(
+      'opened this dashboard once in',
+    );
 
     const second = TestBed.createComponent(Dashboard);
     await second.whenStable();
-    expect((second.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard twice in');
+    expect((second.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain(
+      'opened this dashboard twice in',
+    );
 
     const third = TestBed.createComponent(Dashboard);
     await third.whenStable();
-    expect((third.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain('opened this dashboard 3 times in');
+    expect((third.nativeElement as HTMLElement).querySelector('.visits')?.textContent).toContain(
+      'opened this dashboard 3 times in',
+    );
   });
 
   it('words every count of visits right', () => {
@@ -38,12 +44,19 @@ describe('Dashboard', () => {
 
   it('has its own title and description once rendered in the browser', async () => {
     TestBed.configureTestingModule({
-      providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+      providers: [
+        provideRouter(routes, withComponentInputBinding()),
+        { provide: TitleStrategy, useClass: PageTitleStrategy },
+      ],
     });
     await RouterTestingHarness.create('/dashboard');
     // As its route declares them (app.routes.ts).
     const route = routes.find(({ path }) => path === 'dashboard')!;
     expect(TestBed.inject(Title).getTitle()).toBe(`${route.title as string} · ${APP_NAME}`);
-    expect(TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content)).toEqual([route.data!['description'] as string]);
+    expect(
+      TestBed.inject(Meta)
+        .getTags('name="description"')
+        .map((tag) => tag.content),
+    ).toEqual([route.data!['description'] as string]);
   });
 });

@@ -5,7 +5,11 @@ import { MatCardModule } from '@angular/material/card';
 const VISITS_KEY = 'ssr-origin.dashboard.visits';
 
 /** "once", "twice", "3 times": words for the number of visits, for every count (`i18nPlural`). */
-export const VISIT_COUNTS: Record<string, string> = { '=1': 'once', '=2': 'twice', other: '# times' };
+export const VISIT_COUNTS: Record<string, string> = {
+  '=1': 'once',
+  '=2': 'twice',
+  other: '# times',
+};
 
 /** Rendered only in the browser (RenderMode.Client): it reads browser-only state. */
 @Component({
@@ -16,7 +20,9 @@ export const VISIT_COUNTS: Record<string, string> = { '=1': 'once', '=2': 'twice
     <mat-card appearance="outlined">
       <mat-card-content>
         <p class="rendered-by">Rendered in the browser.</p>
-        <p class="visits">You opened this dashboard {{ visits() | i18nPlural: visitCounts }} in this browser.</p>
+        <p class="visits">
+          You opened this dashboard {{ visits() | i18nPlural: visitCounts }} in this browser.
+        </p>
         <p>Viewport: {{ viewport() }}</p>
       </mat-card-content>
     </mat-card>

@@ -9,10 +9,15 @@ import Home from './home';
 /** The document's title and description tags once the app's own routes have shown `url`. */
 async function headAt(url: string) {
   TestBed.configureTestingModule({
-    providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+    providers: [
+      provideRouter(routes, withComponentInputBinding()),
+      { provide: TitleStrategy, useClass: PageTitleStrategy },
+    ],
   });
   await RouterTestingHarness.create(url);
-  const descriptions = TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content);
+  const descriptions = TestBed.inject(Meta)
+    .getTags('name="description"')
+    .map((tag) => tag.content);
   return { title: TestBed.inject(Title).getTitle(), descriptions };
 }
 
@@ -26,7 +31,9 @@ describe('Home', () => {
   it('shows the Material form: First name, Last name, Submit', async () => {
     const { fixture, element } = setup();
     await fixture.whenStable();
-    const labels = [...element.querySelectorAll('mat-label')].map((label) => label.textContent?.trim());
+    const labels = [...element.querySelectorAll('mat-label')].map((label) =>
+      label.textContent?.trim(),
+    );
     expect(labels).toEqual(['First name', 'Last name']);
     expect(element.querySelector('button[type=submit]')?.textContent?.trim()).toBe('Submit');
   });

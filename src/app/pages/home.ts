@@ -13,11 +13,21 @@ import { MatInputModule } from '@angular/material/input';
     <form (submit)="submit($event)">
       <mat-form-field>
         <mat-label>First name</mat-label>
-        <input matInput name="firstName" [value]="firstName()" (input)="firstName.set(valueOf($event))" />
+        <input
+          matInput
+          name="firstName"
+          [value]="firstName()"
+          (input)="firstName.set(valueOf($event))"
+        />
       </mat-form-field>
       <mat-form-field>
         <mat-label>Last name</mat-label>
-        <input matInput name="lastName" [value]="lastName()" (input)="lastName.set(valueOf($event))" />
+        <input
+          matInput
+          name="lastName"
+          [value]="lastName()"
+          (input)="lastName.set(valueOf($event))"
+        />
       </mat-form-field>
       <button mat-raised-button type="submit">Submit</button>
     </form>
@@ -26,7 +36,12 @@ import { MatInputModule } from '@angular/material/input';
     }
   `,
   styles: `
-    form { display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline; }
+    form {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 16px;
+      align-items: baseline;
+    }
   `,
 })
 export default class Home {

@@ -10,10 +10,15 @@ import NotFound from './not-found';
 /** The document's title and description tags once the app's own routes have shown `url`. */
 async function headAt(url: string) {
   TestBed.configureTestingModule({
-    providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+    providers: [
+      provideRouter(routes, withComponentInputBinding()),
+      { provide: TitleStrategy, useClass: PageTitleStrategy },
+    ],
   });
   await RouterTestingHarness.create(url);
-  const descriptions = TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content);
+  const descriptions = TestBed.inject(Meta)
+    .getTags('name="description"')
+    .map((tag) => tag.content);
   return { title: TestBed.inject(Title).getTitle(), descriptions };
 }
 
@@ -31,7 +36,9 @@ describe('NotFound', () => {
     TestBed.configureTestingModule({ providers: [provideRouter([])] });
     const fixture = TestBed.createComponent(NotFound);
     await fixture.whenStable();
-    expect((fixture.nativeElement as HTMLElement).querySelector('h1')?.textContent).toBe('Page not found');
+    expect((fixture.nativeElement as HTMLElement).querySelector('h1')?.textContent).toBe(
+      'Page not found',
+    );
   });
 
   it('says so in its title and description', async () => {

@@ -10,10 +10,15 @@ import Product from './product';
 /** The document's title and description tags once the app's own routes have shown `url`. */
 async function headAt(url: string) {
   TestBed.configureTestingModule({
-    providers: [provideRouter(routes, withComponentInputBinding()), { provide: TitleStrategy, useClass: PageTitleStrategy }],
+    providers: [
+      provideRouter(routes, withComponentInputBinding()),
+      { provide: TitleStrategy, useClass: PageTitleStrategy },
+    ],
   });
   await RouterTestingHarness.create(url);
-  const descriptions = TestBed.inject(Meta).getTags('name="description"').map((tag) => tag.content);
+  const descriptions = TestBed.inject(Meta)
+    .getTags('name="description"')
+    .map((tag) => tag.content);
   return { title: TestBed.inject(Title).getTitle(), descriptions };
 }
 
@@ -36,22 +41,32 @@ describe('Product', () => {
 
   it('links to the previous and next products', async () => {
     const element = await render('7');
-    const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) => a.getAttribute('href'));
+    const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) =>
+      a.getAttribute('href'),
+    );
     expect(hrefs).toEqual(['/products/6', '/products/8']);
   });
 
   it('has no previous link on the first product', async () => {
     const element = await render('1');
-    const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) => a.getAttribute('href'));
+    const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) =>
+      a.getAttribute('href'),
+    );
     expect(hrefs).toEqual(['/products/2']);
   });
 
   it("has the product's own title and description", async () => {
     const product = makeProduct(7);
-    expect(await headAt('/products/7')).toEqual({ title: `${product.name} · SSR Origin`, descriptions: [product.description] });
+    expect(await headAt('/products/7')).toEqual({
+      title: `${product.name} · SSR Origin`,
+      descriptions: [product.description],
+    });
   });
 
   it('has the not-found title for an id that names no product', async () => {
-    expect(await headAt('/products/0')).toEqual({ title: 'Page not found · SSR Origin', descriptions: ['There is nothing at this address.'] });
+    expect(await headAt('/products/0')).toEqual({
+      title: 'Page not found · SSR Origin',
+      descriptions: ['There is nothing at this address.'],
+    });
   });
 });

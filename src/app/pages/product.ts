@@ -13,7 +13,9 @@ import { makeProduct } from '../products';
     @let p = product();
     <mat-card appearance="outlined">
       <mat-card-header>
-        <mat-card-title><h1>{{ p.name }}</h1></mat-card-title>
+        <mat-card-title
+          ><h1>{{ p.name }}</h1></mat-card-title
+        >
         <mat-card-subtitle>{{ p.price }} · {{ '★'.repeat(p.rating) }}</mat-card-subtitle>
       </mat-card-header>
       <mat-card-content>

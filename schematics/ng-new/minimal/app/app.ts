@@ -14,8 +14,16 @@ import { RouterLink, RouterOutlet } from '@angular/router';
     </main>
   `,
   styles: `
-    .brand { color: inherit; text-decoration: none; font: var(--mat-sys-title-large); }
-    main { max-width: 960px; margin: 0 auto; padding: 24px 16px; }
+    .brand {
+      color: inherit;
+      text-decoration: none;
+      font: var(--mat-sys-title-large);
+    }
+    main {
+      max-width: 960px;
+      margin: 0 auto;
+      padding: 24px 16px;
+    }
   `,
 })
 export class App {}

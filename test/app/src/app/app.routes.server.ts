@@ -11,7 +11,9 @@ export const serverRoutes: ServerRoute[] = [
     path: 'products/:id',
     renderMode: RenderMode.Server,
     // A shared-cache policy: the origin's render cache keys on it (test/server/render-cache*.test.mjs).
-    headers: { 'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400' },
+    headers: {
+      'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
+    },
   },
   // Client only: the origin answers with the client-side shell (index.csr.html).
   { path: 'dashboard', renderMode: RenderMode.Client },
@@ -19,6 +21,10 @@ export const serverRoutes: ServerRoute[] = [
   { path: 'async-work', renderMode: RenderMode.Server },
   { path: 'throws', renderMode: RenderMode.Server },
   // The same failing page under a shared-cache policy: a failed render is never stored.
-  { path: 'throws-shared', renderMode: RenderMode.Server, headers: { 'Cache-Control': 'public, s-maxage=60' } },
+  {
+    path: 'throws-shared',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 'public, s-maxage=60' },
+  },
   { path: '**', renderMode: RenderMode.Server, status: 404 },
 ];

@@ -9,9 +9,19 @@ import { RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
     <header class="site-header">
       <a class="brand" routerLink="/">Fixture</a>
       <nav>
-        <a routerLink="/" routerLinkActive="current" ariaCurrentWhenActive="page" [routerLinkActiveOptions]="{ exact: true }">Home</a>
-        <a routerLink="/products/1" routerLinkActive="current" ariaCurrentWhenActive="page">Products</a>
-        <a routerLink="/dashboard" routerLinkActive="current" ariaCurrentWhenActive="page">Dashboard</a>
+        <a
+          routerLink="/"
+          routerLinkActive="current"
+          ariaCurrentWhenActive="page"
+          [routerLinkActiveOptions]="{ exact: true }"
+          >Home</a
+        >
+        <a routerLink="/products/1" routerLinkActive="current" ariaCurrentWhenActive="page"
+          >Products</a
+        >
+        <a routerLink="/dashboard" routerLinkActive="current" ariaCurrentWhenActive="page"
+          >Dashboard</a
+        >
       </nav>
     </header>
     <main>
@@ -20,7 +30,10 @@ import { RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
   `,
   // A component style too, so pages carry Angular's own <style> next to the inlined critical CSS.
   styles: `
-    nav { display: flex; gap: 12px; }
+    nav {
+      display: flex;
+      gap: 12px;
+    }
   `,
 })
 export class App {}

@@ -9,7 +9,16 @@ export interface Product {
 }
 
 const MAX_ID = 999_999;
-const ADJECTIVES = ['Compact', 'Rugged', 'Silent', 'Modular', 'Wireless', 'Foldable', 'Solar', 'Smart'];
+const ADJECTIVES = [
+  'Compact',
+  'Rugged',
+  'Silent',
+  'Modular',
+  'Wireless',
+  'Foldable',
+  'Solar',
+  'Smart',
+];
 const NOUNS = ['Lamp', 'Kettle', 'Backpack', 'Speaker', 'Desk', 'Bicycle', 'Camera', 'Keyboard'];
 const MATERIALS = ['aluminium', 'oak', 'recycled plastic', 'steel', 'bamboo', 'carbon fibre'];
 const COLOURS = ['graphite', 'sand', 'forest green', 'ocean blue', 'signal red', 'snow white'];

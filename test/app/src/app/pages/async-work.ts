@@ -37,10 +37,14 @@ interface ServerNote {
 })
 export default class AsyncWork {
   protected readonly fromTimeout = signal('pending');
-  protected readonly fromTimer = toSignal(timer(0).pipe(map(() => 'done')), { initialValue: 'pending' });
+  protected readonly fromTimer = toSignal(timer(0).pipe(map(() => 'done')), {
+    initialValue: 'pending',
+  });
   protected readonly fromDelay = toSignal(of('done').pipe(delay(0)), { initialValue: 'pending' });
   // debounceTime emits the last value once the source completes or goes quiet: 'done' wins.
-  protected readonly fromDebounce = toSignal(of('first', 'done').pipe(delay(0), debounceTime(0)), { initialValue: 'pending' });
+  protected readonly fromDebounce = toSignal(of('first', 'done').pipe(delay(0), debounceTime(0)), {
+    initialValue: 'pending',
+  });
   // `?http=0` leaves the call out: then nothing but the timers keeps the render waiting.
   protected readonly fromHttp = toSignal(
     inject(ActivatedRoute).snapshot.queryParamMap.get('http') === '0'
