@@ -132,7 +132,10 @@ describe('ng-new', () => {
     assert.ok(tree.exists('/acme-shop/server/server.ts') && tree.exists('/acme-shop/test/server/origin.test.mjs'), 'the origin and its tests stay');
     assert.ok(tree.exists('/acme-shop/test/app/src/main.server.ts'), "with the tests' own app");
     assert.equal(json(tree, '/acme-shop/load-paths.json').rendered.status, 404, "load-paths.json names the minimal app's pages");
+    assert.equal(tree.readContent('/acme-shop/src/app/pages/not-found.ts'), readFileSync(join(ROOT, 'src/app/pages/not-found.ts'), 'utf8'), "the template's own not-found page");
+    assert.match(tree.readContent('/acme-shop/README.md'), /^# Acme Shop/, "the app's README, not the minimal app's note");
     for (const doc of docs(tree)) assert.doesNotMatch(tree.readContent(doc), /section:demo/, `${doc} loses its demo sections`);
+    assert.ok(!tree.exists('/acme-shop/src/README.md'), "nor the demo's");
     assert.deepEqual(leftovers(tree), []);
   });
 
