@@ -57,7 +57,8 @@ function ownerOf(path) {
   return owners[0];
 }
 
-const CODE = /\.[cm]?[jt]s$/;
+/** A file whose imports are read: JavaScript or TypeScript, of any module kind. */
+const isCode = (path) => /\.[cm]?[jt]s$/.test(path);
 // Static and dynamic imports, re-exports and require(): what a bundler or Node would load.
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+|\brequire\s*\(\s*)['"]([^'"\s]+)['"]/gm;
 
@@ -72,7 +73,7 @@ function withImports(paths, available, root) {
   const queue = [...paths];
   while (queue.length) {
     const path = queue.pop();
-    if (!CODE.test(path)) continue;
+    if (!isCode(path)) continue;
     for (const specifier of importsOf(readFileSync(join(root, path), 'utf8'))) {
       if (!specifier.startsWith('.')) continue;
       const target = posix.normalize(posix.join(posix.dirname(path), specifier));
@@ -99,7 +100,7 @@ function packagesImportedBy(files, pkg) {
   const declared = { ...pkg.dependencies, ...pkg.devDependencies };
   const names = new Set();
   for (const [path, text] of files) {
-    if (!CODE.test(path)) continue;
+    if (!isCode(path)) continue;
     for (const specifier of importsOf(text)) {
       if (specifier.startsWith('.') || specifier.startsWith('/')) continue;
       const name = packageOf(specifier);
@@ -121,4 +122,4 @@ function scriptsOf(parts) {
   return parts.flatMap((part) => PARTS[part].scripts ?? []);
 }
 
-module.exports = { PARTS, ownerOf, ownersOf, importsOf, withImports, packageOf, packagesImportedBy, packagesNamedBy, scriptsOf };
+module.exports = { PARTS, isCode, ownerOf, ownersOf, importsOf, withImports, packageOf, packagesImportedBy, packagesNamedBy, scriptsOf };

@@ -4,7 +4,7 @@
 const { execFileSync } = require('node:child_process');
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join, posix, relative, sep } = require('node:path');
-const { PARTS, ownerOf, packagesImportedBy, packagesNamedBy, scriptsOf } = require('./parts.cjs');
+const { PARTS, isCode, ownerOf, packagesImportedBy, packagesNamedBy, scriptsOf } = require('./parts.cjs');
 
 /** The repository (or unpacked package) this collection ships in. */
 const TEMPLATE_ROOT = join(__dirname, '..');
@@ -89,16 +89,14 @@ const MINIMAL = PARTS.minimal.files[0];
  * importing it (a builder in angular.json, a binary in a script) would have to be named by that
  * part in parts.json if a left-out part imported it too.
  */
-function removedPackagesFor(files, dropped, root) {
+function removedPackagesFor(files, templateFiles, dropped, root) {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const code = (paths) => paths.filter((path) => /\.[cm]?[jt]s$/.test(path)).map((path) => [path, readFileSync(join(root, path), 'utf8')]);
-  const leftOut = listTemplateFiles(root).filter((path) => dropped.includes(ownerOf(path)?.part));
+  const leftOut = templateFiles.filter((path) => isCode(path) && dropped.includes(ownerOf(path)?.part));
   const kept = Object.keys(PARTS).filter((part) => !dropped.includes(part));
-  const needed = new Set([
-    ...packagesImportedBy([...files].map(([path, content]) => [path, content.toString('utf8')]), pkg),
-    ...packagesNamedBy(kept),
-  ]);
-  const candidates = new Set([...packagesImportedBy(code(leftOut), pkg), ...packagesNamedBy(dropped)]);
+  const appCode = [...files].filter(([path]) => isCode(path)).map(([path, content]) => [path, content.toString('utf8')]);
+  const needed = new Set([...packagesImportedBy(appCode, pkg), ...packagesNamedBy(kept)]);
+  const leftOutCode = leftOut.map((path) => [path, readFileSync(join(root, path), 'utf8')]);
+  const candidates = new Set([...packagesImportedBy(leftOutCode, pkg), ...packagesNamedBy(dropped)]);
   return [...candidates].filter((name) => !needed.has(name));
 }
 
@@ -189,7 +187,7 @@ function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT
     bench,
     demo,
     removedScripts: scriptsOf(dropped),
-    removedPackages: removedPackagesFor(files, dropped, root),
+    removedPackages: removedPackagesFor(files, templateFiles, dropped, root),
   };
   for (const [path, content] of files) {
     if (!TEXT.test(path)) continue;

@@ -8,7 +8,7 @@ const { NodePackageInstallTask } = require('@angular-devkit/schematics/tasks');
 // Node loads this ES module synchronously (require of ESM, Node >= 20.19 and 22.12): the patch
 // file names are parsed where the install checks them, in one self-contained script.
 const { parsePatchName } = require('../../scripts/check-patches.mjs');
-const { ownerOf, packagesImportedBy, packagesNamedBy, scriptsOf, withImports } = require('../parts.cjs');
+const { isCode, ownerOf, packagesImportedBy, packagesNamedBy, scriptsOf, withImports } = require('../parts.cjs');
 const { TEMPLATE_ROOT, listTemplateFiles } = require('../template.cjs');
 
 const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8'));
@@ -57,7 +57,7 @@ function filesFor(parts) {
  * has no version of its own to add.
  */
 function packagesFor(files, parts) {
-  const code = files.filter((path) => /\.[cm]?[jt]s$/.test(path)).map((path) => [path, readFileSync(join(TEMPLATE_ROOT, path), 'utf8')]);
+  const code = files.filter(isCode).map((path) => [path, readFileSync(join(TEMPLATE_ROOT, path), 'utf8')]);
   const names = new Set([...packagesImportedBy(code, template), ...packagesNamedBy(parts)]);
   return [...names].sort().flatMap((name) => {
     if (template.dependencies[name]) return [{ name, section: 'dependencies' }];
