@@ -52,7 +52,9 @@ function ownersOf(path) {
 function ownerOf(path) {
   const owners = ownersOf(path);
   if (owners.length > 1) {
-    throw new Error(`${path} belongs to ${owners.map(({ part, kind }) => `${part} (${kind})`).join(' and ')} in ${MANIFEST}: make one pattern more specific.`);
+    throw new Error(
+      `${path} belongs to ${owners.map(({ part, kind }) => `${part} (${kind})`).join(' and ')} in ${MANIFEST}: make one pattern more specific.`,
+    );
   }
   return owners[0];
 }
@@ -122,4 +124,15 @@ function scriptsOf(parts) {
   return parts.flatMap((part) => PARTS[part].scripts ?? []);
 }
 
-module.exports = { PARTS, isCode, ownerOf, ownersOf, importsOf, withImports, packageOf, packagesImportedBy, packagesNamedBy, scriptsOf };
+module.exports = {
+  PARTS,
+  isCode,
+  ownerOf,
+  ownersOf,
+  importsOf,
+  withImports,
+  packageOf,
+  packagesImportedBy,
+  packagesNamedBy,
+  scriptsOf,
+};
