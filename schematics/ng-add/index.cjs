@@ -8,7 +8,7 @@ const { NodePackageInstallTask } = require('@angular-devkit/schematics/tasks');
 // Node loads this ES module synchronously (require of ESM, Node >= 20.19 and 22.12): the patch
 // file names are parsed where the install checks them, in one self-contained script.
 const { parsePatchName } = require('../../scripts/check-patches.mjs');
-const { isCode, ownerOf, packagesImportedBy, packagesNamedBy, scriptsOf, withImports } = require('../parts.cjs');
+const { importsOf, isCode, ownerOf, packagesImportedBy, packagesNamedBy, scriptsOf, withImports } = require('../parts.cjs');
 const { TEMPLATE_ROOT, listTemplateFiles } = require('../template.cjs');
 
 const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8'));
@@ -63,6 +63,11 @@ function packagesFor(files, parts) {
     if (template.dependencies[name]) return [{ name, section: 'dependencies' }];
     return template.devDependencies[name] ? [{ name, section: 'devDependencies' }] : [];
   });
+}
+
+/** Whether a template file imports a module of its own by its .ts name (`./pages/page.ts`). */
+function importsTsExtension(path) {
+  return isCode(path) && importsOf(readFileSync(join(TEMPLATE_ROOT, path), 'utf8')).some((specifier) => specifier.startsWith('.') && specifier.endsWith('.ts'));
 }
 
 const ORIGIN_EXPORTS = `
@@ -224,11 +229,21 @@ function ngAdd(options) {
     const tsconfig = tree.readText(tsconfigPath);
     const include = ['server/**/*.ts', 'server/**/*.d.mts'];
     const missing = include.filter((glob) => !tsconfig.includes(`"${glob}"`));
+    let updated = tsconfig;
     if (missing.length) {
-      const updated = tsconfig.replace(/("include"\s*:\s*\[)/, `$1\n    ${missing.map((glob) => JSON.stringify(glob)).join(',\n    ')},`);
+      updated = updated.replace(/("include"\s*:\s*\[)/, `$1\n    ${missing.map((glob) => JSON.stringify(glob)).join(',\n    ')},`);
       if (updated === tsconfig) throw new SchematicsException(`Cannot add the origin: ${tsconfigPath} has no "include" list to add server/ to.`);
-      write(tsconfigPath, updated);
     }
+    // Files that import their own modules with the .ts extension (so that Node's type stripping
+    // loads any of them as they are) type-check only where TypeScript emits nothing, as the Angular
+    // build never does through it.
+    const compilerOptions = ['allowImportingTsExtensions', 'noEmit'].filter((option) => !new RegExp(`"${option}"\\s*:\\s*true`).test(updated));
+    if (files.some(importsTsExtension) && compilerOptions.length) {
+      const before = updated;
+      updated = updated.replace(/("compilerOptions"\s*:\s*\{)/, `$1\n    ${compilerOptions.map((option) => `"${option}": true`).join(',\n    ')},`);
+      if (updated === before) throw new SchematicsException(`Cannot add the origin: ${tsconfigPath} has no "compilerOptions" to allow .ts imports in.`);
+    }
+    if (updated !== tsconfig) write(tsconfigPath, updated);
 
     // 5. The app's server main exports what the origin renders with.
     const main = tree.readText(serverMain);
