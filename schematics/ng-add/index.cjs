@@ -30,7 +30,7 @@ const partsFor = (options) => ['origin', ...(options.bench ? ['bench'] : [])];
 const USER_LOAD_PATHS = `${JSON.stringify(
   {
     $comment:
-      'The pages npm run bench loads (README, Benchmark). Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000], "cached": true if it declares a shared-cache policy }.',
+      'The pages npm run bench loads (docs/your-app.md). Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000] } (or "values": ["a", "b"] for slugs), with "cached": true if it declares a shared-cache policy.',
     prerendered: '/',
     notFound: '/no-such-page',
   },
@@ -273,7 +273,7 @@ function ngAdd(options) {
         allowedHosts: ['localhost', '127.0.0.1'],
       };
       log.push(
-        'security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (README, Deploying)',
+        'security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (docs/hosts-and-proxies.md)',
       );
     }
     if (options.bench) {
