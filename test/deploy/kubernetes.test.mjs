@@ -90,5 +90,49 @@ describe('Kubernetes manifests', () => {
     });
     assert.equal(hpa.spec.metrics[0].resource.name, 'cpu');
     assert.ok(hpa.spec.minReplicas >= 2, 'one pod draining leaves another serving');
+    assert.equal(
+      deployment.spec.replicas,
+      undefined,
+      'the autoscaler owns the count: a fixed one resets it on every apply',
+    );
+  });
+
+  it('trusts X-Forwarded-* only with a proxy in front that sets them', () => {
+    const [container] = find('Deployment').spec.template.spec.containers;
+    const env = Object.fromEntries(container.env.map(({ name, value }) => [name, value]));
+    // No Ingress or proxy ships here: with TRUST_PROXY on, a client could name any host and scheme.
+    assert.ok(!find('Ingress'));
+    assert.notEqual(env.TRUST_PROXY, 'true');
+  });
+});
+
+describe('.dockerignore', () => {
+  it('keeps out of the build context every build folder .gitignore lists', () => {
+    const ignored = (file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .map((line) => line.trim().replace(/^\//, '').replace(/\/$/, ''))
+        .filter((line) => line && !line.startsWith('#') && !line.startsWith('!'));
+    const docker = ignored('.dockerignore');
+    const covered = (entry) =>
+      docker.some(
+        (pattern) =>
+          pattern === entry || (pattern.endsWith('*') && entry.startsWith(pattern.slice(0, -1))),
+      );
+    for (const folder of [
+      'dist',
+      'dist-test',
+      'dist-bench',
+      'node_modules',
+      '.angular',
+      'profiles',
+      'tmp',
+    ]) {
+      assert.ok(
+        ignored('.gitignore').some((line) => line.startsWith(folder.replace(/-.*/, ''))),
+        `${folder} is a build folder`,
+      );
+      assert.ok(covered(folder), `${folder} is not in .dockerignore`);
+    }
   });
 });
