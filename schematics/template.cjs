@@ -4,6 +4,14 @@
 const { execFileSync } = require('node:child_process');
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join, posix, relative, sep } = require('node:path');
+const {
+  PARTS,
+  isCode,
+  ownerOf,
+  packagesImportedBy,
+  packagesNamedBy,
+  scriptsOf,
+} = require('./parts.cjs');
 
 /** The repository (or unpacked package) this collection ships in. */
 const TEMPLATE_ROOT = join(__dirname, '..');
@@ -17,40 +25,6 @@ function sourceOf(root, path) {
   if (path === 'package-lock.json') return join(root, PACKED_LOCKFILE);
   return join(root, path.replace(/\.gitignore$/, '.npmignore'));
 }
-
-/** Never part of a new app: the collection itself, build output, local state. */
-const ALWAYS_EXCLUDED = [
-  'schematics/',
-  'test/schematics/',
-  'node_modules/',
-  '.git/',
-  '.angular/',
-  'dist/',
-  'dist-',
-  'test-results/',
-  'profiles/',
-  'tmp/',
-];
-
-/** What `--bench=false` leaves out: the comparison and everything only it uses. */
-const BENCH = {
-  paths: ['bench/', 'test/bench/', 'test/server/bun.test.mjs'],
-  scripts: ['bench', 'bench:patches', 'test:bench', 'serve:ssr:bun'],
-  devDependencies: ['@elysiajs/static', '@fastify/static', 'bun', 'elysia', 'express', 'fastify'],
-};
-
-/** What `--demo=false` replaces: the example pages and their own tests. */
-const DEMO = {
-  // Everything in src/app except the app-agnostic config and the title strategy it provides.
-  keep: [
-    'src/app/app.config.ts',
-    'src/app/app.config.server.ts',
-    'src/app/page-title.ts',
-    'src/app/page-title.spec.ts',
-  ],
-  paths: ['src/app/', 'test/browser/', 'public/async-work.json'],
-  scripts: ['test:browser'],
-};
 
 const TEXT =
   /\.(?:[cm]?[jt]s|json|md|html|s?css|ya?ml|txt|patch|svg)$|(?:^|\/)(?:Dockerfile|\.dockerignore|\.gitignore|run|\.gitkeep)$/;
@@ -92,7 +66,7 @@ function listTemplateFiles(root = TEMPLATE_ROOT) {
         ),
         ...(existsSync(join(root, PACKED_LOCKFILE)) ? ['package-lock.json'] : []),
       ];
-  return all.filter((path) => !ALWAYS_EXCLUDED.some((prefix) => path.startsWith(prefix))).sort();
+  return all.sort();
 }
 
 function walk(root, dir) {
@@ -103,9 +77,6 @@ function walk(root, dir) {
     return entry.isFile() ? [relative(root, full).split(sep).join(posix.sep)] : [];
   });
 }
-
-const under = (path, prefixes) =>
-  prefixes.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix));
 
 /** Text between `<!-- section:NAME -->` and `<!-- /section:NAME -->` (markers included) goes. */
 function dropSection(text, section) {
@@ -125,19 +96,39 @@ function dropRuns(command, removed) {
     .join(' && ');
 }
 
-/** The template's scripts a new app does not get. */
-function removedScriptsFor({ bench, demo }) {
-  return [
-    'test:schematics',
-    'test:scaffold',
-    'prepack',
-    'postpack',
-    ...(bench ? [] : BENCH.scripts),
-    ...(demo ? [] : DEMO.scripts),
-  ];
+/** The parts a new app leaves out (parts.json): the collection always, the bench and the demo on request. */
+function droppedPartsFor({ bench, demo }) {
+  return ['template', 'minimal', ...(bench ? [] : ['bench']), ...(demo ? [] : ['demo'])];
 }
 
-function editPackageJson(text, { name, bench, demo }) {
+/** Where the minimal app's files are; each lands at the same path under the new app. */
+const MINIMAL = PARTS.minimal.files[0];
+
+/**
+ * The packages only the left-out parts need: what their files import or their manifest names, less
+ * what the new app's own files import or its parts name. A package a kept file uses without
+ * importing it (a builder in angular.json, a binary in a script) would have to be named by that
+ * part in parts.json if a left-out part imported it too.
+ */
+function removedPackagesFor(files, templateFiles, dropped, root) {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const leftOut = templateFiles.filter(
+    (path) => isCode(path) && dropped.includes(ownerOf(path)?.part),
+  );
+  const kept = Object.keys(PARTS).filter((part) => !dropped.includes(part));
+  const appCode = [...files]
+    .filter(([path]) => isCode(path))
+    .map(([path, content]) => [path, content.toString('utf8')]);
+  const needed = new Set([...packagesImportedBy(appCode, pkg), ...packagesNamedBy(kept)]);
+  const leftOutCode = leftOut.map((path) => [path, readFileSync(join(root, path), 'utf8')]);
+  const candidates = new Set([
+    ...packagesImportedBy(leftOutCode, pkg),
+    ...packagesNamedBy(dropped),
+  ]);
+  return [...candidates].filter((name) => !needed.has(name));
+}
+
+function editPackageJson(text, { name, removedScripts, removedPackages }) {
   const pkg = JSON.parse(text);
   pkg.name = name;
   pkg.version = '0.0.0';
@@ -145,13 +136,12 @@ function editPackageJson(text, { name, bench, demo }) {
   delete pkg.schematics;
   delete pkg['ng-add'];
   delete pkg.files;
-  // The schematics engine is the collection's dependency, not the app's.
-  delete pkg.dependencies['@angular-devkit/schematics'];
-  const removedScripts = removedScriptsFor({ bench, demo });
   for (const script of removedScripts) delete pkg.scripts[script];
   pkg.scripts.test = dropRuns(pkg.scripts.test, removedScripts);
-  if (!bench) {
-    for (const dependency of BENCH.devDependencies) delete pkg.devDependencies[dependency];
+  // The schematics engine (the collection's), the bench's peers (--bench=false).
+  for (const dependency of removedPackages) {
+    delete pkg.dependencies[dependency];
+    delete pkg.devDependencies[dependency];
   }
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
@@ -173,23 +163,25 @@ function editLockfile(text, { name }) {
   return `${JSON.stringify(lock, null, 2)}\n`;
 }
 
+/** README.md and docs/: what is about parts or scripts the app does not have goes. */
+function editDoc(text, { bench, demo, removedScripts }) {
+  // Table rows about scripts the app does not have go with them.
+  let out = text
+    .split('\n')
+    .filter((line) => !removedScripts.some((script) => line.startsWith(`| \`npm run ${script}\``)))
+    .join('\n');
+  out = dropSection(out, 'template');
+  if (!bench) out = dropSection(out, 'bench');
+  if (!demo) out = dropSection(out, 'demo');
+  return out;
+}
+
 /** Per-file edits after the names are replaced; each knows the options. */
 const EDITS = {
   'package.json': editPackageJson,
   'angular.json': editAngularJson,
   'package-lock.json': editLockfile,
-  'README.md': (text, { bench, demo }) => {
-    // Table rows about scripts the app does not have go with them.
-    const removed = removedScriptsFor({ bench, demo });
-    let out = text
-      .split('\n')
-      .filter((line) => !removed.some((script) => line.startsWith(`| \`npm run ${script}\``)))
-      .join('\n');
-    out = dropSection(out, 'template');
-    if (!bench) out = dropSection(out, 'bench');
-    if (!demo) out = dropSection(out, 'demo');
-    return out;
-  },
+  'README.md': editDoc,
   // The template's own pack-time lines (see its package.json prepack) mean nothing in an app.
   '.gitignore': (text) =>
     text.replace(
@@ -208,29 +200,37 @@ const EDITS = {
  */
 function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT) {
   const names = namesFor(name);
-  const options = { name: names.name, title: names.title, bench, demo };
+  const dropped = droppedPartsFor({ bench, demo });
+  const templateFiles = listTemplateFiles(root);
   const files = new Map();
-  for (const path of listTemplateFiles(root)) {
-    if (!bench && under(path, BENCH.paths)) continue;
-    if (!demo && under(path, DEMO.paths) && !DEMO.keep.includes(path)) continue;
-    files.set(path, readFileSync(sourceOf(root, path)));
+  // A file of no part is in no app (test/schematics proves every file of the repository has one).
+  for (const path of templateFiles) {
+    const part = ownerOf(path)?.part;
+    if (part && !dropped.includes(part)) files.set(path, readFileSync(sourceOf(root, path)));
   }
   if (!demo) {
-    const minimal = join(root, 'schematics/ng-new/minimal');
-    for (const path of walk(minimal, minimal))
-      files.set(
-        path.startsWith('load-paths') ? path : `src/${path}`,
-        readFileSync(join(minimal, path)),
-      );
+    // Its README says why it exists: a note for the template, not a file of the app.
+    for (const path of templateFiles.filter(
+      (file) => file.startsWith(MINIMAL) && file !== `${MINIMAL}README.md`,
+    )) {
+      files.set(path.slice(MINIMAL.length), readFileSync(join(root, path)));
+    }
   }
+  const options = {
+    name: names.name,
+    title: names.title,
+    bench,
+    demo,
+    removedScripts: scriptsOf(dropped),
+    removedPackages: removedPackagesFor(files, templateFiles, dropped, root),
+  };
   for (const [path, content] of files) {
     if (!TEXT.test(path)) continue;
     let text = content
       .toString('utf8')
       .replaceAll(TEMPLATE_NAME, names.name)
       .replaceAll(TEMPLATE_TITLE, names.title);
-    // docs/*.md carry the README's section markers and script rows: the same edit.
-    const edit = EDITS[path] ?? (/^docs\/[^/]+\.md$/.test(path) ? EDITS['README.md'] : undefined);
+    const edit = EDITS[path] ?? (/^docs\/.+\.md$/.test(path) ? editDoc : undefined);
     if (edit) text = edit(text, options);
     files.set(path, Buffer.from(text));
   }

@@ -11,7 +11,12 @@ import { join, resolve, sep } from 'node:path';
 /** Every patch adds a comment with this marker at its change (patches/README.md). */
 const MARKER = 'Patched (patches/README.md)';
 
-/** `@angular+ssr+22.2.0.patch` → { name: '@angular/ssr', version: '22.2.0' } */
+/**
+ * `@angular+ssr+22.2.0.patch` → { name: '@angular/ssr', version: '22.2.0' }; undefined for a
+ * name patch-package would not read. The one parser of these names: ng add (schematics/ng-add)
+ * loads it from here, so it stays in this file, which imports nothing but Node's modules (the
+ * Dockerfile copies it alone for postinstall, before anything else is in the image).
+ */
 export function parsePatchName(file) {
   const match = /^(.+)\+(\d[^+]*)\.patch$/.exec(file);
   return match ? { name: match[1].replaceAll('+', '/'), version: match[2] } : undefined;

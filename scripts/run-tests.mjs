@@ -24,8 +24,8 @@ export const SUITES = [
 ];
 
 /**
- * Suites an app made by `ng new` may not have: schematics/template.cjs removes their scripts (its
- * BENCH and DEMO lists, and the template's own tests). Without its script such a suite is skipped,
+ * Suites an app made by `ng new` may not have: the scaffold removes the scripts of the parts it
+ * leaves out (bench, demo and the template's own, in schematics/parts.json). Without its script such a suite is skipped,
  * and said so; any other suite without its script is missing, which fails the run.
  */
 export const OPTIONAL_SUITES = {

@@ -3,8 +3,9 @@
 // proves both serve the same browser build, file for file, since "same app" is the premise.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { newestMtime } from '../../scripts/lib/newest-mtime.mjs';
 import { join, relative } from 'node:path';
+import { parsePatchName } from '../../scripts/check-patches.mjs';
+import { newestMtime } from '../../scripts/lib/newest-mtime.mjs';
 import { DIST, ROOT, STOCK_DIST } from './variants.mjs';
 
 /** Everything the stock build is made from (server/ is not: it is not part of that bundle). */
@@ -137,13 +138,9 @@ export function buildFingerprint(dirs) {
 export function listPatches() {
   try {
     return readdirSync(join(ROOT, 'patches'))
-      .filter((name) => name.endsWith('.patch'))
-      .map((name) =>
-        name
-          .slice(0, -'.patch'.length)
-          .replace(/^(@[^+]+)\+/, '$1/')
-          .replace(/\+([^+]+)$/, '@$1'),
-      )
+      .map(parsePatchName)
+      .filter((patch) => patch !== undefined)
+      .map(({ name, version }) => `${name}@${version}`)
       .sort();
   } catch {
     return [];

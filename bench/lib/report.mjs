@@ -416,7 +416,7 @@ export function renderCacheTarget(rows) {
 
 /**
  * The origin under Node and under Bun, side by side, when both ran: the numbers behind the
- * README's "Node or Bun" advice, generated like the rest.
+ * "Node or Bun" advice in docs/benchmark.md, generated like the rest.
  */
 function runtimeComparison(rows) {
   const pairs = [...new Set(rows.map((row) => row.scenario))]

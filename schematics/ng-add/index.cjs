@@ -5,25 +5,32 @@ const { readFileSync } = require('node:fs');
 const { join, posix } = require('node:path');
 const { SchematicsException } = require('@angular-devkit/schematics');
 const { NodePackageInstallTask } = require('@angular-devkit/schematics/tasks');
+// Node loads this ES module synchronously (require of ESM, Node >= 20.19 and 22.12): the patch
+// file names are parsed where the install checks them, in one self-contained script.
+const { parsePatchName } = require('../../scripts/check-patches.mjs');
+const {
+  importsOf,
+  isCode,
+  ownerOf,
+  packagesImportedBy,
+  packagesNamedBy,
+  scriptsOf,
+  withImports,
+} = require('../parts.cjs');
 const { TEMPLATE_ROOT, listTemplateFiles } = require('../template.cjs');
 
 const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8'));
 const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.json'), 'utf8'));
 const templateBuild = Object.values(templateWorkspace.projects)[0].architect.build;
 
-/** The origin's own files; the bench and its peers only with `--bench`. What they import comes too. */
-const ORIGIN_FILES = [
-  'server/',
-  'patches/',
-  'scripts/ensure-build.mjs',
-  'scripts/check-patches.mjs',
-];
-const BENCH_FILES = ['bench/'];
+/** The parts ng add brings (parts.json): the origin, and the bench with --bench. */
+const partsFor = (options) => ['origin', ...(options.bench ? ['bench'] : [])];
+
 // The bench loads the app's pages named here; the demo's would not exist in the user's app.
 const USER_LOAD_PATHS = `${JSON.stringify(
   {
     $comment:
-      'The pages npm run bench loads (README, Benchmark). Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000], "cached": true if it declares a shared-cache policy }.',
+      'The pages npm run bench loads (docs/your-app.md). Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000] } (or "values": ["a", "b"] for slugs), with "cached": true if it declares a shared-cache policy.',
     prerendered: '/',
     notFound: '/no-such-page',
   },
@@ -34,54 +41,49 @@ const USER_LOAD_PATHS = `${JSON.stringify(
 /** The packages patches/ patches, from the patch files' names (`content-type+1.0.5.patch`). */
 function patchedPackages() {
   return listTemplateFiles()
-    .map((path) => /^patches\/(.+)\+(\d[^+/]*)\.patch$/.exec(path))
-    .filter(Boolean)
-    .map(([, name, version]) => ({ name: name.replaceAll('+', '/'), version }));
+    .filter((path) => path.startsWith('patches/'))
+    .map((path) => parsePatchName(posix.basename(path)))
+    .filter(Boolean);
 }
 
-const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
-
-/** `paths` and every template file they import by a relative path, transitively. */
-function withImports(paths, available) {
-  const result = new Set(paths);
-  const queue = [...paths];
-  while (queue.length) {
-    const path = queue.pop();
-    if (!/\.(?:[cm]?js|ts|mts)$/.test(path)) continue;
-    for (const [, specifier] of readFileSync(join(TEMPLATE_ROOT, path), 'utf8').matchAll(
-      RELATIVE_IMPORT,
-    )) {
-      const target = posix.normalize(posix.join(posix.dirname(path), specifier));
-      if (available.has(target) && !result.has(target)) {
-        result.add(target);
-        queue.push(target);
-      }
-    }
-  }
-  return result;
+/**
+ * The files of `parts` and every template file they import. Not their tests or docs: those need
+ * the template's test setup and layout, which an existing app does not have.
+ */
+function filesFor(parts) {
+  const available = new Set(listTemplateFiles());
+  const own = [...available].filter((path) => {
+    const owner = ownerOf(path);
+    return owner?.kind === 'files' && parts.includes(owner.part);
+  });
+  return [...withImports(own, available, TEMPLATE_ROOT)].sort();
 }
 
-/** What the origin needs at run time (the build leaves them external) and to type-check. */
-const ORIGIN_DEPENDENCIES = [
-  ...templateBuild.options.externalDependencies,
-  'lru-cache',
-  'accepts',
-  'patch-package',
-];
-const ORIGIN_DEV_DEPENDENCIES = Object.keys(template.devDependencies).filter(
-  (name) => name.startsWith('@types/') && name !== '@types/node',
-);
-const BENCH_DEV_DEPENDENCIES = [
-  'autocannon',
-  'bun',
-  'elysia',
-  '@elysiajs/static',
-  'express',
-  'fastify',
-  '@fastify/static',
-];
-// Angular 22's CLI refuses Node 20; the `node` package puts Node 24 first on npm scripts' PATH.
-const TOOLCHAIN_DEV_DEPENDENCIES = ['node'];
+/**
+ * What `files` import from npm and what `parts` name besides (parts.json), each with the section
+ * the template has it in. A package the template does not declare comes through another one: it
+ * has no version of its own to add.
+ */
+function packagesFor(files, parts) {
+  const code = files
+    .filter(isCode)
+    .map((path) => [path, readFileSync(join(TEMPLATE_ROOT, path), 'utf8')]);
+  const names = new Set([...packagesImportedBy(code, template), ...packagesNamedBy(parts)]);
+  return [...names].sort().flatMap((name) => {
+    if (template.dependencies[name]) return [{ name, section: 'dependencies' }];
+    return template.devDependencies[name] ? [{ name, section: 'devDependencies' }] : [];
+  });
+}
+
+/** Whether a template file imports a module of its own by its .ts name (`./pages/page.ts`). */
+function importsTsExtension(path) {
+  return (
+    isCode(path) &&
+    importsOf(readFileSync(join(TEMPLATE_ROOT, path), 'utf8')).some(
+      (specifier) => specifier.startsWith('.') && specifier.endsWith('.ts'),
+    )
+  );
+}
 
 const ORIGIN_EXPORTS = `
 // The origin (server/) renders through this bundle's copy of Angular, so the engine and the tokens
@@ -185,12 +187,9 @@ function ngAdd(options) {
     };
 
     // 1. The origin's files, as the template has them; a file the app already has is left alone.
-    const wanted = [...ORIGIN_FILES, ...(options.bench ? BENCH_FILES : [])];
-    const available = new Set(listTemplateFiles());
-    const selected = [...available].filter((path) =>
-      wanted.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix)),
-    );
-    for (const path of [...withImports(selected, available)].sort()) {
+    const parts = partsFor(options);
+    const files = filesFor(parts);
+    for (const path of files) {
       if (tree.exists(path)) continue;
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
@@ -200,12 +199,8 @@ function ngAdd(options) {
     const added = [];
     pkg.dependencies ??= {};
     pkg.devDependencies ??= {};
-    for (const name of ORIGIN_DEPENDENCIES) addDependency(pkg.dependencies, name, added);
-    for (const name of [...ORIGIN_DEV_DEPENDENCIES, ...TOOLCHAIN_DEV_DEPENDENCIES])
-      addDependency(pkg.devDependencies, name, added);
-    if (options.bench) {
-      for (const name of BENCH_DEV_DEPENDENCIES) addDependency(pkg.devDependencies, name, added);
-    }
+    for (const { name, section } of packagesFor(files, parts))
+      addDependency(pkg[section], name, added);
     // Angular's packages at the exact versions the origin's patches are made and tested for (an
     // @angular/ssr that moves past its patch would install unpatched); the major was checked above.
     const pinned = [];
@@ -237,11 +232,8 @@ function ngAdd(options) {
     pkg.devDependencies = sortKeys(pkg.devDependencies);
     pkg.overrides = { ...template.overrides, ...pkg.overrides };
     pkg.scripts ??= {};
-    const scripts = [
-      'postinstall',
-      'serve:ssr',
-      ...(options.bench ? ['bench', 'bench:patches'] : []),
-    ];
+    // The parts' scripts but their tests', which run tests ng add does not bring.
+    const scripts = scriptsOf(parts).filter((script) => !script.startsWith('test:'));
     for (const script of scripts) {
       if (pkg.scripts[script] !== template.scripts[script]) {
         if (pkg.scripts[script]) log.push(`script ${script} was "${pkg.scripts[script]}"`);
@@ -281,7 +273,7 @@ function ngAdd(options) {
         allowedHosts: ['localhost', '127.0.0.1'],
       };
       log.push(
-        'security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (README, Deploying)',
+        'security.allowedHosts was empty: localhost and 127.0.0.1 allowed; add your public hosts (docs/hosts-and-proxies.md)',
       );
     }
     if (options.bench) {
@@ -299,8 +291,9 @@ function ngAdd(options) {
     const tsconfig = tree.readText(tsconfigPath);
     const include = ['server/**/*.ts', 'server/**/*.d.mts'];
     const missing = include.filter((glob) => !tsconfig.includes(`"${glob}"`));
+    let updated = tsconfig;
     if (missing.length) {
-      const updated = tsconfig.replace(
+      updated = updated.replace(
         /("include"\s*:\s*\[)/,
         `$1\n    ${missing.map((glob) => JSON.stringify(glob)).join(',\n    ')},`,
       );
@@ -308,8 +301,25 @@ function ngAdd(options) {
         throw new SchematicsException(
           `Cannot add the origin: ${tsconfigPath} has no "include" list to add server/ to.`,
         );
-      write(tsconfigPath, updated);
     }
+    // Files that import their own modules with the .ts extension (so that Node's type stripping
+    // loads any of them as they are) type-check only where TypeScript emits nothing, as the Angular
+    // build never does through it.
+    const compilerOptions = ['allowImportingTsExtensions', 'noEmit'].filter(
+      (option) => !new RegExp(`"${option}"\\s*:\\s*true`).test(updated),
+    );
+    if (files.some(importsTsExtension) && compilerOptions.length) {
+      const before = updated;
+      updated = updated.replace(
+        /("compilerOptions"\s*:\s*\{)/,
+        `$1\n    ${compilerOptions.map((option) => `"${option}": true`).join(',\n    ')},`,
+      );
+      if (updated === before)
+        throw new SchematicsException(
+          `Cannot add the origin: ${tsconfigPath} has no "compilerOptions" to allow .ts imports in.`,
+        );
+    }
+    if (updated !== tsconfig) write(tsconfigPath, updated);
 
     // 5. The app's server main exports what the origin renders with.
     const main = tree.readText(serverMain);

@@ -183,7 +183,7 @@ function staticFile(
     type,
     ...(encoding ? ['Content-Encoding', encoding] : []),
     ...notModifiedHeaders,
-    // Whole files only: nothing in a browser build needs byte ranges (see README).
+    // Whole files only: nothing in a browser build needs byte ranges (docs/architecture.md, HTTP behaviour).
     'Accept-Ranges',
     'none',
     'Content-Length',

@@ -11,7 +11,7 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     // The same for every visitor for a minute: the origin's render cache and any CDN in front may
     // share it (s-maxage: shared caches only; browsers revalidate), and serve it up to 10 minutes
-    // stale while one background render refreshes it. See README, "Render cache".
+    // stale while one background render refreshes it. See docs/render-cache-and-cdn.md.
     headers: {
       'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
     },

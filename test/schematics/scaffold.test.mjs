@@ -159,7 +159,7 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
 
   it('ng add on an app made by ng new --ssr, then again: nothing more', async () => {
     // Without install: this registry cannot resolve the stock app's ^22 ranges (see the facts in
-    // README, "Toolchain"); ng add pins Angular to the patched versions and installs.
+    // README, "Which Node runs it"); ng add pins Angular to the patched versions and installs.
     ng(work, 'new', 'stock', '--ssr', '--defaults', '--style=css', '--skip-git', '--skip-install');
     const app = join(work, 'stock');
     // Pages rendered per request, as an app would have them (the stock app prerenders everything).

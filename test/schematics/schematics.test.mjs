@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { SchematicTestRunner } from '@angular-devkit/schematics/testing/index.js';
 import { ROOT } from '../helpers/origin.mjs';
 import { OPTIONAL_SUITES, SUITES } from '../../scripts/run-tests.mjs';
+import parts from '../../schematics/parts.cjs';
 
 const collection = join(ROOT, 'schematics/collection.json');
 const runner = () => new SchematicTestRunner('ssr-origin', collection);
@@ -25,6 +26,15 @@ async function scaffold(options) {
     tasks: testRunner.tasks.map((task) => task.name),
     options: testRunner.tasks.map((task) => task.options),
   };
+}
+
+/** The README and docs/ of the app in the tree, which the schematic edits alike. */
+function docs(tree) {
+  const found = tree.files.filter((path) =>
+    /^\/acme-shop\/(?:README\.md|docs\/.+\.md)$/.test(path),
+  );
+  assert.ok(found.includes('/acme-shop/README.md'));
+  return found;
 }
 
 /** Every text file of the tree that still names the template. */
@@ -185,7 +195,13 @@ describe('ng-new', () => {
       undefined,
     );
     assert.doesNotMatch(tree.readContent('/acme-shop/tsconfig.app.json'), /bench/);
-    assert.doesNotMatch(tree.readContent('/acme-shop/README.md'), /section:bench/);
+    assert.ok(!tree.exists('/acme-shop/docs/benchmark.md'), "nor the benchmark's doc");
+    for (const doc of docs(tree))
+      assert.doesNotMatch(
+        tree.readContent(doc),
+        /section:bench/,
+        `${doc} loses its bench sections`,
+      );
     assert.deepEqual(leftovers(tree), []);
   });
 
@@ -224,6 +240,19 @@ describe('ng-new', () => {
       404,
       "load-paths.json names the minimal app's pages",
     );
+    assert.equal(
+      tree.readContent('/acme-shop/src/app/pages/not-found.ts'),
+      readFileSync(join(ROOT, 'src/app/pages/not-found.ts'), 'utf8'),
+      "the template's own not-found page",
+    );
+    assert.match(
+      tree.readContent('/acme-shop/README.md'),
+      /^# Acme Shop/,
+      "the app's README, not the minimal app's note",
+    );
+    for (const doc of docs(tree))
+      assert.doesNotMatch(tree.readContent(doc), /section:demo/, `${doc} loses its demo sections`);
+    assert.ok(!tree.exists('/acme-shop/src/README.md'), "nor the demo's");
     assert.deepEqual(leftovers(tree), []);
   });
 
@@ -242,6 +271,94 @@ describe('ng-new', () => {
     for (const name of ['Acme', 'acme_shop', '1shop', 'acme--shop', 'acme-', '../evil', 'a b']) {
       await assert.rejects(runner().runSchematic('ng-new', { name }), /cannot name an app/, name);
     }
+  });
+});
+
+describe('parts.json', () => {
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean);
+
+  it('puts every file of the repository in exactly one part', () => {
+    assert.ok(tracked.length > 100, 'git lists the repository');
+    assert.deepEqual(
+      tracked.filter((path) => parts.ownersOf(path).length === 0),
+      [],
+      'files of no part: add a pattern to schematics/parts.json',
+    );
+    const ambiguous = tracked
+      .filter((path) => parts.ownersOf(path).length > 1)
+      .map(
+        (path) =>
+          `${path}: ${parts
+            .ownersOf(path)
+            .map(({ part }) => part)
+            .join(', ')}`,
+      );
+    assert.deepEqual(
+      ambiguous,
+      [],
+      'files two parts claim as specifically: make one pattern more specific',
+    );
+  });
+
+  it('gives the most specific pattern the file, whatever the order', () => {
+    for (const [path, part, kind] of [
+      ['server/server.ts', 'origin', 'files'],
+      ['scripts/check-patches.mjs', 'origin', 'files'],
+      ['scripts/lib/http.mjs', 'tools', 'files'],
+      ['scripts/run-tests.mjs', 'workspace', 'files'],
+      ['test/server/origin.test.mjs', 'origin', 'tests'],
+      ['test/server/bun.test.mjs', 'bench', 'tests'],
+      ['docs/render-cache.md', 'origin', 'docs'],
+      ['docs/benchmark.md', 'bench', 'docs'],
+      ['src/app/pages/product.ts', 'demo', 'files'],
+      ['src/app/pages/not-found.ts', 'app', 'files'],
+      ['public/async-work.json', 'demo', 'files'],
+      ['public/favicon.ico', 'app', 'files'],
+      ['tsconfig.spec.json', 'workspace', 'files'],
+      ['eslint.config.mjs', 'workspace', 'files'],
+      ['.prettierignore', 'workspace', 'files'],
+      ['schematics/ng-new/minimal/src/app/app.ts', 'minimal', 'files'],
+      ['schematics/template.cjs', 'template', 'files'],
+    ]) {
+      assert.deepEqual(parts.ownersOf(path), [{ part, kind }], path);
+    }
+    assert.deepEqual(parts.ownersOf('dist/server/server.mjs'), [], 'build output is in no part');
+  });
+
+  it("declares in package.json every package the origin's files import, so ng add can add each at its version", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const declared = { ...pkg.dependencies, ...pkg.devDependencies };
+    const origin = tracked.filter(
+      (path) =>
+        parts.ownerOf(path)?.part === 'origin' &&
+        parts.ownerOf(path).kind === 'files' &&
+        /\.[cm]?[jt]s$/.test(path),
+    );
+    const imported = parts.packagesImportedBy(
+      origin.map((path) => [path, readFileSync(join(ROOT, path), 'utf8')]),
+      pkg,
+    );
+    for (const name of ['koa', '@koa/router', 'beasties', 'lru-cache', '@types/koa'])
+      assert.ok(imported.has(name), `${name} is found`);
+    assert.deepEqual(
+      [...imported].filter((name) => !declared[name]),
+      [],
+    );
+  });
+
+  it('reads the package of a bare import', () => {
+    assert.equal(parts.packageOf('beasties/compiler'), 'beasties');
+    assert.equal(parts.packageOf('@angular/ssr/node'), '@angular/ssr');
+    assert.equal(parts.packageOf('node:fs'), '@types/node');
+    assert.equal(parts.packageOf('fs'), '@types/node');
+    assert.deepEqual(
+      parts.importsOf(
+        "import a from 'a';\nexport { b } from './b.mjs';\nconst c = await import('c/d');\nrequire('e');",
+      ),
+      ['a', './b.mjs', 'c/d', 'e'],
+    );
   });
 });
 

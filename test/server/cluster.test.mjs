@@ -68,7 +68,7 @@ describe('cluster mode (WORKERS)', () => {
       const victim = [...before][0];
       process.kill(victim, 'SIGKILL');
       // A connection the primary hands to a worker in the moment it is SIGKILLed is lost (Node's
-      // round-robin handoff; README, Deploying): requests start once the primary has seen the exit.
+      // round-robin handoff; docs/scaling-and-deploying.md): requests start once the primary has seen the exit.
       const exited = await waitForLog(
         origin,
         (line) => line.msg === 'worker exited: starting another',

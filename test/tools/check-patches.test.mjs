@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { checkPatches } from '../../scripts/check-patches.mjs';
+import { checkPatches, parsePatchName } from '../../scripts/check-patches.mjs';
 import { ROOT } from '../helpers/origin.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'check-patches-'));
@@ -59,6 +59,25 @@ function project(name, version, source) {
   );
   return { dir, status: result.status, output: `${result.stdout}\n${result.stderr}` };
 }
+
+describe('a patch file name', () => {
+  it('names the package and the version it is made for, scoped packages included', () => {
+    assert.deepEqual(parsePatchName('koa+3.3.0.patch'), { name: 'koa', version: '3.3.0' });
+    assert.deepEqual(parsePatchName('@angular+ssr+22.2.0.patch'), {
+      name: '@angular/ssr',
+      version: '22.2.0',
+    });
+    assert.deepEqual(parsePatchName('content-type+1.0.5-beta.1.patch'), {
+      name: 'content-type',
+      version: '1.0.5-beta.1',
+    });
+  });
+
+  it('is undefined for any other file in patches/', () => {
+    for (const file of ['README.md', '.gitkeep', 'koa.patch', 'koa+latest.patch', 'koa+3.3.0.diff'])
+      assert.equal(parsePatchName(file), undefined, file);
+  });
+});
 
 describe('an install with patches', () => {
   it('passes when each patch is applied to its version', () => {

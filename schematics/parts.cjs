@@ -1,0 +1,138 @@
+'use strict';
+// Reads parts.json: which part a template file belongs to, and which packages a set of files
+// imports. ng new, ng add and the tests ask here, so the template's parts are listed once.
+const { readFileSync } = require('node:fs');
+const { builtinModules } = require('node:module');
+const { join, posix } = require('node:path');
+
+const MANIFEST = 'schematics/parts.json';
+/** @type {Record<string, { description: string, files?: string[], tests?: string[], docs?: string[], scripts?: string[], packages?: Record<string, string> }>} */
+const PARTS = JSON.parse(readFileSync(join(__dirname, 'parts.json'), 'utf8')).parts;
+/** The lists of a part that name files; ng add brings `files` only. */
+const KINDS = ['files', 'tests', 'docs'];
+
+function matches(pattern, path) {
+  if (pattern.endsWith('/')) return path.startsWith(pattern);
+  if (!pattern.includes('*')) return path === pattern;
+  const source = pattern
+    .split('*')
+    .map((text) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^/]*');
+  return new RegExp(`^${source}$`).test(path);
+}
+
+/** How specific a pattern is: a path beats any pattern; otherwise the longer literal start wins. */
+function rank(pattern) {
+  if (pattern.includes('*')) return pattern.indexOf('*');
+  return pattern.endsWith('/') ? pattern.length : Infinity;
+}
+
+/** Every `{ part, kind }` whose pattern for `path` is the most specific: one, or none, or (a manifest to fix) several. */
+function ownersOf(path) {
+  let best = -1;
+  let owners = [];
+  for (const [part, lists] of Object.entries(PARTS)) {
+    for (const kind of KINDS) {
+      for (const pattern of lists[kind] ?? []) {
+        if (!matches(pattern, path)) continue;
+        const specificity = rank(pattern);
+        if (specificity > best) {
+          best = specificity;
+          owners = [{ part, kind }];
+        } else if (specificity === best) {
+          owners.push({ part, kind });
+        }
+      }
+    }
+  }
+  return owners;
+}
+
+/** The `{ part, kind }` of `path`, or undefined for a file of no part. */
+function ownerOf(path) {
+  const owners = ownersOf(path);
+  if (owners.length > 1) {
+    throw new Error(
+      `${path} belongs to ${owners.map(({ part, kind }) => `${part} (${kind})`).join(' and ')} in ${MANIFEST}: make one pattern more specific.`,
+    );
+  }
+  return owners[0];
+}
+
+/** A file whose imports are read: JavaScript or TypeScript, of any module kind. */
+const isCode = (path) => /\.[cm]?[jt]s$/.test(path);
+// Static and dynamic imports, re-exports and require(): what a bundler or Node would load.
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+|\brequire\s*\(\s*)['"]([^'"\s]+)['"]/gm;
+
+/** The specifiers a source file imports. */
+function importsOf(text) {
+  return [...text.matchAll(IMPORT)].map(([, specifier]) => specifier);
+}
+
+/** `paths` and every file of `available` they import by a relative path, transitively. */
+function withImports(paths, available, root) {
+  const result = new Set(paths);
+  const queue = [...paths];
+  while (queue.length) {
+    const path = queue.pop();
+    if (!isCode(path)) continue;
+    for (const specifier of importsOf(readFileSync(join(root, path), 'utf8'))) {
+      if (!specifier.startsWith('.')) continue;
+      const target = posix.normalize(posix.join(posix.dirname(path), specifier));
+      if (available.has(target) && !result.has(target)) {
+        result.add(target);
+        queue.push(target);
+      }
+    }
+  }
+  return result;
+}
+
+/** The npm package a bare specifier loads (`@koa/router`, `beasties/compiler` → `beasties`); Node's own modules are typed by @types/node. */
+function packageOf(specifier) {
+  if (specifier.startsWith('node:') || builtinModules.includes(specifier)) return '@types/node';
+  return /^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*/.exec(specifier)?.[0];
+}
+
+/**
+ * The packages `files` (path → text) import, with the @types package of each where `pkg` (the
+ * template's package.json) declares one. Relative imports are files, not packages.
+ */
+function packagesImportedBy(files, pkg) {
+  const declared = { ...pkg.dependencies, ...pkg.devDependencies };
+  const names = new Set();
+  for (const [path, text] of files) {
+    if (!isCode(path)) continue;
+    for (const specifier of importsOf(text)) {
+      if (specifier.startsWith('.') || specifier.startsWith('/')) continue;
+      const name = packageOf(specifier);
+      if (!name) continue;
+      names.add(name);
+      const types = `@types/${name.replace(/^@/, '').replace('/', '__')}`;
+      if (declared[types]) names.add(types);
+    }
+  }
+  return names;
+}
+
+/** What a part needs that no import shows (a binary run by a script or spawned). */
+function packagesNamedBy(parts) {
+  return new Set(parts.flatMap((part) => Object.keys(PARTS[part].packages ?? {})));
+}
+
+function scriptsOf(parts) {
+  return parts.flatMap((part) => PARTS[part].scripts ?? []);
+}
+
+module.exports = {
+  PARTS,
+  isCode,
+  ownerOf,
+  ownersOf,
+  importsOf,
+  withImports,
+  packageOf,
+  packagesImportedBy,
+  packagesNamedBy,
+  scriptsOf,
+};
