@@ -49,7 +49,8 @@ export const DEFAULT_PORT = 4000;
 export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
 const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
 export type RenderEngine = 'common' | 'app';
-const RENDER_ENGINES: RenderEngine[] = ['common', 'app'];
+/** The first is the default (RENDER_ENGINE unset); `ng add --engine app` puts `app` first. */
+export const RENDER_ENGINES: RenderEngine[] = ['common', 'app'];
 
 export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
   const renderEngine = readChoice('RENDER_ENGINE', env['RENDER_ENGINE'], RENDER_ENGINES);
