@@ -19,20 +19,16 @@ const ANGULAR_HTML = 'text/html;charset=UTF-8';
  */
 export function createAppEngine(options: AppEngineOptions): PageEngine {
   const engine = new AngularNodeAppEngine({ allowedHosts: [...options.allowedHosts] });
-  return async (url, _route, signal) => {
-    // Without the signal: Angular cannot stop a render, its abort only rejects early, which would
-    // free the limiter's slot while the render still runs. The origin gives up on it instead.
+  return async (url) => {
+    // Without the request's signal: Angular cannot stop a render, its abort only rejects early,
+    // which would free the limiter's slot while the render still runs. The origin gives up waiting
+    // instead (pages.ts), as with CommonEngine, and the slot is held until the render ends.
     const response = await engine.handle(new Request(url));
     if (!response) {
       // Angular's engine answers nothing when the router's navigation failed (a component threw
       // while its route activated, a guard threw) or no server route matched. CommonEngine
       // sends what it rendered around the error; here there is no page: a failed render (500).
       throw new Error(`Angular's engine rendered no page for ${url}: its navigation failed`);
-    }
-    if (signal?.aborted) {
-      // The body is still to be serialized: cancelling it destroys the app without that work.
-      await response.body?.cancel();
-      throw signal.reason as Error;
     }
     const html = await response.text();
     const headers = new Headers(response.headers);

@@ -39,6 +39,30 @@ describe(`router redirects (test/app: /moved → /products/4, /moved/:id → pro
       assert.equal(res.headers.etag, undefined, 'validators are for 2xx answers');
     });
 
+    it("builds the Location from the URL alone: the client's headers never reach Angular's engine", async () => {
+      // The engine prefixes a redirect with the request's X-Forwarded-Prefix when it trusts that
+      // header (NG_TRUST_PROXY_HEADERS, which the engine reads and the origin does not). Trusted
+      // here: the Location would move if the client's headers reached the engine; they do not.
+      const trusting = await startOrigin({
+        env: { NG_TRUST_PROXY_HEADERS: 'x-forwarded-prefix,x-forwarded-host' },
+      });
+      try {
+        const res = await request(trusting.url, '/moved', {
+          headers: {
+            'x-forwarded-prefix': '/evil',
+            'x-forwarded-host': 'evil.example',
+            cookie: 'session=1',
+          },
+        });
+        assert.equal(res.status, 302);
+        assert.equal(res.headers.location, '/products/4');
+        assert.equal(trusting.stderr(), '');
+        assert.doesNotMatch(trusting.stdout(), /evil|x-forwarded/i);
+      } finally {
+        await trusting.stop();
+      }
+    });
+
     it("sends a wrong Location for a relative redirect with parameters (@angular/ssr 22.2's route extraction)", async () => {
       // The build resolves `moved/:id` → `products/:id` to `/moved/products/:id` and the engine
       // fills in `*` segments only. When this fails after an Angular update, Angular fixed it:
