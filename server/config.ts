@@ -34,6 +34,11 @@ export interface OriginConfig {
    * `per-request` (CommonEngine's full Beasties pass) or `off`.
    */
   criticalCss: CriticalCssMode;
+  /**
+   * What renders pages: `common` (CommonEngine, the default) or `app` (AngularNodeAppEngine). Both
+   * run from the same build; see docs/choosing-an-engine.md.
+   */
+  renderEngine: RenderEngine;
   logLevel: string;
 }
 
@@ -43,8 +48,19 @@ export class ConfigError extends Error {}
 export const DEFAULT_PORT = 4000;
 export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
 const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
+export type RenderEngine = 'common' | 'app';
+/** The first is the default (RENDER_ENGINE unset); `ng add --engine app` puts `app` first. */
+export const RENDER_ENGINES: RenderEngine[] = ['common', 'app'];
 
 export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
+  const renderEngine = readChoice('RENDER_ENGINE', env['RENDER_ENGINE'], RENDER_ENGINES);
+  const criticalCss = readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES);
+  // Angular's engine always inlines the build's plans: it has no per-request pass and no way off.
+  if (renderEngine === 'app' && criticalCss !== 'compiled') {
+    throw new ConfigError(
+      `CRITICAL_CSS must be compiled with RENDER_ENGINE=app (Angular's engine inlines the build's plans), got "${criticalCss}"`,
+    );
+  }
   return {
     port: readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535),
     host: readHost(env['HOST']),
@@ -84,7 +100,8 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
       0,
       2 ** 40,
     ),
-    criticalCss: readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES),
+    criticalCss,
+    renderEngine,
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }

@@ -7,6 +7,7 @@ import { ConfigError, readConfig, type OriginConfig } from './config.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
 import { createLogger } from './logger.ts';
 import { createOrigin } from './origin.ts';
+import { createAppEngine } from './pages/app-engine.ts';
 import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
 import { createDevPages } from './pages/dev-pages.ts';
 import { pages } from './pages/pages.ts';
@@ -70,11 +71,12 @@ function start(): void {
   ).ngAttachNodeGlobalErrorHandlersCalled = true;
   const readiness = { ready: true };
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
-  const renderer = new Renderer(
-    createCommonEngine({ app, browserDir, serverDir, ...config }),
-    limiter,
-    log,
-  );
+  // Only the chosen engine is constructed: the other costs nothing, not even its startup work.
+  const engine =
+    config.renderEngine === 'app'
+      ? createAppEngine(config)
+      : createCommonEngine({ app, browserDir, serverDir, ...config });
+  const renderer = new Renderer(engine, limiter, log);
   const lookupRoute = createRouteLookup(app.serverRoutes);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
   const cachedPages =
@@ -104,6 +106,7 @@ function start(): void {
       pid: process.pid,
       worker: cluster.worker?.id,
       workers: config.workers,
+      engine: config.renderEngine,
       renders: limiter.stats,
       renderCache: renderCache?.stats,
     }),

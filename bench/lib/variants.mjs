@@ -24,6 +24,7 @@ const COMMON_ENV = {
   HOST: '127.0.0.1',
   NODE_ENV: 'production',
   NG_ALLOWED_HOSTS: undefined,
+  RENDER_ENGINE: undefined,
   BENCH_DIST: DIST,
 };
 
@@ -38,6 +39,18 @@ export const VARIANTS = [
     about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
     command: () => [process.execPath, join(DIST, 'server/server.mjs')],
     env: COMMON_ENV,
+    dist: DIST,
+  },
+  {
+    name: 'origin-app',
+    criticalCss: "AngularNodeAppEngine with the plans its build compiled (as in 'stock')",
+    label: 'origin-app (this project with RENDER_ENGINE=app: Koa + AngularNodeAppEngine)',
+    runtime: 'node',
+    // Beside `origin` (same server, other engine) and `stock` (same engine, Express around it).
+    about:
+      "The same server rendering through AngularNodeAppEngine (RENDER_ENGINE=app) instead of CommonEngine: everything around the render is the origin's.",
+    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    env: { ...COMMON_ENV, RENDER_ENGINE: 'app' },
     dist: DIST,
   },
   {

@@ -87,11 +87,42 @@ function importsTsExtension(path) {
 
 const ORIGIN_EXPORTS = `
 // The origin (server/) renders through this bundle's copy of Angular, so the engine and the tokens
-// it provides must come from here (see server/main.server.d.mts).
+// it provides must come from here (see server/main.server.d.mts). CommonEngine is what
+// RENDER_ENGINE=common renders with; RENDER_ENGINE=app renders with AngularNodeAppEngine, which
+// needs nothing exported here.
 export { CommonEngine } from '@angular/ssr/node';
 export { RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
 `;
+
+const ENGINE_NAMES = { common: 'CommonEngine', app: 'AngularNodeAppEngine' };
+const CONFIG_PATH = 'server/config.ts';
+/** server/config.ts's list of engines, the default first, for each default. */
+const ENGINES_BY_DEFAULT = {
+  common: "RENDER_ENGINES: RenderEngine[] = ['common', 'app'];",
+  app: "RENDER_ENGINES: RenderEngine[] = ['app', 'common'];",
+};
+
+/**
+ * server/config.ts as the app has it (or will: the template's) and as --engine wants it, with the
+ * engine that renders when RENDER_ENGINE is unset. Without --engine, the app's choice stays.
+ */
+function engineConfig(tree, options) {
+  const text = tree.exists(CONFIG_PATH)
+    ? tree.readText(CONFIG_PATH)
+    : readFileSync(join(TEMPLATE_ROOT, CONFIG_PATH), 'utf8');
+  const current = Object.keys(ENGINES_BY_DEFAULT).find((engine) =>
+    text.includes(ENGINES_BY_DEFAULT[engine]),
+  );
+  if (!current) {
+    throw new SchematicsException(
+      `Cannot add the origin: ${CONFIG_PATH} has no RENDER_ENGINES list (an origin older than the engine choice?).`,
+    );
+  }
+  const engine = options.engine ?? current;
+  const wanted = text.replace(ENGINES_BY_DEFAULT[current], ENGINES_BY_DEFAULT[engine]);
+  return { text, wanted, engine, other: engine === 'app' ? 'common' : 'app' };
+}
 
 const ESBUILD_BUILDERS = [
   '@angular/build:application',
@@ -174,10 +205,11 @@ function sortKeys(object) {
   return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** @param {{ project?: string, bench?: boolean, skipInstall?: boolean }} options */
+/** @param {{ project?: string, bench?: boolean, engine?: 'common' | 'app', skipInstall?: boolean }} options */
 function ngAdd(options) {
   return (tree, context) => {
     const { pkg, workspace, projectName, build, serverMain } = inspect(tree, options);
+    const config = engineConfig(tree, options);
     const log = [];
     let changed = 0;
     const write = (path, content) => {
@@ -194,6 +226,14 @@ function ngAdd(options) {
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
     if (options.bench && !tree.exists('load-paths.json')) write('load-paths.json', USER_LOAD_PATHS);
+
+    // The engine that renders when RENDER_ENGINE is unset: the first of server/config.ts's list.
+    if (config.text !== config.wanted) {
+      write(CONFIG_PATH, config.wanted);
+      log.push(
+        `pages render with RENDER_ENGINE=${config.engine} when it is unset (server/config.ts)`,
+      );
+    }
 
     // 2. Dependencies and scripts.
     const added = [];
@@ -337,6 +377,7 @@ function ngAdd(options) {
             `The origin is now ${projectName}'s SSR entry (server/server.ts); \`npm run serve:ssr\` builds and starts it.`,
             ...(added.length ? [`Added: ${added.join(', ')}.`] : []),
             ...log.map((line) => `Changed: ${line}.`),
+            `Pages render through ${ENGINE_NAMES[config.engine]}; RENDER_ENGINE=${config.other} renders through ${ENGINE_NAMES[config.other]} instead (same build, a restart).`,
             `Your routes and components are unchanged.${previousEntry && previousEntry !== 'server/server.ts' ? ` ${previousEntry} is no longer built: delete it when you no longer need it.` : ''}`,
           ].join('\n')
         : `Nothing to change: ${projectName} already runs on the origin.`,

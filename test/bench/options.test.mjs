@@ -42,3 +42,11 @@ test('origin-nocache is the origin with its render cache off, in the default run
   assert.equal(getVariant('origin').env.RENDER_CACHE_BYTES, undefined);
   assert.ok(DEFAULT_VARIANT_NAMES.includes('origin-nocache'));
 });
+
+test('origin-app is the origin rendering through AngularNodeAppEngine, in the default run', () => {
+  const app = getVariant('origin-app');
+  assert.equal(app.env.RENDER_ENGINE, 'app');
+  assert.deepEqual(app.command(), getVariant('origin').command());
+  assert.equal(getVariant('origin').env.RENDER_ENGINE, undefined);
+  assert.ok(DEFAULT_VARIANT_NAMES.includes('origin-app'));
+});

@@ -9,6 +9,13 @@ export { APP_DIST, ROOT };
 /** The build the origin's tests run against: the tests' own app (test/app), not the one in src/. */
 export const DIST = TEST_APP_DIST;
 
+/**
+ * The engine the origins these tests start render with: RENDER_ENGINE passes from this process's
+ * environment to theirs (scripts/each-engine.mjs runs the same files once per engine). Tests
+ * assert a documented difference between the engines (docs/choosing-an-engine.md) by this.
+ */
+export const ENGINE = process.env['RENDER_ENGINE'] || 'common';
+
 /** @param {import('../../scripts/lib/origin-process.mjs').OriginOptions} [options] */
 export function startOrigin(options = {}) {
   return startOriginOf({ dist: DIST, ...options });

@@ -489,6 +489,45 @@ describe('ng-add', () => {
     );
   });
 
+  it('--engine sets the engine that renders when RENDER_ENGINE is unset, and says how to switch', async () => {
+    const CONFIG = '/server/config.ts';
+    const templateConfig = readFileSync(join(ROOT, 'server/config.ts'), 'utf8');
+    const run = async (options, tree) => {
+      const testRunner = runner();
+      const logs = [];
+      testRunner.logger.subscribe((entry) => logs.push(entry.message));
+      const result = await testRunner.runSchematic(
+        'ng-add',
+        { project: 'stock', skipInstall: true, ...options },
+        tree,
+      );
+      return { tree: result, log: logs.join('\n') };
+    };
+    const common = await run({}, await stockApp());
+    assert.equal(common.tree.readContent(CONFIG), templateConfig, 'common: the template as it is');
+    assert.match(
+      common.log,
+      /Pages render through CommonEngine; RENDER_ENGINE=app renders through AngularNodeAppEngine/,
+    );
+    const app = await run({ engine: 'app' }, await stockApp());
+    const config = app.tree.readContent(CONFIG);
+    assert.match(config, /RENDER_ENGINES: RenderEngine\[\] = \['app', 'common'\];/);
+    assert.equal(
+      config.replace("['app', 'common']", "['common', 'app']"),
+      templateConfig,
+      'nothing else',
+    );
+    assert.match(
+      app.log,
+      /Pages render through AngularNodeAppEngine; RENDER_ENGINE=common renders through CommonEngine/,
+    );
+    // Run again without --engine: the app keeps its choice; with it, the choice changes.
+    const again = await run({}, app.tree);
+    assert.equal(again.tree.readContent(CONFIG), config);
+    const back = await run({ engine: 'common' }, app.tree);
+    assert.equal(back.tree.readContent(CONFIG), templateConfig);
+  });
+
   it('--bench adds the bench, its peers and the stock build', async () => {
     const tree = await runner().runSchematic(
       'ng-add',

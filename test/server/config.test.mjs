@@ -1,7 +1,7 @@
 // Configuration from the environment: working defaults, production hosts, one-line errors.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
+import { ENGINE, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
 
 describe('configuration', () => {
   it('serves production hosts named in NG_ALLOWED_HOSTS, and no others', async () => {
@@ -51,6 +51,11 @@ describe('configuration', () => {
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
     [{ FAST_PATH: 'fast' }, 'FAST_PATH'],
     [{ CRITICAL_CSS: 'fast' }, 'CRITICAL_CSS'],
+    [{ RENDER_ENGINE: 'fast' }, 'RENDER_ENGINE'],
+    [{ RENDER_ENGINE: 'App' }, 'RENDER_ENGINE'],
+    // Angular's engine always inlines the build's plans.
+    [{ RENDER_ENGINE: 'app', CRITICAL_CSS: 'per-request' }, 'CRITICAL_CSS'],
+    [{ RENDER_ENGINE: 'app', CRITICAL_CSS: 'off' }, 'CRITICAL_CSS'],
     [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ RENDER_CACHE_BYTES: '64M' }, 'RENDER_CACHE_BYTES'],
@@ -111,7 +116,8 @@ describe('serving options', () => {
     }
   });
 
-  for (const mode of ['per-request', 'off']) {
+  // Angular's engine has no such modes: it refuses them at startup (the bad values above).
+  for (const mode of ENGINE === 'common' ? ['per-request', 'off'] : []) {
     it(`renders pages with CRITICAL_CSS=${mode}`, async () => {
       const origin = await startOrigin({ env: { CRITICAL_CSS: mode } });
       try {
@@ -128,4 +134,14 @@ describe('serving options', () => {
       }
     });
   }
+
+  it('says in /healthz which engine renders (RENDER_ENGINE, common by default)', async () => {
+    const origin = await startOrigin();
+    try {
+      const health = JSON.parse((await request(origin.url, '/healthz')).text);
+      assert.equal(health.engine, ENGINE);
+    } finally {
+      await origin.stop();
+    }
+  });
 });

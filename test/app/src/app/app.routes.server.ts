@@ -15,6 +15,9 @@ export const serverRoutes: ServerRoute[] = [
       'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
     },
   },
+  // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.
+  { path: 'moved', renderMode: RenderMode.Server },
+  { path: 'moved/:id', renderMode: RenderMode.Server },
   // Client only: the origin answers with the client-side shell (index.csr.html).
   { path: 'dashboard', renderMode: RenderMode.Client },
   // Rendered per request, no cache policy: never stored by the render cache.

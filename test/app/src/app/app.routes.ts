@@ -11,6 +11,9 @@ export const routes: Routes = [
     canMatch: [(_route: Route, segments: UrlSegment[]) => isProductId(segments[1]?.path)],
     loadComponent: () => import('./pages/product'),
   },
+  // Router redirects: the engines answer them differently (docs/choosing-an-engine.md).
+  { path: 'moved', pathMatch: 'full', redirectTo: '/products/4' },
+  { path: 'moved/:id', redirectTo: 'products/:id' },
   { path: 'dashboard', title: 'Dashboard', loadComponent: () => import('./pages/dashboard') },
   { path: 'async-work', title: 'Async work', loadComponent: () => import('./pages/async-work') },
   { path: 'throws', title: 'Throws', loadComponent: () => import('./pages/throws') },

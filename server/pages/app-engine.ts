@@ -1,0 +1,43 @@
+import { AngularNodeAppEngine } from '@angular/ssr/node';
+import type { PageEngine } from './renderer.ts';
+
+export interface AppEngineOptions {
+  allowedHosts: readonly string[];
+}
+
+/** The Content-Type Angular's engine gives every page; the origin sends its own spelling instead. */
+const ANGULAR_HTML = 'text/html;charset=UTF-8';
+
+/**
+ * Renders with @angular/ssr's AngularNodeAppEngine: the build's manifests (routes, critical CSS
+ * plans), the app's bootstrap, and the route's status and headers as RESPONSE_INIT, which the app
+ * may change while it renders. The engine matches the URL against the server routes itself, so a
+ * route's `headers` and `status` come from the same list the origin reads.
+ *
+ * It sees a Request made of the URL alone (the validated origin plus the request target): no
+ * header of the client's request — Host, X-Forwarded-*, cookies — reaches the app.
+ */
+export function createAppEngine(options: AppEngineOptions): PageEngine {
+  const engine = new AngularNodeAppEngine({ allowedHosts: [...options.allowedHosts] });
+  return async (url) => {
+    // Without the request's signal: Angular cannot stop a render, its abort only rejects early,
+    // which would free the limiter's slot while the render still runs. The origin gives up waiting
+    // instead (pages.ts), as with CommonEngine, and the slot is held until the render ends.
+    const response = await engine.handle(new Request(url));
+    if (!response) {
+      // Angular's engine answers nothing when the router's navigation failed (a component threw
+      // while its route activated, a guard threw) or no server route matched. CommonEngine
+      // sends what it rendered around the error; here there is no page: a failed render (500).
+      throw new Error(`Angular's engine rendered no page for ${url}: its navigation failed`);
+    }
+    const html = await response.text();
+    const headers = new Headers(response.headers);
+    if (headers.get('content-type') === ANGULAR_HTML) {
+      headers.delete('content-type');
+    }
+    // Angular's own bookkeeping for its prerendered files: the origin sets both for the bytes it sends.
+    headers.delete('content-length');
+    headers.delete('etag');
+    return { html, status: response.status, headers };
+  };
+}
