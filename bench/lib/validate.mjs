@@ -11,9 +11,10 @@ const CONTENT_TYPES = {
 /**
  * Critical CSS inlined, as Beasties leaves it whoever runs it: a plain <style> block in the head and
  * the global stylesheet deferred with media="print". Proves the "same setting" claim per variant.
+ * Under CSP=strict (origin-csp) the block carries the response's nonce.
  */
 const CRITICAL_CSS =
-  /<head>[\s\S]*<style>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
+  /<head>[\s\S]*<style(?: nonce="[\w-]+")?>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
 /** Measured bytes per response (headers included) may not fall below this share of the expected body. */
 const MIN_BYTES_SHARE = 0.9;
 

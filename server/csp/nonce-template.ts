@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { strongEtag } from '../entity-tag.ts';
 import { type ContentSecurityPolicy, freshNonce, NONCE_LENGTH } from './policy.ts';
 
@@ -6,6 +7,8 @@ export interface NonceSlots {
   policy: ContentSecurityPolicy;
   /** Byte offsets of every placeholder in the stored body. */
   offsets: number[];
+  /** The stored body between its placeholders (views, not copies): what goes out around each nonce. */
+  segments: Buffer[];
 }
 
 /**
@@ -30,7 +33,14 @@ export function nonceTemplate(
   ) {
     offsets.push(at);
   }
-  return { body, slots: { policy, offsets } };
+  const segments: Buffer[] = [];
+  let previous = 0;
+  for (const offset of offsets) {
+    segments.push(body.subarray(previous, offset));
+    previous = offset + NONCE_LENGTH;
+  }
+  segments.push(body.subarray(previous));
+  return { body, slots: { policy, offsets, segments } };
 }
 
 /** A tag (attribute values may hold `>`), a comment, or the end of a script or style's text. */
@@ -91,7 +101,36 @@ export function templateEtag(body: Buffer, slots: NonceSlots): string {
   return `W/${strongEtag(blank)}`;
 }
 
-/** One response's body and policy: a fresh nonce spliced into a copy of the stored page. */
+/**
+ * Answers with a stored page and a fresh nonce: `headers` plus the policy, then the page's pieces
+ * around the nonce in one corked write (one writev). A copy of the page per response cost ~25 µs
+ * for the demo's 84 kB home page (fresh memory faulted in), the pieces ~8 µs (measured; docs).
+ */
+export function sendWithFreshNonce(
+  res: ServerResponse,
+  status: number,
+  headers: string[],
+  slots: NonceSlots,
+  head: boolean,
+): void {
+  const nonce = freshNonce();
+  res.writeHead(status, [...headers, slots.policy.headerName, slots.policy.value(nonce)]);
+  if (head) {
+    res.end();
+    return;
+  }
+  const nonceBytes = Buffer.from(nonce, 'latin1');
+  const last = slots.segments.length - 1;
+  res.cork();
+  for (let i = 0; i < last; i++) {
+    res.write(slots.segments[i]);
+    res.write(nonceBytes);
+  }
+  res.end(slots.segments[last]);
+  res.uncork();
+}
+
+/** One response's body and policy, for Koa's answers: a fresh nonce spliced into a copy of the page. */
 export function withFreshNonce(
   template: Buffer,
   slots: NonceSlots,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Accepts } from 'accepts';
 import fresh from 'fresh';
-import { withFreshNonce } from '../csp/nonce-template.ts';
+import { sendWithFreshNonce } from '../csp/nonce-template.ts';
 import type { StaticFile } from './static-index.ts';
 
 /**
@@ -29,9 +29,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: Static
   }
   if (file.nonceSlots) {
     // An HTML page under a Content-Security-Policy: a fresh nonce per response, none on a 304.
-    const { body, policy } = withFreshNonce(file.body, file.nonceSlots);
-    res.writeHead(200, [...file.headers, file.nonceSlots.policy.headerName, policy]);
-    res.end(req.method === 'HEAD' ? undefined : body);
+    sendWithFreshNonce(res, 200, file.headers, file.nonceSlots, req.method === 'HEAD');
     return 200;
   }
   res.writeHead(200, file.headers);

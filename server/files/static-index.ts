@@ -125,16 +125,17 @@ export function buildStaticIndex(
       (sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size),
       0,
     );
-    if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
-      largeFiles.set(urlPath, { encoded: siblings.length > 0 });
-      continue;
-    }
     const type =
       contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
     const cacheControl = cacheControlFor(urlPath);
     if (csp && type.startsWith('text/html')) {
-      // A compressed copy cannot take a nonce: under a policy, HTML is sent as it is.
+      // Under a policy, HTML is always held (koa-static could not give it a nonce), and sent as it
+      // is: a compressed copy cannot take one either.
       files.set(urlPath, noncedFile(read(urlPath), mtime, type, cacheControl, csp));
+      continue;
+    }
+    if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
+      largeFiles.set(urlPath, { encoded: siblings.length > 0 });
       continue;
     }
     const vary = siblings.length > 0;

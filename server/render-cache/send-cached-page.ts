@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
-import { withFreshNonce } from '../csp/nonce-template.ts';
+import { sendWithFreshNonce } from '../csp/nonce-template.ts';
 import type { Page } from '../pages/page.ts';
 
 /** The cache's name in Cache-Status (RFC 9211). */
@@ -32,16 +32,14 @@ export function sendCachedPage(
     res.end();
     return 304;
   }
-  let body = page.body;
+  headers.push('Content-Length', String(page.body.length));
   if (page.nonceSlots) {
     // A fresh nonce per response; a 304 above carries no policy (it would update the one the
     // browser keeps with its copy, whose nonce is another).
-    const nonced = withFreshNonce(page.body, page.nonceSlots);
-    body = nonced.body;
-    headers.push(page.nonceSlots.policy.headerName, nonced.policy);
+    sendWithFreshNonce(res, page.status, headers, page.nonceSlots, req.method === 'HEAD');
+    return page.status;
   }
-  headers.push('Content-Length', String(body.length));
   res.writeHead(page.status, headers);
-  res.end(req.method === 'HEAD' ? undefined : body);
+  res.end(req.method === 'HEAD' ? undefined : page.body);
   return page.status;
 }

@@ -13,11 +13,18 @@ const policy = () => new ContentSecurityPolicy('strict', new Map());
 /** A response that records what sendCachedPage writes. */
 function recorder() {
   const sent = {};
+  const chunks = [];
   return {
     sent,
     res: {
       writeHead: (status, headers) => Object.assign(sent, { status, headers }),
-      end: (body) => Object.assign(sent, { body }),
+      cork: () => {},
+      uncork: () => {},
+      write: (chunk) => chunks.push(chunk),
+      end: (chunk) => {
+        if (chunk) chunks.push(chunk);
+        sent.body = Buffer.concat(chunks);
+      },
     },
   };
 }

@@ -64,7 +64,7 @@ describe('CSP=strict', () => {
       assert.equal(first.body.length, second.body.length);
       assert.equal(
         first.headers['content-security-policy'],
-        `script-src 'nonce-${nonces[0]}' 'strict-dynamic'; style-src 'self' 'nonce-${nonces[0]}'; ` +
+        `script-src 'nonce-${nonces[0]}' 'strict-dynamic'; style-src 'self' 'nonce-${nonces[0]}'; style-src-attr 'unsafe-inline'; ` +
           `object-src 'none'; base-uri 'self'`,
       );
       // No shared cache downstream may keep a page whose nonce is one response's.
@@ -170,8 +170,24 @@ describe('CSP=strict', () => {
   });
 });
 
-describe('CSP=report-only and CSP_DIRECTIVES', () => {
-  it('sends the same policy, with the directives added, as Content-Security-Policy-Report-Only', async () => {
+describe('CSP with other settings', () => {
+  it('holds HTML in memory to give it a nonce even when files are served from disk', async () => {
+    const origin = await startOrigin({ env: { CSP: 'strict', STATIC_MEMORY_BYTES: '0' } });
+    try {
+      for (const path of ['/', '/index.csr.html']) {
+        const res = await request(origin.url, path);
+        assertNonced(res.text, headerNonce(res), path);
+      }
+      assert.equal(
+        (await request(origin.url, '/favicon.ico')).headers['content-security-policy'],
+        undefined,
+      );
+    } finally {
+      await origin.stop();
+    }
+  });
+
+  it('CSP=report-only sends the same policy, with CSP_DIRECTIVES added, as Content-Security-Policy-Report-Only', async () => {
     const origin = await startOrigin({
       env: {
         CSP: 'report-only',
@@ -187,7 +203,8 @@ describe('CSP=report-only and CSP_DIRECTIVES', () => {
         assert.equal(
           res.headers['content-security-policy-report-only'],
           `script-src 'nonce-${nonce}' 'strict-dynamic'; ` +
-            `style-src 'self' 'nonce-${nonce}' https://fonts.example; object-src 'none'; ` +
+            `style-src 'self' 'nonce-${nonce}' https://fonts.example; style-src-attr 'unsafe-inline'; ` +
+            `object-src 'none'; ` +
             `base-uri 'self'; connect-src 'self' https://api.example; ` +
             `img-src 'self' https://img.example; report-uri /csp-reports`,
         );
