@@ -43,7 +43,7 @@ export function nonceTemplate(
   return { body, slots: { policy, offsets, segments } };
 }
 
-/** A tag (attribute values may hold `>`), a comment, or the end of a script or style's text. */
+/** A comment, or an open tag (its attribute values may hold `>`). */
 const TOKEN = /<!--[\s\S]*?-->|<([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
 const NEEDS_NONCE = new Set(['script', 'style', 'link']);
 const HAS_NONCE = /\snonce\s*=/i;

@@ -28,7 +28,7 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const engine = new app.CommonEngine({ allowedHosts: [...options.allowedHosts] });
   const documentFilePath = join(options.serverDir, 'index.server.html');
   // Angular reads CSP_NONCE from the root's ngCspNonce: what it writes (its styles, its scripts,
-  // anything the app adds with CSP_NONCE) then holds the placeholder sendCachedPage fills in.
+  // anything the app adds with CSP_NONCE) then holds the placeholder each answer fills in.
   const document =
     options.csp &&
     nonceTemplate(readFileSync(documentFilePath, 'utf8'), options.csp).body.toString();
