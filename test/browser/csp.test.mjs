@@ -1,7 +1,8 @@
 // CSP=strict in real Chromium, on the demo (dist/) and on the tests' app (dist-test/): every kind
 // of page loads with zero policy violations and no console errors, hydrates, replays what was done
 // before hydration and navigates on the client; a revalidated reload (304) still runs; Report-Only
-// reports nothing; and an injected script (the tests' app's /injected) is blocked and reported.
+// reports nothing; and an injected script (the tests' app's /injected) is blocked and reported
+// while the app's own script there (given Angular's CSP_NONCE) runs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -32,10 +33,11 @@ async function startReportCollector() {
 let browser;
 let collector;
 before(async () => {
-  // The tests' app is built by test:server; build it here too when this file runs alone.
-  spawnSync(process.execPath, [join(ROOT, 'scripts/ensure-build.mjs'), 'test-app'], {
-    stdio: 'inherit',
+  // test:browser builds the demo; the tests' app is built here when it is missing or stale.
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts/ensure-build.mjs'), 'test-app'], {
+    encoding: 'utf8',
   });
+  assert.equal(build.status, 0, `building the tests' app failed:\n${build.stdout}${build.stderr}`);
   [browser, collector] = await Promise.all([launchBrowser(), startReportCollector()]);
 });
 after(async () => {
@@ -240,6 +242,8 @@ describe('CSP in Chromium: what it blocks and what report-only reports', () => {
       await page.locator('.attack').waitFor();
       await waitForHydration(page);
       assert.equal(await page.evaluate(() => window.injected), undefined, 'the script ran');
+      // The app's own script, given CSP_NONCE on the server, ran.
+      assert.equal(await page.evaluate(() => window.trusted), true, "the app's script was blocked");
       assert.deepEqual(await violations(), ['script-src-elem inline']);
       await waitFor(() => collector.reports.length > before);
       const report = collector.reports.at(-1)['csp-report'];
