@@ -45,6 +45,8 @@ export function nonceTemplate(
 
 /** A comment, or an open tag (its attribute values may hold `>`). */
 const TOKEN = /<!--[\s\S]*?-->|<([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
+const SCRIPT_END = /<\/script/gi;
+const STYLE_END = /<\/style/gi;
 const NEEDS_NONCE = new Set(['script', 'style', 'link']);
 const HAS_NONCE = /\snonce\s*=/i;
 const HAS_NG_CSP_NONCE = /\sngcspnonce\s*=/i;
@@ -67,8 +69,9 @@ function markTrustedTags(html: string, nonceAttribute: string, placeholder: stri
     }
     if (name === 'script' || name === 'style') {
       // Their text is not markup: go on after their end tag.
-      const end = html.toLowerCase().indexOf(`</${name}`, TOKEN.lastIndex);
-      TOKEN.lastIndex = end === -1 ? html.length : end;
+      const endTag = name === 'script' ? SCRIPT_END : STYLE_END;
+      endTag.lastIndex = TOKEN.lastIndex;
+      TOKEN.lastIndex = endTag.exec(html)?.index ?? html.length;
     } else if (name === 'body') {
       inBody = true;
     } else if (inBody && name.includes('-')) {
