@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { CSP_MODES, type CspDirectives, type CspMode, parseCspDirectives } from './csp/policy.ts';
 import { DEFAULT_ALLOWED_HOSTS, HOSTNAME, isAllowedHostPattern } from './request-origin.ts';
 
 /** The origin's settings, read once at startup from the environment. */
@@ -39,6 +40,10 @@ export interface OriginConfig {
    * run from the same build; see docs/choosing-an-engine.md.
    */
   renderEngine: RenderEngine;
+  /** A Content-Security-Policy with a fresh nonce on every HTML answer (csp/): off, strict or report-only. */
+  csp: CspMode;
+  /** Directives added to the strict policy (CSP_DIRECTIVES). */
+  cspDirectives: CspDirectives;
   logLevel: string;
 }
 
@@ -102,8 +107,27 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     ),
     criticalCss,
     renderEngine,
+    csp: readChoice('CSP', env['CSP'], CSP_MODES),
+    cspDirectives: readCspDirectives(env['CSP_DIRECTIVES'], env['CSP']),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
+}
+
+function readCspDirectives(value: string | undefined, mode: string | undefined): CspDirectives {
+  if (value === undefined || value.trim() === '') {
+    return new Map();
+  }
+  if (mode !== 'strict' && mode !== 'report-only') {
+    throw new ConfigError('CSP_DIRECTIVES needs CSP=strict or CSP=report-only');
+  }
+  try {
+    return parseCspDirectives(value);
+  } catch (error) {
+    throw new ConfigError(
+      `CSP_DIRECTIVES must be directives such as "img-src 'self' https://img.example; report-uri /csp": ` +
+        `${(error as Error).message}, got "${value}"`,
+    );
+  }
 }
 
 function readInteger(

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
 import * as app from './main.server.mjs';
 import { ConfigError, readConfig, type OriginConfig } from './config.ts';
+import { ContentSecurityPolicy } from './csp/policy.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
 import { createLogger } from './logger.ts';
 import { createOrigin } from './origin.ts';
@@ -70,22 +71,27 @@ function start(): void {
     globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }
   ).ngAttachNodeGlobalErrorHandlersCalled = true;
   const readiness = { ready: true };
+  // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
+  const csp =
+    config.csp === 'off' ? undefined : new ContentSecurityPolicy(config.csp, config.cspDirectives);
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
   // Only the chosen engine is constructed: the other costs nothing, not even its startup work.
   const engine =
     config.renderEngine === 'app'
       ? createAppEngine(config)
-      : createCommonEngine({ app, browserDir, serverDir, ...config });
+      : createCommonEngine({ app, browserDir, serverDir, ...config, csp });
   const renderer = new Renderer(engine, limiter, log);
   const lookupRoute = createRouteLookup(app.serverRoutes);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
   const cachedPages =
-    renderCache && new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config });
+    renderCache &&
+    new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config, csp });
   const index = buildStaticIndex(
     browserDir,
     readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')),
     {
       maxTotalBytes: config.staticMemoryBytes,
+      csp,
     },
   );
   const listener = createOrigin({
@@ -99,6 +105,7 @@ function start(): void {
       cachedPages,
       log,
       ...config,
+      csp,
     }),
     cachedPages,
     readiness,

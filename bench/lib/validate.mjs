@@ -14,6 +14,16 @@ const CONTENT_TYPES = {
  */
 const CRITICAL_CSS =
   /<head>[\s\S]*<style>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
+/**
+ * A page as the build or the render wrote it: under a Content-Security-Policy (origin-csp) each
+ * answer adds its nonce to the tags that need it (docs/content-security-policy.md).
+ */
+const NONCE_ATTRIBUTES = / (?:nonce|ngcspnonce)="[\w-]{22}"/gi;
+const withoutNonces = (res) =>
+  'content-security-policy' in res.headers
+    ? Buffer.from(res.body.toString('utf8').replace(NONCE_ATTRIBUTES, ''))
+    : res.body;
+
 /** Measured bytes per response (headers included) may not fall below this share of the expected body. */
 const MIN_BYTES_SHARE = 0.9;
 
@@ -40,7 +50,7 @@ async function checkFile(baseUrl, file, problems) {
   if (res.status !== 200) problems.push(`GET ${file.path}: status ${res.status}, expected 200`);
   else if (!CONTENT_TYPES[file.kind].test(type))
     problems.push(`GET ${file.path}: content-type "${type}", expected ${file.kind}`);
-  else if (res.body.length !== file.size)
+  else if (withoutNonces(res).length !== file.size)
     problems.push(`GET ${file.path}: ${res.body.length} B, the file has ${file.size} B`);
   return res;
 }
@@ -53,7 +63,7 @@ async function checkFile(baseUrl, file, problems) {
 async function checkRendered(baseUrl, path, problems) {
   const expected = PATHS.rendered?.status ?? 200;
   const res = await request(baseUrl, path);
-  const text = res.body.toString('utf8');
+  const text = withoutNonces(res).toString('utf8');
   if (res.status !== expected)
     problems.push(`GET ${path}: status ${res.status}, expected ${expected}`);
   else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? ''))
@@ -133,7 +143,9 @@ export async function checkScenario(baseUrl, scenario, build) {
         for (const path of [...paths, ...paths])
           pages.push(await checkRendered(baseUrl, path, problems));
         const texts = pages.map((page) =>
-          page.body.toString('utf8').replace(/ng-server-context="[^"]*"/, ''),
+          withoutNonces(page)
+            .toString('utf8')
+            .replace(/ng-server-context="[^"]*"/, ''),
         );
         if (new Set(texts).size !== paths.length)
           problems.push('popular pages: not one distinct page per id');

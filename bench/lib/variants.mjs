@@ -200,6 +200,15 @@ VARIANTS.push(
       'The origin without its step 0: files and prerendered pages held in memory are answered by the Koa chain.',
     env: { ...COMMON_ENV, FAST_PATH: 'false' },
   },
+  {
+    ...ORIGIN,
+    name: 'origin-csp',
+    ablation: true,
+    label: 'origin-csp (CSP=strict: a fresh nonce spliced into every HTML answer)',
+    about:
+      'The origin with its Content-Security-Policy on: each HTML answer (prerendered, cached or rendered) gets a fresh nonce in its header and its tags.',
+    env: { ...COMMON_ENV, CSP: 'strict' },
+  },
 );
 
 export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);

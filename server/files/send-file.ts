@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Accepts } from 'accepts';
 import fresh from 'fresh';
+import { sendWithFreshNonce } from '../csp/nonce-template.ts';
 import type { StaticFile } from './static-index.ts';
 
 /**
@@ -25,6 +26,11 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: Static
     res.writeHead(304, file.notModifiedHeaders);
     res.end();
     return 304;
+  }
+  if (file.nonceSlots) {
+    // An HTML page under a Content-Security-Policy: a fresh nonce per response, none on a 304.
+    sendWithFreshNonce(res, 200, file.headers, file.nonceSlots, req.method === 'HEAD');
+    return 200;
   }
   res.writeHead(200, file.headers);
   res.end(req.method === 'HEAD' ? undefined : file.body);

@@ -1,6 +1,14 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { contentType } from 'mime-types';
+import {
+  CDN_CACHE_CONTROL,
+  nonceTemplate,
+  type NonceSlots,
+  privateCacheControl,
+  templateEtag,
+} from '../csp/nonce-template.ts';
+import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { strongEtag } from '../entity-tag.ts';
 
 /** A file answered from memory: its bytes and every header, computed once at startup. */
@@ -14,6 +22,8 @@ export interface StaticFile {
   validators: { etag: string; 'last-modified': string };
   /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
   encoded?: { encoding: Encoding; file: StaticFile }[];
+  /** An HTML page under a Content-Security-Policy: `body` holds nonce placeholders, filled per response. */
+  nonceSlots?: NonceSlots;
 }
 
 /** A file over the memory limits, served from disk by koa-static. */
@@ -48,6 +58,8 @@ export interface StaticIndexOptions {
   maxFileBytes?: number;
   /** Bytes held in memory in all; files past it are served from disk (default 64 MiB, 0 for none). */
   maxTotalBytes?: number;
+  /** HTML files get a fresh nonce per response under this policy (csp/). */
+  csp?: ContentSecurityPolicy;
 }
 
 /**
@@ -80,7 +92,7 @@ export function cacheControlFor(urlPath: string): string {
 export function buildStaticIndex(
   browserDir: string,
   prerenderedRoutes: readonly string[],
-  { maxFileBytes = 1024 * 1024, maxTotalBytes = 64 * 1024 * 1024 }: StaticIndexOptions = {},
+  { maxFileBytes = 1024 * 1024, maxTotalBytes = 64 * 1024 * 1024, csp }: StaticIndexOptions = {},
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
@@ -113,13 +125,19 @@ export function buildStaticIndex(
       (sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size),
       0,
     );
+    const type =
+      contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
+    const cacheControl = cacheControlFor(urlPath);
+    if (csp && type.startsWith('text/html')) {
+      // Under a policy, HTML is always held (koa-static could not give it a nonce), and sent as it
+      // is: a compressed copy cannot take one either.
+      files.set(urlPath, noncedFile(read(urlPath), mtime, type, cacheControl, csp));
+      continue;
+    }
     if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
       largeFiles.set(urlPath, { encoded: siblings.length > 0 });
       continue;
     }
-    const type =
-      contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
-    const cacheControl = cacheControlFor(urlPath);
     const vary = siblings.length > 0;
     const file = staticFile(read(urlPath), mtime, type, cacheControl, undefined, vary);
     if (vary) {
@@ -190,6 +208,37 @@ function staticFile(
     String(body.length),
   ];
   return { body, validators, notModifiedHeaders, headers };
+}
+
+/** An HTML file stored with nonce placeholders: a weak ETag, and no shared cache may keep it. */
+function noncedFile(
+  html: Buffer,
+  mtime: Date,
+  type: string,
+  cacheControl: string,
+  csp: ContentSecurityPolicy,
+): StaticFile {
+  const { body, slots } = nonceTemplate(html.toString(), csp);
+  const validators = { etag: templateEtag(body, slots), 'last-modified': mtime.toUTCString() };
+  const notModifiedHeaders = [
+    'Cache-Control',
+    privateCacheControl(cacheControl),
+    ...CDN_CACHE_CONTROL,
+    'ETag',
+    validators.etag,
+    'Last-Modified',
+    validators['last-modified'],
+  ];
+  const headers = [
+    'Content-Type',
+    type,
+    ...notModifiedHeaders,
+    'Accept-Ranges',
+    'none',
+    'Content-Length',
+    String(body.length),
+  ];
+  return { body, validators, notModifiedHeaders, headers, nonceSlots: slots };
 }
 
 function* listFiles(dir: string): Generator<string> {

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as AppServerBundle from '../main.server.mjs';
 import type { CriticalCssMode } from '../config.ts';
+import { nonceTemplate } from '../csp/nonce-template.ts';
+import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { createCriticalCss } from './critical-css.ts';
 import type { PageEngine } from './renderer.ts';
 
@@ -12,6 +14,8 @@ export interface CommonEngineOptions {
   serverDir: string;
   allowedHosts: readonly string[];
   criticalCss: CriticalCssMode;
+  /** Renders from an index whose root element holds the nonce placeholder (ngCspNonce). */
+  csp: ContentSecurityPolicy | undefined;
 }
 
 /**
@@ -23,6 +27,11 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const { app, browserDir } = options;
   const engine = new app.CommonEngine({ allowedHosts: [...options.allowedHosts] });
   const documentFilePath = join(options.serverDir, 'index.server.html');
+  // Angular reads CSP_NONCE from the root's ngCspNonce: what it writes (its styles, its scripts,
+  // anything the app adds with CSP_NONCE) then holds the placeholder each answer fills in.
+  const document =
+    options.csp &&
+    nonceTemplate(readFileSync(documentFilePath, 'utf8'), options.csp).body.toString();
   // Compiled at startup (the default): ~2 ms less per render than CommonEngine's Beasties pass.
   const inlineCompiledCss =
     options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
@@ -31,6 +40,7 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
     const html = await engine.render({
       bootstrap: app.default,
       documentFilePath,
+      document,
       publicPath: browserDir,
       url,
       providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],

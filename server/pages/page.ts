@@ -1,3 +1,11 @@
+import {
+  CDN_CACHE_CONTROL,
+  nonceTemplate,
+  type NonceSlots,
+  privateCacheControl,
+  templateEtag,
+} from '../csp/nonce-template.ts';
+import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { strongEtag } from '../entity-tag.ts';
 import { REVALIDATE } from '../files/static-index.ts';
 import { HARMLESS_COOKIES_HEADER } from '../render-cache/policy.ts';
@@ -11,34 +19,49 @@ export interface Page {
   headers: string[];
   body: Buffer;
   etag: string;
+  /** With a Content-Security-Policy: `body` holds nonce placeholders, filled per response. */
+  nonceSlots?: NonceSlots;
 }
 
 /**
  * The answer for a render: Content-Type, the headers the app set through RESPONSE_INIT (less the
  * origin's own route declarations), its Cache-Control — decided here, once: the route's or the
- * app's, else revalidate before each use — and, for a 2xx answer, a strong ETag of the body. `final` holds the
- * headers as the app left them, for the render cache's decision to store.
+ * app's, else revalidate before each use — and, for a 2xx answer, a strong ETag of the body. With a
+ * Content-Security-Policy, an HTML body is stored with nonce placeholders: its ETag is weak, and no
+ * shared cache downstream may store it (csp/nonce-template.ts). `final` holds the headers as the app
+ * left them, for the render cache's decision to store.
  */
-export function pageOf(output: EngineOutput): { page: Page; final: Headers } {
+export function pageOf(
+  output: EngineOutput,
+  csp?: ContentSecurityPolicy,
+): { page: Page; final: Headers } {
   const final = output.headers;
   final.delete(HARMLESS_COOKIES_HEADER);
+  const type = final.get('content-type') ?? HTML;
+  // With a policy, an HTML page is stored with placeholders where each response's nonce goes.
+  const nonced = csp && type.startsWith('text/html') ? nonceTemplate(output.html, csp) : undefined;
   // A Buffer body spares Koa a regex and a byte count over the whole page.
-  const body = Buffer.from(output.html);
-  const etag = strongEtag(body);
-  const headers = ['Content-Type', final.get('content-type') ?? HTML];
+  const body = nonced?.body ?? Buffer.from(output.html);
+  const etag = nonced ? templateEtag(nonced.body, nonced.slots) : strongEtag(body);
+  const headers = ['Content-Type', type];
   for (const [name, value] of final) {
-    if (name !== 'content-type') {
+    if (name === 'cache-control' && nonced) {
+      headers.push('Cache-Control', privateCacheControl(value));
+    } else if (name !== 'content-type') {
       headers.push(headerName(name), value);
     }
   }
   if (!final.has('cache-control')) {
-    headers.push('Cache-Control', REVALIDATE);
+    headers.push('Cache-Control', nonced ? privateCacheControl(REVALIDATE) : REVALIDATE);
+  }
+  if (nonced) {
+    headers.push(...CDN_CACHE_CONTROL);
   }
   // Like @koa/etag: validators for 2xx answers only; an error page is sent whole every time.
   if (output.status >= 200 && output.status < 300) {
     headers.push('ETag', etag);
   }
-  return { page: { status: output.status, headers, body, etag }, final };
+  return { page: { status: output.status, headers, body, etag, nonceSlots: nonced?.slots }, final };
 }
 
 /** Names as the origin sends its own (`Cache-Control`): Headers hands them over in lower case. */

@@ -1,6 +1,14 @@
 import { RenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
+import {
+  nonceTemplate,
+  privateCacheControl,
+  templateEtag,
+  withFreshNonce,
+  type NonceSlots,
+} from '../csp/nonce-template.ts';
+import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { REVALIDATE } from '../files/static-index.ts';
 import { throttledWarning } from '../logger.ts';
 import type { CachedPages } from '../render-cache/cached-pages.ts';
@@ -19,6 +27,8 @@ export interface PagesOptions {
   renderTimeoutMs: number;
   /** Pages of routes that declare a shared-cache policy; undefined when RENDER_CACHE_BYTES is 0. */
   cachedPages: CachedPages | undefined;
+  /** A fresh nonce on every HTML answer; undefined when CSP is off. */
+  csp: ContentSecurityPolicy | undefined;
   log: Logger;
 }
 
@@ -30,17 +40,26 @@ export interface PagesOptions {
  * declare a shared-cache policy are answered by the render cache (render-cache/).
  */
 export function pages(options: PagesOptions): Middleware {
-  const { renderer, lookupRoute, clientShell, cachedPages } = options;
+  const { renderer, lookupRoute, cachedPages, csp } = options;
   const warnTimeout = throttledWarning(
     options.log,
     'render timed out: answered with the client-side shell',
   );
+  const shell = csp ? nonceTemplate(options.clientShell.toString(), csp) : undefined;
+  const shellEtag = shell && templateEtag(shell.body, shell.slots);
 
   const answerShell = (ctx: Context, status: number, cacheControl: string) => {
     ctx.status = status;
     ctx.set('Content-Type', HTML);
+    if (shell) {
+      ctx.set('Cache-Control', privateCacheControl(cacheControl));
+      ctx.set('CDN-Cache-Control', 'no-store');
+      ctx.set('ETag', shellEtag!);
+      answerNonced(ctx, shell.body, shell.slots);
+      return;
+    }
     ctx.set('Cache-Control', cacheControl);
-    ctx.body = clientShell;
+    ctx.body = options.clientShell;
   };
   const answerTimedOut = (ctx: Context) => {
     warnTimeout();
@@ -85,7 +104,7 @@ export function pages(options: PagesOptions): Middleware {
     } finally {
       settle();
     }
-    const { page } = pageOf(rendered);
+    const { page } = pageOf(rendered, csp);
     ctx.status = page.status;
     for (let i = 0; i < page.headers.length; i += 2) {
       ctx.append(page.headers[i], page.headers[i + 1]);
@@ -93,6 +112,25 @@ export function pages(options: PagesOptions): Middleware {
     if (cacheStatus !== undefined) {
       ctx.set('Cache-Status', cacheStatus);
     }
+    if (page.nonceSlots) {
+      answerNonced(ctx, page.body, page.nonceSlots);
+      return;
+    }
     ctx.body = page.body;
   };
+}
+
+/**
+ * An HTML answer with a fresh nonce, its headers set. A request whose copy is current gets its 304
+ * here, without a policy: koa-conditional-get would send it with the policy of a nonce the
+ * browser's copy does not hold, and a 304's headers replace the stored ones (RFC 9111 §4.3.4).
+ */
+function answerNonced(ctx: Context, template: Buffer, slots: NonceSlots): void {
+  if (ctx.fresh) {
+    ctx.status = 304;
+    return;
+  }
+  const { body, policy } = withFreshNonce(template, slots);
+  ctx.set(slots.policy.headerName, policy);
+  ctx.body = body;
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
+import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { throttledWarning } from '../logger.ts';
 import { pageOf, type Page } from '../pages/page.ts';
 import { CLIENT_GONE, requestSignal, TIMED_OUT, untilAborted } from '../pages/render-signal.ts';
@@ -15,6 +16,8 @@ export interface CachedPagesOptions {
   renderer: Renderer;
   lookupRoute: (path: string) => RouteInfo;
   renderTimeoutMs: number;
+  /** Pages are stored with nonce placeholders, filled per response (sendCachedPage). */
+  csp: ContentSecurityPolicy | undefined;
   log: Logger;
 }
 
@@ -42,9 +45,11 @@ export class CachedPages {
   readonly #lookupRoute: (path: string) => RouteInfo;
   readonly #renderTimeoutMs: number;
   readonly #log: Logger;
+  readonly #csp: ContentSecurityPolicy | undefined;
   readonly #warnRefreshFailed: () => void;
 
-  constructor({ cache, renderer, lookupRoute, renderTimeoutMs, log }: CachedPagesOptions) {
+  constructor({ cache, renderer, lookupRoute, renderTimeoutMs, csp, log }: CachedPagesOptions) {
+    this.#csp = csp;
     this.#cache = cache;
     this.#renderer = renderer;
     this.#lookupRoute = lookupRoute;
@@ -166,7 +171,7 @@ export class CachedPages {
   }
 
   #candidate(rendered: Parameters<typeof pageOf>[0], route: RouteInfo): Candidate {
-    const { page, final } = pageOf(rendered);
+    const { page, final } = pageOf(rendered, this.#csp);
     return { ...page, policy: storablePolicy(page.status, route.status, final) };
   }
 

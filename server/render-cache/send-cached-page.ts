@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
+import { sendWithFreshNonce } from '../csp/nonce-template.ts';
 import type { Page } from '../pages/page.ts';
 
 /** The cache's name in Cache-Status (RFC 9211). */
@@ -32,6 +33,12 @@ export function sendCachedPage(
     return 304;
   }
   headers.push('Content-Length', String(page.body.length));
+  if (page.nonceSlots) {
+    // A fresh nonce per response; a 304 above carries no policy (it would update the one the
+    // browser keeps with its copy, whose nonce is another).
+    sendWithFreshNonce(res, page.status, headers, page.nonceSlots, req.method === 'HEAD');
+    return page.status;
+  }
   res.writeHead(page.status, headers);
   res.end(req.method === 'HEAD' ? undefined : page.body);
   return page.status;

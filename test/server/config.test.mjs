@@ -65,6 +65,11 @@ describe('configuration', () => {
     [{ WORKERS: '-2' }, 'WORKERS'],
     [{ WORKERS: '5000' }, 'WORKERS'],
     [{ WORKERS: 'AUTO' }, 'WORKERS'],
+    [{ CSP: 'on' }, 'CSP'],
+    [{ CSP_DIRECTIVES: "img-src 'self'" }, 'CSP_DIRECTIVES'],
+    [{ CSP: 'strict', CSP_DIRECTIVES: 'img-src a.example,b.example' }, 'CSP_DIRECTIVES'],
+    [{ CSP: 'strict', CSP_DIRECTIVES: "script-src 'nonce-chosen'" }, 'CSP_DIRECTIVES'],
+    [{ CSP: 'report-only', CSP_DIRECTIVES: 'img_src *' }, 'CSP_DIRECTIVES'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {

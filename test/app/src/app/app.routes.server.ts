@@ -29,5 +29,7 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     headers: { 'Cache-Control': 'public, s-maxage=60' },
   },
+  // Renders an attacker's string through a bypassed sanitizer: what CSP=strict must block.
+  { path: 'injected', renderMode: RenderMode.Server },
   { path: '**', renderMode: RenderMode.Server, status: 404 },
 ];

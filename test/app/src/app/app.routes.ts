@@ -18,5 +18,6 @@ export const routes: Routes = [
   { path: 'async-work', title: 'Async work', loadComponent: () => import('./pages/async-work') },
   { path: 'throws', title: 'Throws', loadComponent: () => import('./pages/throws') },
   { path: 'throws-shared', title: 'Throws', loadComponent: () => import('./pages/throws') },
+  { path: 'injected', title: 'Injected', loadComponent: () => import('./pages/injected') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];

@@ -14,6 +14,10 @@ import { Component, signal } from '@angular/core';
       <label>Last name <input name="lastName" (input)="lastName.set(valueOf($event))" /></label>
       <button class="button" type="submit">Submit</button>
     </form>
+    <!-- A click before hydration is replayed once the app hydrates (test/browser/csp.test.mjs). -->
+    <button class="button counter" type="button" (click)="clicks.set(clicks() + 1)">
+      Clicked {{ clicks() }} times
+    </button>
     @if (greeting(); as text) {
       <p role="status">{{ text }}</p>
     }
@@ -23,6 +27,7 @@ export default class Home {
   protected readonly firstName = signal('');
   protected readonly lastName = signal('');
   protected readonly greeting = signal('');
+  protected readonly clicks = signal(0);
 
   protected valueOf(event: Event): string {
     return (event.target as HTMLInputElement).value;

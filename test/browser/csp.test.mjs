@@ -1,0 +1,321 @@
+// CSP=strict in real Chromium, on the demo (dist/) and on the tests' app (dist-test/): every kind
+// of page loads with zero policy violations and no console errors, hydrates, replays what was done
+// before hydration and navigates on the client; a revalidated reload (304) still runs; Report-Only
+// reports nothing; and an injected script (the tests' app's /injected) is blocked and reported
+// while the app's own script there (given Angular's CSP_NONCE) runs.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { launchBrowser } from '../helpers/browser.mjs';
+import { APP_DIST, DIST, ROOT, startOrigin } from '../helpers/origin.mjs';
+
+/** A report endpoint on loopback: what the browser posts to the policy's report-uri. */
+async function startReportCollector() {
+  const reports = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      reports.push(JSON.parse(Buffer.concat(chunks).toString() || '{}'));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    reports,
+    url: `http://127.0.0.1:${server.address().port}/reports`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+let browser;
+let collector;
+before(async () => {
+  // test:browser builds the demo; the tests' app is built here when it is missing or stale.
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts/ensure-build.mjs'), 'test-app'], {
+    encoding: 'utf8',
+  });
+  assert.equal(build.status, 0, `building the tests' app failed:\n${build.stdout}${build.stderr}`);
+  [browser, collector] = await Promise.all([launchBrowser(), startReportCollector()]);
+});
+after(async () => {
+  await browser?.close();
+  await collector?.close();
+});
+
+/** A new page that records policy violations (from the first byte) and console problems. */
+async function watchedPage() {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') {
+      problems.push(`${message.type()}: ${message.text()}`);
+    }
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  await page.addInitScript(() => {
+    window.violations = [];
+    document.addEventListener('securitypolicyviolation', (event) =>
+      window.violations.push(`${event.violatedDirective} ${event.blockedURI}`),
+    );
+  });
+  return { page, problems, violations: () => page.evaluate(() => window.violations) };
+}
+
+async function waitForHydration(page) {
+  await page.waitForFunction(() => {
+    const root = document.querySelector('app-root');
+    return (
+      root !== null && !root.hasAttribute('ngh') && document.querySelectorAll('[ngh]').length === 0
+    );
+  });
+}
+
+/** The nonce the page's scripts run with (the attribute reads empty once the page has loaded). */
+function pageNonce(page) {
+  return page.evaluate(() => document.querySelector('script[nonce]').nonce);
+}
+
+/** The app's own bundle waits until `release` is called: the page is there, not yet hydrated. */
+async function holdBundle(page) {
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await page.route(/\/main-[^/]+\.js$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  return release;
+}
+
+/** What each app shows, and how to act on it before hydration. */
+const APPS = {
+  demo: {
+    dist: APP_DIST,
+    // The demo's only controls before hydration are its form's fields (its submit button and links
+    // act natively): the input events are what the event contract (an inline script) must catch.
+    async actBeforeHydration(page) {
+      await page.getByLabel('First name').fill('Ada');
+      await page.getByLabel('Last name').fill('Lovelace');
+      assert.ok(
+        await page.evaluate(() => Object.values(window._ejsas).some(({ q }) => q.length > 0)),
+        'the event contract caught nothing',
+      );
+    },
+    async checkReplayed(page) {
+      // Angular takes the contract's queue when it hydrates, and replays it.
+      await page.waitForFunction(() => Object.values(window._ejsas).every((c) => c === undefined));
+    },
+    clientOnlyText: 'Rendered in the browser.',
+    nextLink: 'Next',
+  },
+  'tests’ app': {
+    dist: DIST,
+    async actBeforeHydration(page) {
+      await page.getByRole('button', { name: /Clicked 0 times/ }).click();
+    },
+    async checkReplayed(page) {
+      await page.getByRole('button', { name: /Clicked 1 times/ }).waitFor();
+    },
+    clientOnlyText: undefined,
+    nextLink: 'Next',
+  },
+};
+
+for (const [name, app] of Object.entries(APPS)) {
+  describe(`CSP=strict in Chromium: the ${name}`, () => {
+    let origin;
+    before(async () => {
+      origin = await startOrigin({
+        dist: app.dist,
+        env: { CSP: 'strict', CSP_DIRECTIVES: `report-uri ${collector.url}` },
+      });
+    });
+    after(() => origin?.stop());
+
+    it('prerendered page: no violation, replays what was done before hydration, and a revalidated reload runs', async () => {
+      const { page, problems, violations } = await watchedPage();
+      try {
+        const release = await holdBundle(page);
+        const first = page.goto(`${origin.url}/`, { waitUntil: 'commit' });
+        await app.actBeforeHydration(page);
+        release();
+        assert.equal((await first).status(), 200);
+        await waitForHydration(page);
+        await app.checkReplayed(page);
+        assert.deepEqual(await violations(), []);
+
+        // A second navigation revalidates (If-None-Match): the 304 carries no policy, the
+        // browser keeps the stored page and its policy, and the page still runs.
+        await page.unrouteAll();
+        const nonce = await pageNonce(page);
+        const second = await page.goto(`${origin.url}/`);
+        const sent = await second.request().allHeaders();
+        assert.ok(sent['if-none-match'], 'Chromium did not revalidate');
+        // The same nonce: the browser runs its stored copy (a 200 would carry a new one).
+        assert.equal(await pageNonce(page), nonce, 'the page was sent again, not revalidated');
+        await waitForHydration(page);
+        assert.deepEqual(await violations(), []);
+        assert.deepEqual(problems, []);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it('rendered, cached (miss then hit) and revalidated product pages: no violation, client navigation', async () => {
+      for (const visit of ['miss', 'hit', 'revalidated']) {
+        const { page, problems, violations } = await watchedPage();
+        try {
+          const response = await page.goto(`${origin.url}/products/41`);
+          if (visit !== 'revalidated') {
+            assert.match(
+              response.headers()['cache-status'],
+              visit === 'miss' ? /fwd=uri-miss/ : /; hit/,
+            );
+          }
+          await waitForHydration(page);
+          if (visit === 'revalidated') {
+            const nonce = await pageNonce(page);
+            const again = await page.goto(`${origin.url}/products/41`);
+            assert.ok((await again.request().allHeaders())['if-none-match']);
+            assert.equal(await pageNonce(page), nonce, 'the page was sent again, not revalidated');
+            await waitForHydration(page);
+          }
+          await page.getByRole('link', { name: app.nextLink }).click();
+          await page.waitForURL(`${origin.url}/products/42`);
+          await page.locator('h1').filter({ hasNotText: 'Loading' }).first().waitFor();
+          assert.deepEqual(await violations(), [], visit);
+          assert.deepEqual(problems, [], visit);
+        } finally {
+          await page.close();
+        }
+      }
+    });
+
+    it('page rendered per request, client-only page and not-found page: no violation', async () => {
+      for (const [path, status] of [
+        ['/async-work', 200],
+        ['/dashboard', 200],
+        ['/no/such/page', 404],
+      ]) {
+        const { page, problems, violations } = await watchedPage();
+        try {
+          const response = await page.goto(`${origin.url}${path}`);
+          assert.equal(response.status(), status, path);
+          if (path === '/dashboard') {
+            // Client-only: the browser renders it (the app's styles added with the nonce).
+            await page.locator('h1').waitFor();
+            if (app.clientOnlyText) await page.getByText(app.clientOnlyText).waitFor();
+          } else {
+            await waitForHydration(page);
+          }
+          await page
+            .getByRole('link', { name: /^Home$|Go home/ })
+            .first()
+            .click();
+          await page.waitForURL(`${origin.url}/`);
+          await page.locator('h1', { hasText: 'Welcome' }).waitFor();
+          assert.deepEqual(await violations(), [], path);
+          assert.deepEqual(
+            problems.filter((problem) => !/status of 404/.test(problem)),
+            [],
+            path,
+          );
+        } finally {
+          await page.close();
+        }
+      }
+    });
+  });
+}
+
+describe('CSP in Chromium: what it blocks and what report-only reports', () => {
+  it('blocks and reports a script injected through a bypassed sanitizer', async () => {
+    const origin = await startOrigin({
+      env: { CSP: 'strict', CSP_DIRECTIVES: `report-uri ${collector.url}` },
+    });
+    const { page, violations } = await watchedPage();
+    try {
+      const before = collector.reports.length;
+      await page.goto(`${origin.url}/injected`);
+      await page.locator('.attack').waitFor();
+      await waitForHydration(page);
+      assert.equal(await page.evaluate(() => window.injected), undefined, 'the script ran');
+      if (process.env.RENDER_ENGINE === 'app') {
+        // Angular's own engine renders from the build's index, not the origin's: CSP_NONCE is null
+        // while it renders, so a script the app adds with it gets no nonce and is blocked too
+        // (docs/content-security-policy.md, docs/choosing-an-engine.md).
+        assert.equal(await page.evaluate(() => window.trusted), undefined);
+        assert.deepEqual(await violations(), ['script-src-elem inline', 'script-src-elem inline']);
+      } else {
+        // The app's own script, given CSP_NONCE on the server, ran.
+        assert.equal(
+          await page.evaluate(() => window.trusted),
+          true,
+          "the app's script was blocked",
+        );
+        assert.deepEqual(await violations(), ['script-src-elem inline']);
+      }
+      await waitFor(() => collector.reports.length > before);
+      const report = collector.reports.at(-1)['csp-report'];
+      assert.equal(report['violated-directive'], 'script-src-elem');
+      assert.equal(report['blocked-uri'], 'inline');
+      assert.equal(report['disposition'], 'enforce');
+    } finally {
+      await page.close();
+      await origin.stop();
+    }
+  });
+
+  for (const [name, app] of Object.entries(APPS)) {
+    it(`reports nothing in Report-Only mode for every page of the ${name}`, async () => {
+      const origin = await startOrigin({
+        dist: app.dist,
+        env: { CSP: 'report-only', CSP_DIRECTIVES: `report-uri ${collector.url}` },
+      });
+      const before = collector.reports.length;
+      try {
+        for (const path of [
+          '/',
+          '/products/3',
+          '/products/3',
+          '/async-work',
+          '/dashboard',
+          '/no/such',
+        ]) {
+          const { page, violations } = await watchedPage();
+          try {
+            await page.goto(`${origin.url}${path}`);
+            await page.locator('h1').first().waitFor();
+            await page.waitForLoadState('networkidle');
+            assert.deepEqual(await violations(), [], path);
+          } finally {
+            await page.close();
+          }
+        }
+        // Reports are posted asynchronously: give them time to arrive before saying there are none.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.deepEqual(collector.reports.slice(before), []);
+        if (app.dist === DIST) {
+          // The same setup does report what the policy would block (so the silence above is real).
+          const { page } = await watchedPage();
+          await page.goto(`${origin.url}/injected`);
+          await waitFor(() => collector.reports.length > before);
+          await page.close();
+          assert.equal(collector.reports.at(-1)['csp-report'].disposition, 'report');
+        }
+      } finally {
+        await origin.stop();
+      }
+    });
+  }
+});
+
+async function waitFor(condition, timeoutMs = 5000) {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) assert.fail('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
