@@ -56,7 +56,7 @@ export const VARIANTS = [
   {
     name: 'origin-nocache',
     criticalCss:
-      'stylesheets compiled at startup (beasties compiler/runtime, server/critical-css.ts)',
+      'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin-nocache (ablation: RENDER_CACHE_BYTES=0, no render cache)',
     runtime: 'node',
     // In the default run, not with the other ablations: beside `origin` it shows what storing
