@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { CSP_MODES, type CspDirectives, type CspMode, parseCspDirectives } from './csp/policy.ts';
+import {
+  CSP_MODES,
+  type CspDirectives,
+  type CspMode,
+  parseCspDirectives,
+  parseReportTo,
+} from './csp/policy.ts';
 import { DEFAULT_ALLOWED_HOSTS, HOSTNAME, isAllowedHostPattern } from './request-origin.ts';
 
 /** The origin's settings, read once at startup from the environment. */
@@ -44,6 +50,8 @@ export interface OriginConfig {
   csp: CspMode;
   /** Directives added to the strict policy (CSP_DIRECTIVES). */
   cspDirectives: CspDirectives;
+  /** Where browsers send CSP reports through the Reporting API (CSP_REPORT_TO); undefined for none. */
+  cspReportTo: string | undefined;
   logLevel: string;
 }
 
@@ -109,6 +117,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     renderEngine,
     csp: readChoice('CSP', env['CSP'], CSP_MODES),
     cspDirectives: readCspDirectives(env['CSP_DIRECTIVES'], env['CSP']),
+    cspReportTo: readCspReportTo(env['CSP_REPORT_TO'], env['CSP']),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
@@ -127,6 +136,20 @@ function readCspDirectives(value: string | undefined, mode: string | undefined):
       `CSP_DIRECTIVES must be directives such as "img-src 'self' https://img.example; report-uri /csp": ` +
         `${(error as Error).message}, got "${value}"`,
     );
+  }
+}
+
+function readCspReportTo(value: string | undefined, mode: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') {
+    return undefined;
+  }
+  if (mode !== 'strict' && mode !== 'report-only') {
+    throw new ConfigError('CSP_REPORT_TO needs CSP=strict or CSP=report-only');
+  }
+  try {
+    return parseReportTo(value.trim());
+  } catch (error) {
+    throw new ConfigError(`CSP_REPORT_TO ${(error as Error).message}, got "${value}"`);
   }
 }
 

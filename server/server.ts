@@ -73,7 +73,9 @@ function start(): void {
   const readiness = { ready: true };
   // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
   const csp =
-    config.csp === 'off' ? undefined : new ContentSecurityPolicy(config.csp, config.cspDirectives);
+    config.csp === 'off'
+      ? undefined
+      : new ContentSecurityPolicy(config.csp, config.cspDirectives, config.cspReportTo);
   const limiter = new RenderLimiter(config.maxConcurrentRenders, config.renderQueueLimit);
   // Only the chosen engine is constructed: the other costs nothing, not even its startup work.
   const engine =

@@ -117,7 +117,12 @@ export function sendWithFreshNonce(
   head: boolean,
 ): void {
   const nonce = freshNonce();
-  res.writeHead(status, [...headers, slots.policy.headerName, slots.policy.value(nonce)]);
+  res.writeHead(status, [
+    ...headers,
+    slots.policy.headerName,
+    slots.policy.value(nonce),
+    ...slots.policy.headers,
+  ]);
   if (head) {
     res.end();
     return;

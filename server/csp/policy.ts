@@ -54,6 +54,26 @@ export function parseCspDirectives(text: string): CspDirectives {
   return directives;
 }
 
+/** The name CSP_REPORT_TO's URL gets in Reporting-Endpoints, which the policy's report-to names. */
+const REPORT_ENDPOINT = 'csp-endpoint';
+
+/**
+ * CSP_REPORT_TO: where browsers send reports through the Reporting API. An absolute http(s) URL or
+ * a path of this origin; nothing that could break out of the header's quoted string. Throws a
+ * message naming what is wrong.
+ */
+export function parseReportTo(value: string): string {
+  if (!/^(?:https?:\/\/[^\s"\\,;]+|\/[^\s"\\,;]*)$/.test(value)) {
+    throw new Error(
+      'must be an http(s) URL or a path starting with /, without quotes, commas or spaces',
+    );
+  }
+  if (value.startsWith('http') && !URL.canParse(value)) {
+    throw new Error('is not a URL');
+  }
+  return value;
+}
+
 /** Bytes of randomness in a nonce: 128 bits, the CSP specification's minimum. */
 const NONCE_BYTES = 16;
 /** A nonce as sent: 22 base64url characters. The placeholder has the same length, so a splice keeps every offset. */
@@ -79,16 +99,25 @@ export function freshNonce(): string {
  */
 export class ContentSecurityPolicy {
   readonly headerName: string;
+  /**
+   * Headers sent with the policy on every HTML answer, flat: `Reporting-Endpoints` when reports go
+   * to a `report-to` endpoint (the Reporting API needs the header to know where that is).
+   */
+  readonly headers: string[] = [];
   readonly placeholder = freshNonce();
   /** The header split where the nonce goes: parts.join(nonce) is the header for that nonce. */
   readonly #parts: string[];
 
-  constructor(mode: Exclude<CspMode, 'off'>, extra: CspDirectives) {
+  constructor(mode: Exclude<CspMode, 'off'>, extra: CspDirectives, reportTo?: string) {
     this.headerName =
       mode === 'strict' ? 'Content-Security-Policy' : 'Content-Security-Policy-Report-Only';
     const directives = new Map(STRICT.map(([name, sources]) => [name, [...sources]]));
     for (const [name, sources] of extra) {
       directives.set(name, [...(directives.get(name) ?? []), ...sources]);
+    }
+    if (reportTo !== undefined) {
+      directives.set('report-to', [REPORT_ENDPOINT]);
+      this.headers.push('Reporting-Endpoints', `${REPORT_ENDPOINT}="${reportTo}"`);
     }
     const text = [...directives]
       .map(([name, sources]) => [name, ...sources].join(' '))

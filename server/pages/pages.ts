@@ -132,5 +132,8 @@ function answerNonced(ctx: Context, template: Buffer, slots: NonceSlots): void {
   }
   const { body, policy } = withFreshNonce(template, slots);
   ctx.set(slots.policy.headerName, policy);
+  for (let i = 0; i < slots.policy.headers.length; i += 2) {
+    ctx.set(slots.policy.headers[i], slots.policy.headers[i + 1]);
+  }
   ctx.body = body;
 }

@@ -70,6 +70,10 @@ describe('configuration', () => {
     [{ CSP: 'strict', CSP_DIRECTIVES: 'img-src a.example,b.example' }, 'CSP_DIRECTIVES'],
     [{ CSP: 'strict', CSP_DIRECTIVES: "script-src 'nonce-chosen'" }, 'CSP_DIRECTIVES'],
     [{ CSP: 'report-only', CSP_DIRECTIVES: 'img_src *' }, 'CSP_DIRECTIVES'],
+    [{ CSP_REPORT_TO: '/csp-reports' }, 'CSP_REPORT_TO'],
+    [{ CSP: 'strict', CSP_REPORT_TO: 'https://reports.example/csp", evil="x' }, 'CSP_REPORT_TO'],
+    [{ CSP: 'strict', CSP_REPORT_TO: 'ftp://reports.example/csp' }, 'CSP_REPORT_TO'],
+    [{ CSP: 'report-only', CSP_REPORT_TO: 'reports' }, 'CSP_REPORT_TO'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {

@@ -189,6 +189,35 @@ describe('CSP with other settings', () => {
     }
   });
 
+  it('CSP_REPORT_TO names a Reporting API endpoint on every HTML answer, never on a 304', async () => {
+    const origin = await startOrigin({
+      env: { CSP: 'strict', CSP_REPORT_TO: 'https://reports.example/csp' },
+    });
+    try {
+      // Prerendered, rendered and stored, the same page from the render cache, client-only.
+      for (const path of ['/', '/products/6', '/products/6', '/dashboard']) {
+        const res = await request(origin.url, path);
+        assert.equal(res.status, 200, path);
+        assert.equal(
+          res.headers['reporting-endpoints'],
+          'csp-endpoint="https://reports.example/csp"',
+          path,
+        );
+        assert.match(res.headers['content-security-policy'], /; report-to csp-endpoint$/, path);
+        const revalidated = await request(origin.url, path, {
+          headers: { 'if-none-match': res.headers.etag },
+        });
+        assert.equal(revalidated.status, 304, path);
+        assert.equal(revalidated.headers['reporting-endpoints'], undefined, path);
+        assert.equal(revalidated.headers['content-security-policy'], undefined, path);
+      }
+      const asset = await request(origin.url, '/favicon.ico');
+      assert.equal(asset.headers['reporting-endpoints'], undefined);
+    } finally {
+      await origin.stop();
+    }
+  });
+
   it('CSP=report-only sends the same policy, with CSP_DIRECTIVES added, as Content-Security-Policy-Report-Only', async () => {
     const origin = await startOrigin({
       env: {
