@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { freshNonce, type ContentSecurityPolicy } from './csp/policy.ts';
 
 interface HttpError {
   status?: number;
@@ -15,7 +16,11 @@ interface HttpError {
  * as a static HTML page with no detail. A server error is logged as one line with the stack and
  * whatever the app wrote to the console while rendering.
  */
-export function errorHandler(log: Logger, onShed: () => void): Middleware {
+export function errorHandler(
+  log: Logger,
+  onShed: () => void,
+  csp?: ContentSecurityPolicy,
+): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -46,13 +51,20 @@ export function errorHandler(log: Logger, onShed: () => void): Middleware {
       ctx.set(headers);
       ctx.set('Cache-Control', 'no-store');
       ctx.status = code;
-      if (code === 503) {
-        ctx.set('Retry-After', '1');
+      if (code >= 500) {
+        if (code === 503) {
+          ctx.set('Retry-After', '1');
+        }
         ctx.type = 'html';
-        ctx.body = OVERLOADED_PAGE;
-      } else if (code >= 500) {
-        ctx.type = 'html';
-        ctx.body = SERVER_ERROR_PAGE;
+        ctx.body = code === 503 ? OVERLOADED_PAGE : SERVER_ERROR_PAGE;
+        if (csp) {
+          // Like every HTML answer under a policy: the pages hold no script or style element, so
+          // the nonce is only in the header.
+          ctx.set(csp.headerName, csp.value(freshNonce()));
+          for (let i = 0; i < csp.headers.length; i += 2) {
+            ctx.set(csp.headers[i], csp.headers[i + 1]);
+          }
+        }
       } else {
         ctx.type = 'text';
         ctx.body = expose && message ? message : ctx.message;

@@ -10,6 +10,7 @@ import { filesFromDisk, filesFromMemory } from './files/serve-files.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { throttledWarning } from './logger.ts';
 import { healthEndpoints, type Readiness } from './process/health.ts';
+import type { ContentSecurityPolicy } from './csp/policy.ts';
 import type { CachedPages } from './render-cache/cached-pages.ts';
 import { requestGuard } from './request-guard.ts';
 import { RequestOrigins } from './request-origin.ts';
@@ -25,6 +26,8 @@ export interface OriginOptions {
   pages: Middleware;
   /** The render cache's pages, for the fast path; undefined when there is no cache. */
   cachedPages: CachedPages | undefined;
+  /** The Content-Security-Policy of HTML answers, for the error pages too; undefined when off. */
+  csp?: ContentSecurityPolicy;
   readiness: Readiness;
   /** What /healthz reports besides the origin's own counters. */
   stats: () => object;
@@ -57,7 +60,9 @@ export function createOrigin(options: OriginOptions): RequestListener {
   });
 
   // errorHandler: failures become a clean status and page, never a stack; 5xx are logged once.
-  app.use(errorHandler(log, throttledWarning(log, 'shedding load: render queue full')));
+  app.use(
+    errorHandler(log, throttledWarning(log, 'shedding load: render queue full'), options.csp),
+  );
 
   // healthEndpoints: liveness and readiness for the supervisor and the load balancer.
   app.use(healthEndpoints(options.readiness, () => ({ ...options.stats(), answeredBeforeKoa })));

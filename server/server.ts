@@ -110,6 +110,7 @@ function start(): void {
       csp,
     }),
     cachedPages,
+    csp,
     readiness,
     stats: () => ({
       pid: process.pid,

@@ -192,6 +192,29 @@ describe('CSP with other settings', () => {
     }
   });
 
+  it("gives the origin's own error pages (503 when shedding load) the policy, each a nonce of its own", async () => {
+    // One render at a time and no queue: of requests sent together, those that find the slot
+    // taken are shed with the static 503 page.
+    const origin = await startOrigin({
+      env: { CSP: 'strict', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '0' },
+    });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => request(origin.url, `/async-work?shed=${i}`)),
+      );
+      const shed = answers.filter((res) => res.status === 503);
+      assert.ok(shed.length > 0, `no request was shed: ${answers.map((res) => res.status)}`);
+      const nonces = shed.map((res) => headerNonce(res));
+      assert.equal(new Set(nonces).size, nonces.length, 'a nonce per answer');
+      for (const res of shed) {
+        assert.match(res.headers['content-type'], /^text\/html/);
+        assert.doesNotMatch(res.text, /<script|<style/);
+      }
+    } finally {
+      await origin.stop();
+    }
+  });
+
   it('CSP_REPORT_TO names a Reporting API endpoint on every HTML answer, never on a 304', async () => {
     const origin = await startOrigin({
       env: { CSP: 'strict', CSP_REPORT_TO: 'https://reports.example/csp' },
