@@ -60,9 +60,9 @@ export function errorHandler(
         if (csp) {
           // Like every HTML answer under a policy: the pages hold no script or style element, so
           // the nonce is only in the header.
-          ctx.set(csp.headerName, csp.value(freshNonce()));
-          for (let i = 0; i < csp.headers.length; i += 2) {
-            ctx.set(csp.headers[i], csp.headers[i + 1]);
+          const headers = csp.headers(freshNonce());
+          for (let i = 0; i < headers.length; i += 2) {
+            ctx.set(headers[i], headers[i + 1]);
           }
         }
       } else {

@@ -117,12 +117,7 @@ export function sendWithFreshNonce(
   head: boolean,
 ): void {
   const nonce = freshNonce();
-  res.writeHead(status, [
-    ...headers,
-    slots.policy.headerName,
-    slots.policy.value(nonce),
-    ...slots.policy.headers,
-  ]);
+  res.writeHead(status, [...headers, ...slots.policy.headers(nonce)]);
   if (head) {
     res.end();
     return;
@@ -138,18 +133,18 @@ export function sendWithFreshNonce(
   res.uncork();
 }
 
-/** One response's body and policy, for Koa's answers: a fresh nonce spliced into a copy of the page. */
+/** One response's body and policy headers, for Koa's answers: a fresh nonce spliced into a copy of the page. */
 export function withFreshNonce(
   template: Buffer,
   slots: NonceSlots,
-): { body: Buffer; policy: string } {
+): { body: Buffer; headers: string[] } {
   const nonce = freshNonce();
   const body = Buffer.allocUnsafe(template.length);
   template.copy(body);
   for (const offset of slots.offsets) {
     body.write(nonce, offset, NONCE_LENGTH, 'latin1');
   }
-  return { body, policy: slots.policy.value(nonce) };
+  return { body, headers: slots.policy.headers(nonce) };
 }
 
 /**

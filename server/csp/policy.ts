@@ -103,7 +103,7 @@ export class ContentSecurityPolicy {
    * Headers sent with the policy on every HTML answer, flat: `Reporting-Endpoints` when reports go
    * to a `report-to` endpoint (the Reporting API needs the header to know where that is).
    */
-  readonly headers: string[] = [];
+  readonly #extraHeaders: string[] = [];
   readonly placeholder = freshNonce();
   /** The header split where the nonce goes: parts.join(nonce) is the header for that nonce. */
   readonly #parts: string[];
@@ -117,7 +117,7 @@ export class ContentSecurityPolicy {
     }
     if (reportTo !== undefined) {
       directives.set('report-to', [REPORT_ENDPOINT]);
-      this.headers.push('Reporting-Endpoints', `${REPORT_ENDPOINT}="${reportTo}"`);
+      this.#extraHeaders.push('Reporting-Endpoints', `${REPORT_ENDPOINT}="${reportTo}"`);
     }
     const text = [...directives]
       .map(([name, sources]) => [name, ...sources].join(' '))
@@ -129,5 +129,10 @@ export class ContentSecurityPolicy {
   /** The header's value for one response's nonce. */
   value(nonce: string): string {
     return this.#parts.join(nonce);
+  }
+
+  /** Every header an HTML answer with this nonce carries for the policy, flat (name, value, …). */
+  headers(nonce: string): string[] {
+    return [this.headerName, this.value(nonce), ...this.#extraHeaders];
   }
 }

@@ -18,7 +18,8 @@ export interface Page {
   status: number;
   headers: string[];
   body: Buffer;
-  etag: string;
+  /** For a 2xx answer only: like @koa/etag, an error page is sent whole every time. */
+  etag: string | undefined;
   /** With a Content-Security-Policy: `body` holds nonce placeholders, filled per response. */
   nonceSlots?: NonceSlots;
 }
@@ -42,7 +43,13 @@ export function pageOf(
   const nonced = csp && type.startsWith('text/html') ? nonceTemplate(output.html, csp) : undefined;
   // A Buffer body spares Koa a regex and a byte count over the whole page.
   const body = nonced?.body ?? Buffer.from(output.html);
-  const etag = nonced ? templateEtag(nonced.body, nonced.slots) : strongEtag(body);
+  // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
+  const validated = output.status >= 200 && output.status < 300;
+  const etag = !validated
+    ? undefined
+    : nonced
+      ? templateEtag(nonced.body, nonced.slots)
+      : strongEtag(body);
   const headers = ['Content-Type', type];
   for (const [name, value] of final) {
     if (name === 'cache-control' && nonced) {
@@ -57,8 +64,7 @@ export function pageOf(
   if (nonced) {
     headers.push(...CDN_CACHE_CONTROL);
   }
-  // Like @koa/etag: validators for 2xx answers only; an error page is sent whole every time.
-  if (output.status >= 200 && output.status < 300) {
+  if (etag !== undefined) {
     headers.push('ETag', etag);
   }
   return { page: { status: output.status, headers, body, etag, nonceSlots: nonced?.slots }, final };

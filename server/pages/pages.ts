@@ -120,6 +120,13 @@ export function pages(options: PagesOptions): Middleware {
   };
 }
 
+/** Sets a flat (name, value, …) header list on Koa's response. */
+function setHeaders(ctx: Context, headers: string[]): void {
+  for (let i = 0; i < headers.length; i += 2) {
+    ctx.set(headers[i], headers[i + 1]);
+  }
+}
+
 /**
  * An HTML answer with a fresh nonce, its headers set. A request whose copy is current gets its 304
  * here, without a policy: koa-conditional-get would send it with the policy of a nonce the
@@ -130,10 +137,7 @@ function answerNonced(ctx: Context, template: Buffer, slots: NonceSlots): void {
     ctx.status = 304;
     return;
   }
-  const { body, policy } = withFreshNonce(template, slots);
-  ctx.set(slots.policy.headerName, policy);
-  for (let i = 0; i < slots.policy.headers.length; i += 2) {
-    ctx.set(slots.policy.headers[i], slots.policy.headers[i + 1]);
-  }
+  const { body, headers } = withFreshNonce(template, slots);
+  setHeaders(ctx, headers);
   ctx.body = body;
 }

@@ -24,7 +24,7 @@ export function sendCachedPage(
     headers.push('Age', String(Math.floor(ageMs / 1000)));
   }
   headers.push('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
-  if (page.status >= 200 && page.status < 300 && fresh(req.headers, { etag: page.etag })) {
+  if (page.etag !== undefined && fresh(req.headers, { etag: page.etag })) {
     res.writeHead(
       304,
       headers.filter((_, i, all) => all[i - (i % 2)] !== 'Content-Type'),
