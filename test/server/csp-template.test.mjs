@@ -108,7 +108,8 @@ describe('nonce template', () => {
             `<!doctype html><html><head>${head.join('')}</head><body>${bodyStart.join('')}` +
             `<app-root ng-version="22">${inside.join('')}</app-root>${bodyEnd.join('')}</body></html>`;
           const { body, slots } = nonceTemplate(html, csp);
-          const { body: answer, policy: header } = withFreshNonce(body, slots);
+          const { body: answer, headers } = withFreshNonce(body, slots);
+          const header = headers[headers.indexOf('Content-Security-Policy') + 1];
           const nonce = /'nonce-([^']+)'/.exec(header)[1];
           const text = answer.toString();
           const rootStart = text.indexOf('<app-root');
