@@ -117,7 +117,7 @@ function start(): void {
       worker: cluster.worker?.id,
       workers: config.workers,
       engine: config.renderEngine,
-      renders: limiter.stats,
+      renders: { started: renderer.started, ...limiter.stats },
       renderCache: renderCache?.stats,
     }),
     log,

@@ -34,6 +34,8 @@ export class Renderer {
   readonly #engine: PageEngine;
   readonly #limiter: RenderLimiter;
   readonly #log: Logger;
+  /** Renders that got a slot and began, in this process: what a shared cache saves is counted here. */
+  started = 0;
 
   constructor(engine: PageEngine, limiter: RenderLimiter, log: Logger) {
     this.#engine = engine;
@@ -53,7 +55,10 @@ export class Renderer {
 
   async #run(url: string, route: RouteInfo, signal: AbortSignal | undefined): Promise<Rendered> {
     const captured: ConsoleCapture = { lines: [], errors: 0 };
-    const task = () => collectConsole(captured, () => this.#engine(url, route, signal));
+    const task = () => {
+      this.started++;
+      return collectConsole(captured, () => this.#engine(url, route, signal));
+    };
     let output: EngineOutput;
     try {
       output = await (signal

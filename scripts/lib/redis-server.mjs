@@ -1,0 +1,72 @@
+// A real redis-server (Debian's package, installed by `npm run setup:test`) on a free loopback port
+// in a temporary directory, for the tests and the bench: no persistence, nothing left behind.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChild } from './child-process.mjs';
+
+export const REDIS_SERVER = process.env['REDIS_SERVER_PATH'] ?? '/usr/bin/redis-server';
+
+/** A port nobody listens on right now (the kernel's pick, released at once). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (probe.address());
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts redis-server and resolves once it accepts connections. `stop()` kills it (SIGKILL by
+ * default: a crash, as the failure tests want; `{ graceful: true }` for SIGTERM); `start()` brings it
+ * back on the same port, as a restarted Redis would come back. `password` turns on AUTH.
+ * @param {{ port?: number, password?: string }} [options]
+ */
+export async function startRedis({ port, password } = {}) {
+  const chosenPort = port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), 'origin-redis-'));
+  /** @type {import('./child-process.mjs').Child | undefined} */
+  let child;
+  const start = async () => {
+    const args = [
+      REDIS_SERVER,
+      '--port',
+      String(chosenPort),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...(password ? ['--requirepass', password] : []),
+    ];
+    child = startChild(args, { keep: 64 * 1024 });
+    try {
+      await child.waitFor(/Ready to accept connections/, { stream: 'stdout', timeoutMs: 10_000 });
+    } catch (error) {
+      await child.stop({ graceMs: 0 });
+      throw new Error(`redis-server did not start: ${child.output()}`, { cause: error });
+    }
+  };
+  await start();
+  const credentials = password ? `:${encodeURIComponent(password)}@` : '';
+  return {
+    port: chosenPort,
+    url: `redis://${credentials}127.0.0.1:${chosenPort}`,
+    start,
+    /** @param {{ graceful?: boolean }} [options] */
+    stop: async ({ graceful = false } = {}) => {
+      await child?.stop({ graceMs: graceful ? 5000 : 0 });
+    },
+    close: async () => {
+      await child?.stop({ graceMs: 0 });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
