@@ -74,6 +74,15 @@ describe('configuration', () => {
     [{ CSP: 'strict', CSP_REPORT_TO: 'https://reports.example/csp", evil="x' }, 'CSP_REPORT_TO'],
     [{ CSP: 'strict', CSP_REPORT_TO: 'ftp://reports.example/csp' }, 'CSP_REPORT_TO'],
     [{ CSP: 'report-only', CSP_REPORT_TO: 'reports' }, 'CSP_REPORT_TO'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'http://cache.internal:6379' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'redis://user:hunter2@' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'redis://cache', REDIS_TIMEOUT_MS: '0' }, 'REDIS_TIMEOUT_MS'],
+    [{ REDIS_URL: 'redis://cache', REDIS_KEY_PREFIX: 'a b' }, 'REDIS_KEY_PREFIX'],
+    [
+      { REDIS_URL: 'redis://cache', SHARED_CACHE_MAX_ENTRY_BYTES: '1MB' },
+      'SHARED_CACHE_MAX_ENTRY_BYTES',
+    ],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
@@ -83,6 +92,7 @@ describe('configuration', () => {
       const lines = stderr.trim().split('\n');
       assert.equal(lines.length, 1, `expected one line, got:\n${stderr}`);
       assert.match(lines[0], new RegExp(`^Cannot start: ${name} `));
+      assert.doesNotMatch(stderr, /hunter2/, 'a password in a URL is never printed');
     });
   }
 
