@@ -20,6 +20,15 @@ import { CANNOT_START, runPrimary } from './process/cluster.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
 import { CachedPages } from './render-cache/cached-pages.ts';
 import { RenderCache } from './render-cache/store.ts';
+import { createCdnPurge } from './revalidation/cdn-purge.ts';
+import { clusterChannel } from './revalidation/cluster-channel.ts';
+import { revalidateEndpoint } from './revalidation/endpoint.ts';
+import {
+  parseRevalidationRequest,
+  type RevalidationMode,
+  type RevalidationRequest,
+} from './revalidation/request.ts';
+import { type RevalidationReport, Revalidator } from './revalidation/revalidator.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
 const serverDir = import.meta.dirname;
@@ -56,6 +65,31 @@ export function purgeRenderCache(path: string): number {
   return renderCache?.purge(path) ?? 0;
 }
 
+let revalidator: Revalidator | undefined;
+
+/**
+ * Revalidates cached pages on demand, by exact path and by cache group (the `Cache-Groups` a page
+ * declared), in this process and in every other one the channels reach (the cluster's workers),
+ * and at the CDN when a purge hook is configured: what `POST /_origin/revalidate` does, for the
+ * app's own server code. `soft` (the default) serves the old page once more while one render
+ * refreshes it; `hard` deletes it. Rejects with a TypeError naming what is wrong with `request`.
+ * Outside the production origin (under `ng serve`) there is nothing to revalidate: it reports 0.
+ */
+export async function revalidate(request: {
+  paths?: string[];
+  groups?: string[];
+  mode?: RevalidationMode;
+}): Promise<RevalidationReport> {
+  const parsed = parseRevalidationRequest(request);
+  if ('error' in parsed) {
+    throw new TypeError(`revalidate: ${parsed.error}`);
+  }
+  if (revalidator === undefined) {
+    return { id: '', ...parsed.request, affected: 0, channels: [], cdn: null };
+  }
+  return revalidator.revalidate(parsed.request);
+}
+
 /** The production origin: `node dist/server/server.mjs` (what `npm run serve:ssr` runs). */
 function start(): void {
   const config = loadConfig();
@@ -88,6 +122,14 @@ function start(): void {
   const cachedPages =
     renderCache &&
     new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config, csp });
+  revalidator = new Revalidator({
+    cache: renderCache,
+    // Without Redis, the cluster's IPC is how the other workers hear of it.
+    channels: config.workers > 1 && cluster.isWorker ? [clusterChannel()] : [],
+    cdnPurge: config.cdnPurge && createCdnPurge(config.cdnPurge, log),
+    log,
+  });
+  const revalidation = revalidator;
   const index = buildStaticIndex(
     browserDir,
     readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')),
@@ -112,6 +154,12 @@ function start(): void {
     cachedPages,
     csp,
     readiness,
+    revalidateEndpoint:
+      config.revalidateToken === undefined
+        ? undefined
+        : revalidateEndpoint(config.revalidateToken, (request: RevalidationRequest) =>
+            revalidation.revalidate(request),
+          ),
     stats: () => ({
       pid: process.pid,
       worker: cluster.worker?.id,
@@ -119,6 +167,7 @@ function start(): void {
       engine: config.renderEngine,
       renders: { started: renderer.started, ...limiter.stats },
       renderCache: renderCache?.stats,
+      revalidations: revalidation.stats,
     }),
     log,
     accessLog: config.accessLog,

@@ -3,10 +3,11 @@ import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { throttledWarning } from '../logger.ts';
-import { pageOf, type Page } from '../pages/page.ts';
+import { pageOf, type CacheGroupOptions, type Page } from '../pages/page.ts';
 import { CLIENT_GONE, requestSignal, TIMED_OUT, untilAborted } from '../pages/render-signal.ts';
 import type { Renderer } from '../pages/renderer.ts';
 import type { RouteInfo } from '../pages/route-matcher.ts';
+import type { GroupAlias } from './cache-groups.ts';
 import { cacheKey, storablePolicy, type SharedCachePolicy } from './policy.ts';
 import { sendCachedPage } from './send-cached-page.ts';
 import type { CachedPage, RenderCache } from './store.ts';
@@ -18,6 +19,8 @@ export interface CachedPagesOptions {
   renderTimeoutMs: number;
   /** Pages are stored with nonce placeholders, filled per response (sendCachedPage). */
   csp: ContentSecurityPolicy | undefined;
+  /** CDN spellings of a page's Cache-Groups (CACHE_GROUP_ALIASES). */
+  cacheGroupAliases: readonly GroupAlias[];
   log: Logger;
 }
 
@@ -47,8 +50,11 @@ export class CachedPages {
   readonly #log: Logger;
   readonly #csp: ContentSecurityPolicy | undefined;
   readonly #warnRefreshFailed: () => void;
+  readonly #groupOptions: CacheGroupOptions;
 
-  constructor({ cache, renderer, lookupRoute, renderTimeoutMs, csp, log }: CachedPagesOptions) {
+  constructor(options: CachedPagesOptions) {
+    const { cache, renderer, lookupRoute, renderTimeoutMs, csp, log } = options;
+    this.#groupOptions = { cacheGroupAliases: options.cacheGroupAliases, log };
     this.#csp = csp;
     this.#cache = cache;
     this.#renderer = renderer;
@@ -92,7 +98,14 @@ export class CachedPages {
       if (found.state === 'stale') {
         this.#refreshInBackground(key, route);
       }
-      send(ctx, found.page, `hit; ttl=${ttlSeconds(found.page, found.ageMs)}`, found.ageMs);
+      // RFC 9211's detail names why a page still in its max-age is stale: it was revalidated.
+      const detail = found.page.revalidated ? '; detail=revalidated' : '';
+      send(
+        ctx,
+        found.page,
+        `hit; ttl=${ttlSeconds(found.page, found.ageMs)}${detail}`,
+        found.ageMs,
+      );
       return 'answered';
     }
     const { signal, settle } = requestSignal(ctx, this.#renderTimeoutMs);
@@ -171,7 +184,7 @@ export class CachedPages {
   }
 
   #candidate(rendered: Parameters<typeof pageOf>[0], route: RouteInfo): Candidate {
-    const { page, final } = pageOf(rendered, this.#csp);
+    const { page, final } = pageOf(rendered, this.#csp, this.#groupOptions);
     return { ...page, policy: storablePolicy(page.status, route.status, final) };
   }
 
@@ -199,5 +212,7 @@ function send(ctx: Context, page: Page, cacheStatus: string, ageMs: number | und
 
 /** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */
 function ttlSeconds(page: CachedPage, ageMs: number): number {
-  return (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+  const ttl = (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+  // A revalidated page has no freshness left, whatever its age.
+  return page.revalidated ? Math.min(ttl, 0) : ttl;
 }

@@ -2,9 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
 import { sendWithFreshNonce } from '../csp/nonce-template.ts';
 import type { Page } from '../pages/page.ts';
+import { GROUP_HEADERS } from './cache-groups.ts';
 
 /** The cache's name in Cache-Status (RFC 9211). */
 export const CACHE_NAME = 'render-cache';
+
+/** Headers a 304 leaves out (pageOf spells every name the same way). */
+const NOT_ON_304: ReadonlySet<string> = new Set(['Content-Type', ...GROUP_HEADERS]);
 
 /**
  * Answers with a page of the render cache (or one rendered for it): the page's own headers, its
@@ -25,9 +29,10 @@ export function sendCachedPage(
   }
   headers.push('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
   if (page.etag !== undefined && fresh(req.headers, { etag: page.etag })) {
+    // Cache-Groups and its aliases describe the full answer: not repeated on a 304.
     res.writeHead(
       304,
-      headers.filter((_, i, all) => all[i - (i % 2)] !== 'Content-Type'),
+      headers.filter((_, i, all) => !NOT_ON_304.has(all[i - (i % 2)])),
     );
     res.end();
     return 304;

@@ -13,6 +13,23 @@ export interface CachedPage extends Page {
   policy: SharedCachePolicy;
   /** The last refresh failed: the page may be served stale up to stale-if-error. */
   refreshFailed: boolean;
+  /**
+   * A soft revalidation marked it: served stale (while one background render refreshes it) for as
+   * long as it stays in the cache, whatever its policy says. The refresh stores a new, unmarked page.
+   */
+  revalidated?: boolean;
+}
+
+/** What on-demand revalidation asks of the cache (server/revalidation/). */
+export interface RevalidateOptions {
+  /** Exact paths (`/products/42`): every key with that path matches, whatever its origin and query. */
+  paths: readonly string[];
+  /** Cache groups (RFC 9875): every page that declared one of them matches. */
+  groups: readonly string[];
+  /** `soft`: serve stale once while refreshing; `hard`: delete. */
+  mode: 'soft' | 'hard';
+  /** Only pages stored before this moment (ms since the epoch): a page rendered since is already new. */
+  at: number;
 }
 
 /**
@@ -41,6 +58,9 @@ export interface RenderCacheStats {
   coalescedWaits: number;
   refreshes: number;
   refreshFailures: number;
+  /** Revalidations applied here (whoever asked), and the pages they marked stale or deleted. */
+  revalidations: number;
+  revalidatedPages: number;
 }
 
 /** A render for a key and the requests waiting for it. */
@@ -69,6 +89,8 @@ export class RenderCache {
     coalescedWaits: 0,
     refreshes: 0,
     refreshFailures: 0,
+    revalidations: 0,
+    revalidatedPages: 0,
   };
 
   constructor(maxBytes: number, now: () => number = Date.now) {
@@ -105,6 +127,10 @@ export class RenderCache {
     }
     const ageMs = Math.max(0, this.#now() - page.storedAt);
     const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
+    if (page.revalidated) {
+      this.#stats.staleServed++;
+      return { state: 'stale', page, ageMs };
+    }
     if (ageMs < freshMs) {
       this.#stats.hits++;
       return { state: 'fresh', page, ageMs };
@@ -121,7 +147,9 @@ export class RenderCache {
   /** The page for `key` if it is fresh, without counting or reordering anything (a cheap pre-check). */
   peekFresh(key: string): CachedPage | undefined {
     const page = this.#pages.peek(key);
-    return page !== undefined && this.#now() - page.storedAt < page.policy.freshMs
+    return page !== undefined &&
+      !page.revalidated &&
+      this.#now() - page.storedAt < page.policy.freshMs
       ? page
       : undefined;
   }
@@ -245,6 +273,34 @@ export class RenderCache {
       }
     }
     return dropped;
+  }
+
+  /**
+   * On-demand revalidation: the pages stored before `at` whose path is one of `paths` or that
+   * declared one of `groups` are marked stale (`soft`) or deleted (`hard`). Returns how many.
+   * A scan of every key: bounded by the cache's size, and revalidations are rare next to lookups.
+   */
+  revalidate({ paths, groups, mode, at }: RevalidateOptions): number {
+    this.#stats.revalidations++;
+    const byPath = new Set(paths);
+    const byGroup = new Set(groups);
+    let affected = 0;
+    for (const [key, page] of [...this.#pages.entries()]) {
+      const matches =
+        page.storedAt < at &&
+        (byPath.has(pathOf(key)) || page.groups.some((group) => byGroup.has(group)));
+      if (!matches) {
+        continue;
+      }
+      affected++;
+      if (mode === 'hard') {
+        this.#pages.delete(key);
+      } else {
+        page.revalidated = true;
+      }
+    }
+    this.#stats.revalidatedPages += affected;
+    return affected;
   }
 
   clear(): void {
