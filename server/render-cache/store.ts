@@ -28,7 +28,7 @@ export interface RevalidateOptions {
   groups: readonly string[];
   /** `soft`: serve stale once while refreshing; `hard`: delete. */
   mode: 'soft' | 'hard';
-  /** Only pages stored before this moment (ms since the epoch): a page rendered since is already new. */
+  /** Only pages stored up to this moment (ms since the epoch): a page rendered since is already new. */
   at: number;
 }
 
@@ -287,7 +287,7 @@ export class RenderCache {
     let affected = 0;
     for (const [key, page] of [...this.#pages.entries()]) {
       const matches =
-        page.storedAt < at &&
+        page.storedAt <= at &&
         (byPath.has(pathOf(key)) || page.groups.some((group) => byGroup.has(group)));
       if (!matches) {
         continue;

@@ -91,13 +91,22 @@ function sha256(value: string): Buffer {
 }
 
 function fail(ctx: Context, status: number, error: string): void {
+  if (status !== 400 && hasBody(ctx)) {
+    // Answered before the body was read: the connection closes rather than Node discarding an
+    // upload of any size to keep it alive.
+    ctx.set('Connection', 'close');
+  }
   ctx.status = status;
   ctx.body = { error };
 }
 
+function hasBody(ctx: Context): boolean {
+  const length = ctx.get('content-length');
+  return (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== '';
+}
+
 function tooLarge(ctx: Context): void {
   // The rest of the body is not read: the connection closes after this answer instead.
-  ctx.set('Connection', 'close');
   fail(ctx, 413, `the body must be at most ${MAX_BODY_BYTES} bytes`);
 }
 

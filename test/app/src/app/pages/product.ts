@@ -39,11 +39,11 @@ export default class Product {
 
   constructor() {
     // What this page is made from, for revalidation by group (docs/revalidation.md): this product
-    // and the catalog. Read from the route here, where inputs are not bound yet; Number() makes
-    // /products/042 and /products/42 one group.
+    // and the catalog. Read from the route here, where inputs are not bound yet (the route's
+    // canMatch allows one spelling per id, so one group per product).
     const id = inject(ActivatedRoute).snapshot.paramMap.get('id');
     if (id !== null) {
-      addCacheGroups(`product-${Number(id)}`, 'catalog');
+      addCacheGroups(`product-${id}`, 'catalog');
     }
   }
 }
