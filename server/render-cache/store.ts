@@ -68,7 +68,16 @@ interface Flight<T> {
   result: Promise<T>;
   controller: AbortController;
   waiters: number;
+  /** When it began (the cache's clock): a revalidation after this may postdate what it read. */
+  startedAt: number;
 }
+
+/**
+ * Revalidations remembered for renders that were running when they came: a page such a render
+ * stores may hold what the revalidation was about. Bounded in number and age (no render runs longer).
+ */
+const RECENT_REVALIDATIONS = 64;
+const RECENT_REVALIDATION_MS = 10 * 60_000;
 
 /** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
 const ENTRY_OVERHEAD_BYTES = 512;
@@ -80,6 +89,8 @@ const ENTRY_OVERHEAD_BYTES = 512;
 export class RenderCache {
   readonly #pages: LRUCache<string, CachedPage>;
   readonly #inFlight = new Map<string, Flight<unknown>>();
+  /** The latest revalidations, oldest first (see RECENT_REVALIDATIONS). */
+  readonly #recent: Revalidation[] = [];
   readonly #now: () => number;
   readonly #stats = {
     hits: 0,
@@ -157,6 +168,13 @@ export class RenderCache {
   /** Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). */
   store(key: string, page: CachedPage): void {
     page.storedAt = this.#now();
+    const missed = this.#revalidationSince(key, page);
+    if (missed === 'hard') {
+      // Rendered from before a hard revalidation: never served; the next request renders anew.
+      this.#pages.delete(key);
+      return;
+    }
+    page.revalidated = missed === 'soft';
     const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
     // Kept while some rule can still use it, and not a moment longer.
     this.#pages.set(key, page, { ttl: freshMs + Math.max(staleWhileRevalidateMs, staleIfErrorMs) });
@@ -247,7 +265,13 @@ export class RenderCache {
       return running;
     }
     const controller = new AbortController();
-    const flight: Flight<T> = { result: render(controller.signal), controller, waiters: 0 };
+    const startedAt = this.#now();
+    const flight: Flight<T> = {
+      result: render(controller.signal),
+      controller,
+      waiters: 0,
+      startedAt,
+    };
     this.#inFlight.set(key, flight);
     const done = () => {
       if (this.#inFlight.get(key) === flight) {
@@ -276,20 +300,35 @@ export class RenderCache {
   }
 
   /**
+   * The strongest revalidation that matches `page` and came while the render storing it ran (it
+   * began before the revalidation, so it may hold what was revalidated), if any.
+   */
+  #revalidationSince(key: string, page: CachedPage): 'soft' | 'hard' | undefined {
+    const startedAt = this.#inFlight.get(key)?.startedAt;
+    if (startedAt === undefined || this.#recent.length === 0) {
+      return undefined;
+    }
+    let mode: 'soft' | 'hard' | undefined;
+    for (const revalidation of this.#recent) {
+      if (revalidation.at >= startedAt && matches(revalidation, key, page)) {
+        mode = revalidation.mode === 'hard' ? 'hard' : (mode ?? 'soft');
+      }
+    }
+    return mode;
+  }
+
+  /**
    * On-demand revalidation: the pages stored before `at` whose path is one of `paths` or that
    * declared one of `groups` are marked stale (`soft`) or deleted (`hard`). Returns how many.
    * A scan of every key: bounded by the cache's size, and revalidations are rare next to lookups.
    */
   revalidate({ paths, groups, mode, at }: RevalidateOptions): number {
     this.#stats.revalidations++;
-    const byPath = new Set(paths);
-    const byGroup = new Set(groups);
+    const revalidation: Revalidation = { paths: new Set(paths), groups: new Set(groups), mode, at };
+    this.#remember(revalidation);
     let affected = 0;
     for (const [key, page] of [...this.#pages.entries()]) {
-      const matches =
-        page.storedAt <= at &&
-        (byPath.has(pathOf(key)) || page.groups.some((group) => byGroup.has(group)));
-      if (!matches) {
+      if (page.storedAt > at || !matches(revalidation, key, page)) {
         continue;
       }
       affected++;
@@ -303,9 +342,41 @@ export class RenderCache {
     return affected;
   }
 
+  /** Kept while a render that began before it may still store a page: see #revalidationSince. */
+  #remember(revalidation: Revalidation): void {
+    if (this.#inFlight.size === 0) {
+      // No render running: none can store a page from before this revalidation.
+      return;
+    }
+    const oldest = this.#now() - RECENT_REVALIDATION_MS;
+    while (
+      this.#recent.length > 0 &&
+      (this.#recent.length >= RECENT_REVALIDATIONS || this.#recent[0].at < oldest)
+    ) {
+      this.#recent.shift();
+    }
+    this.#recent.push(revalidation);
+  }
+
   clear(): void {
     this.#pages.clear();
   }
+}
+
+/** Whether a revalidation names the page under `key`: by its path, or by one of its groups. */
+function matches(revalidation: Revalidation, key: string, page: CachedPage): boolean {
+  return (
+    revalidation.paths.has(pathOf(key)) ||
+    page.groups.some((group) => revalidation.groups.has(group))
+  );
+}
+
+/** A revalidation as the store matches it. */
+interface Revalidation {
+  paths: ReadonlySet<string>;
+  groups: ReadonlySet<string>;
+  mode: 'soft' | 'hard';
+  at: number;
 }
 
 /** The path of a key (`http://host:port/path?query`). */

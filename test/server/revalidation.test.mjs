@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
+import { sharedCachePolicy } from '../../server/render-cache/policy.ts';
+import { RenderCache } from '../../server/render-cache/store.ts';
 import { ROOT, logLines, request, startOrigin } from '../helpers/origin.mjs';
 
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
@@ -59,6 +61,87 @@ async function cached(origin, path) {
   assert.match(hit.headers['cache-status'], /^render-cache; hit; ttl=\d+$/, path);
   return hit;
 }
+
+describe('RenderCache.revalidate (the store, on its own clock)', () => {
+  const ORIGIN = 'http://localhost:4000';
+  /** A page under `cacheControl` declaring `groups`. */
+  const page = (groups = [], cacheControl = 'public, s-maxage=60') => ({
+    status: 200,
+    headers: [],
+    body: Buffer.from('page'),
+    etag: undefined,
+    groups,
+    storedAt: 0,
+    policy: sharedCachePolicy(cacheControl),
+    refreshFailed: false,
+  });
+  const clocked = () => {
+    const clock = { now: 1_000_000 };
+    return { clock, cache: new RenderCache(1024 * 1024, () => clock.now) };
+  };
+
+  it('soft: stale for as long as it is kept, even without stale-while-revalidate; a new page is fresh', () => {
+    const { clock, cache } = clocked();
+    cache.store(`${ORIGIN}/a`, page(['g'], 'public, s-maxage=60, must-revalidate'));
+    clock.now += 1000;
+    assert.equal(cache.revalidate({ paths: [], groups: ['g'], mode: 'soft', at: clock.now }), 1);
+    assert.equal(cache.peekFresh(`${ORIGIN}/a`), undefined, 'never fresh for the fast path');
+    assert.equal(cache.lookup(`${ORIGIN}/a`).state, 'stale');
+    clock.now += 30_000;
+    assert.equal(cache.lookup(`${ORIGIN}/a`).state, 'stale');
+    cache.store(`${ORIGIN}/a`, page(['g']));
+    assert.equal(cache.lookup(`${ORIGIN}/a`).state, 'fresh');
+  });
+
+  it('hard: deleted; by path whatever the origin and query; only pages stored up to `at`', () => {
+    const { clock, cache } = clocked();
+    cache.store(`${ORIGIN}/p`, page());
+    cache.store(`https://shop.example/p?page=2`, page());
+    cache.store(`${ORIGIN}/p/q`, page());
+    const at = clock.now;
+    clock.now += 1;
+    cache.store(`${ORIGIN}/later`, page(['g']));
+    assert.equal(cache.revalidate({ paths: ['/p'], groups: ['g'], mode: 'hard', at }), 2);
+    assert.equal(cache.lookup(`${ORIGIN}/p`).state, 'miss');
+    assert.equal(cache.lookup(`https://shop.example/p?page=2`).state, 'miss');
+    assert.equal(cache.lookup(`${ORIGIN}/p/q`).state, 'fresh', 'not a prefix match');
+    assert.equal(cache.lookup(`${ORIGIN}/later`).state, 'fresh', 'stored after the revalidation');
+    assert.deepEqual([cache.stats.revalidations, cache.stats.revalidatedPages], [1, 2]);
+  });
+
+  it('a render running when a revalidation comes stores its page stale (soft) or not at all (hard)', async () => {
+    for (const mode of ['soft', 'hard']) {
+      const { clock, cache } = clocked();
+      const key = `${ORIGIN}/products/9`;
+      let finish;
+      const { result } = cache.render(
+        key,
+        () =>
+          new Promise((resolve) => {
+            finish = () => {
+              cache.store(key, page(['product-9']));
+              resolve();
+            };
+          }),
+        new AbortController().signal,
+      );
+      clock.now += 10;
+      // Nothing stored yet: the revalidation affects no page, but the render began before it.
+      assert.equal(cache.revalidate({ paths: [], groups: ['product-9'], mode, at: clock.now }), 0);
+      clock.now += 10;
+      finish();
+      await result;
+      assert.equal(cache.lookup(key).state, mode === 'soft' ? 'stale' : 'miss', mode);
+      // A render that begins after the revalidation stores a fresh page.
+      await cache.render(
+        key,
+        async () => cache.store(key, page(['product-9'])),
+        new AbortController().signal,
+      ).result;
+      assert.equal(cache.lookup(key).state, 'fresh', mode);
+    }
+  });
+});
 
 describe('cache groups: what the page declares, and what is sent', () => {
   let origin;
