@@ -192,12 +192,7 @@ export class SharedTier {
       this.#stats.misses++;
       return { found: undefined };
     }
-    const page = pageOfEntry(
-      meta.toString(),
-      body,
-      revalidatedAt === null ? undefined : Number(revalidatedAt.toString()),
-      this.#options.csp,
-    );
+    const page = pageOfEntry(meta.toString(), body, revalidatedAt !== null, this.#options.csp);
     if (page === undefined) {
       this.#stats.unreadable++;
       this.#stats.misses++;
@@ -233,7 +228,13 @@ export class SharedTier {
       const multi = client
         .multi()
         .del(pageKey)
-        .hSet(pageKey, { m: entryMeta(page), b: page.body, t: String(page.storedAt) })
+        .hSet(pageKey, {
+          m: entryMeta(page),
+          b: page.body,
+          t: String(page.storedAt),
+          // Stored already stale: a soft revalidation came while it rendered.
+          ...(page.revalidated ? { r: String(page.storedAt) } : {}),
+        })
         .pExpire(pageKey, ttl);
       for (const index of indexes) {
         // An index lives as long as its longest-lived page: NX gives a new set its expiry, GT extends it.

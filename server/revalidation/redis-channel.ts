@@ -1,13 +1,8 @@
 // Revalidation across replicas through the shared tier: the sender applies it to the pages in
 // Redis, then every process of every replica hears it (Redis pub/sub) and applies it to its own.
 import type { Logger } from 'pino';
-import type { SharedRevalidation, SharedTier } from '../render-cache/shared-tier.ts';
-
-/** A revalidation as published: the sender's build, so that other builds apply it to their pages too. */
-interface Published<T> {
-  build: string;
-  message: T;
-}
+import type { SharedTier } from '../render-cache/shared-tier.ts';
+import { checkMessage, type RevalidationChannel, type RevalidationMessage } from './revalidator.ts';
 
 export interface RedisChannelOptions {
   shared: SharedTier;
@@ -17,50 +12,41 @@ export interface RedisChannelOptions {
 
 /**
  * A channel over Redis. `publish` first applies the revalidation to this build's pages in Redis
- * (soft: marked stale, hard: deleted; only pages stored before it), then announces it. A process
- * of another build (a rolling deploy) that hears it applies it to its build's pages in Redis too;
- * the `at` condition makes that idempotent, so however many do it, a page rendered after the
- * revalidation is never touched.
+ * (soft: marked stale, hard: deleted; only pages stored before it), then announces it with the
+ * sender's build. A process of another build (during a rolling deploy) that hears it applies it to
+ * its own build's pages in Redis too; only pages stored before `at` are touched, so however many
+ * do it, a page rendered since is left alone.
  */
-export class RedisChannel<T extends SharedRevalidation> {
-  readonly name = 'redis';
-  readonly #shared: SharedTier;
-  readonly #buildId: string;
-  readonly #log: Logger;
-
-  constructor({ shared, buildId, log }: RedisChannelOptions) {
-    this.#shared = shared;
-    this.#buildId = buildId;
-    this.#log = log;
-  }
-
-  /** Applies and announces; resolves with how many shared pages it touched and how many processes heard it. */
-  async publish(message: T): Promise<{ sharedPages: number; processes: number }> {
-    const applied = await this.#shared.revalidate(message);
-    if (!applied.ok) {
-      throw new Error(`Redis unavailable (${applied.reason})`);
-    }
-    const published: Published<T> = { build: this.#buildId, message };
-    const heard = await this.#shared.publishRevalidation(JSON.stringify(published));
-    if (!heard.ok) {
-      throw new Error(`Redis unavailable (${heard.reason})`);
-    }
-    return { sharedPages: applied.value, processes: heard.value };
-  }
-
-  subscribe(onMessage: (message: T) => void): void {
-    this.#shared.onRevalidation((text) => {
-      let published: Published<T>;
-      try {
-        published = JSON.parse(text) as Published<T>;
-      } catch {
-        this.#log.warn('revalidation: an unreadable message on the Redis channel, ignored');
-        return;
+export function redisChannel({ shared, buildId, log }: RedisChannelOptions): RevalidationChannel {
+  return {
+    name: 'redis',
+    async publish(message) {
+      const applied = await shared.revalidate(message);
+      if (!applied.ok) {
+        throw new Error(`Redis unavailable (${applied.reason})`);
       }
-      if (published.build !== this.#buildId) {
-        void this.#shared.revalidate(published.message);
+      const heard = await shared.publishRevalidation(JSON.stringify({ build: buildId, message }));
+      if (!heard.ok) {
+        throw new Error(`Redis unavailable (${heard.reason})`);
       }
-      onMessage(published.message);
-    });
-  }
+      return { sharedPages: applied.value, processes: heard.value };
+    },
+    subscribe(onMessage) {
+      shared.onRevalidation((text) => {
+        let published: { build?: unknown; message?: unknown };
+        try {
+          published = JSON.parse(text) as typeof published;
+        } catch {
+          log.warn('revalidation: an unreadable message on the Redis channel, ignored');
+          return;
+        }
+        const message: RevalidationMessage | undefined = checkMessage(published?.message);
+        if (message !== undefined && published.build !== buildId) {
+          void shared.revalidate(message);
+        }
+        // Shapes are the Revalidator's to judge (and count); it applies each message once.
+        onMessage((message ?? published?.message) as RevalidationMessage);
+      });
+    },
+  };
 }
