@@ -405,7 +405,10 @@ export class SharedTier {
       const value = await Promise.race([
         command(this.#client),
         new Promise<typeof TIMED_OUT>((resolve) => {
-          timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
+          // Declared only after the I/O phase that follows: a reply that arrived while this process
+          // was busy (or waiting for a CPU) wins; the bound is on Redis, not on our own stalls.
+          // Without it, cold processes under load timed out on replies already in the socket.
+          timer = setTimeout(() => setImmediate(resolve, TIMED_OUT), timeoutMs);
         }),
       ]);
       if (value === TIMED_OUT) {

@@ -82,6 +82,7 @@ describe('configuration', () => {
     [
       { REDIS_URL: 'redis://cache', SHARED_CACHE_MAX_ENTRY_BYTES: '1MB' },
       'SHARED_CACHE_MAX_ENTRY_BYTES',
+    ],
     [{ REVALIDATE_TOKEN: 'short-secret' }, 'REVALIDATE_TOKEN'],
     [{ REVALIDATE_TOKEN: `${'x'.repeat(32)} y` }, 'REVALIDATE_TOKEN'],
     [{ CACHE_GROUP_ALIASES: 'surrogate-keys' }, 'CACHE_GROUP_ALIASES'],
