@@ -11,6 +11,7 @@ const { parsePatchName } = require('../../scripts/check-patches.mjs');
 const {
   importsOf,
   isCode,
+  nestedPackages,
   ownerOf,
   packagesImportedBy,
   packagesNamedBy,
@@ -68,7 +69,9 @@ function packagesFor(files, parts) {
   const code = files
     .filter(isCode)
     .map((path) => [path, readFileSync(join(TEMPLATE_ROOT, path), 'utf8')]);
-  const names = new Set([...packagesImportedBy(code, template), ...packagesNamedBy(parts)]);
+  // bench/'s peers come with its own package.json and lockfile (bench/install.mjs installs them).
+  const nested = nestedPackages(files, (path) => readFileSync(join(TEMPLATE_ROOT, path), 'utf8'));
+  const names = new Set([...packagesImportedBy(code, template, nested), ...packagesNamedBy(parts)]);
   return [...names].sort().flatMap((name) => {
     if (template.dependencies[name]) return [{ name, section: 'dependencies' }];
     return template.devDependencies[name] ? [{ name, section: 'devDependencies' }] : [];
