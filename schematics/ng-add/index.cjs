@@ -39,6 +39,13 @@ const USER_LOAD_PATHS = `${JSON.stringify(
   2,
 )}\n`;
 
+/** What ng add --bench adds to the app's .gitignore, as the template's own has it. */
+const BENCH_IGNORED = `
+# The bench's peers, installed on demand (bench/install.mjs)
+/bench/node_modules
+/bench/.install.lock
+`;
+
 /** The packages patches/ patches, from the patch files' names (`content-type+1.0.5.patch`). */
 function patchedPackages() {
   return listTemplateFiles()
@@ -229,6 +236,14 @@ function ngAdd(options) {
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
     if (options.bench && !tree.exists('load-paths.json')) write('load-paths.json', USER_LOAD_PATHS);
+    // The bench installs its peers into bench/node_modules (bench/install.mjs): not the app's source.
+    const gitignore = tree.exists('.gitignore') ? tree.readText('.gitignore') : '';
+    if (options.bench && !gitignore.includes(BENCH_IGNORED)) {
+      write(
+        '.gitignore',
+        `${gitignore}${gitignore && !gitignore.endsWith('\n') ? '\n' : ''}${BENCH_IGNORED}`,
+      );
+    }
 
     // The engine that renders when RENDER_ENGINE is unset: the first of server/config.ts's list.
     if (config.text !== config.wanted) {

@@ -601,6 +601,21 @@ describe('ng-add', () => {
     assert.ok(
       json(tree, '/angular.json').projects.stock.architect.build.configurations['bench-stock'],
     );
+    const gitignore = tree.readContent('/.gitignore');
+    assert.ok(gitignore.startsWith(stock.readContent('/.gitignore')), "the app's lines stay");
+    for (const line of ['/bench/node_modules', '/bench/.install.lock']) {
+      assert.ok(gitignore.split('\n').includes(line), `${line} is ignored`);
+      assert.ok(
+        readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').includes(line),
+        `as in the template's own .gitignore: ${line}`,
+      );
+    }
+    const again = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', bench: true, skipInstall: true },
+      tree,
+    );
+    assert.equal(again.readContent('/.gitignore'), gitignore, 'once');
   });
 
   for (const [why, change, reason] of [
