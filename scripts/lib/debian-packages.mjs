@@ -68,7 +68,10 @@ export function ensureInstalled(names) {
     );
     return 1;
   } finally {
-    if (ownPolicy) spawnSync(asRoot[0] ?? 'rm', [...(asRoot.length ? ['rm'] : []), '-f', POLICY]);
+    if (ownPolicy) {
+      const [command, ...args] = [...asRoot, 'rm', '-f', POLICY];
+      spawnSync(command, args, { stdio: 'inherit' });
+    }
   }
   const absent = missing.filter((name) => !existsSync(NEEDED[name].path));
   if (absent.length) {
