@@ -5,7 +5,7 @@
 // installed tree matches the lockfile. `node bench/install.mjs` installs (or checks) by hand.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -47,11 +47,20 @@ async function lock() {
       if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw error;
     }
     const owner = Number(readFileSyncOr(join(LOCK, 'pid')));
-    // A lock without a pid yet is being taken right now: wait for it like any other.
-    if (owner && !alive(owner)) rmSync(LOCK, { recursive: true, force: true });
+    // A lock without a pid is being taken right now, or was by a process killed in that instant.
+    const orphaned = !owner && Date.now() - (statSyncOr(LOCK)?.mtimeMs ?? 0) > 10_000;
+    if ((owner && !alive(owner)) || orphaned) rmSync(LOCK, { recursive: true, force: true });
     else if (Date.now() > deadline)
       throw new Error(`another install of bench/node_modules holds ${LOCK} (pid ${owner})`);
     else await sleep(250);
+  }
+}
+
+function statSyncOr(path) {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
   }
 }
 
