@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
 # The production image: build with the dev dependencies, run with the production ones and dist/.
+# The bench's peer servers are in neither: bench/package.json installs them when the bench runs.
 # The runtime stage is what test/deploy/image.test.mjs performs in a temporary folder.
 
 FROM node:24-bookworm-slim AS build

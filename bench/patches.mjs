@@ -12,7 +12,9 @@ import { median } from '../scripts/lib/median.mjs';
 import { APP_DIST as DIST, ROOT } from '../scripts/lib/paths.mjs';
 import { pristinePackage } from '../scripts/lib/pristine-package.mjs';
 
-const require = createRequire(import.meta.url);
+// Resolved as the workspace's files are, to the patched copies in node_modules: not from bench/,
+// whose own node_modules (the peers, bench/package.json) has an Express 5's content-type 2.
+const require = createRequire(join(ROOT, 'package.json'));
 const ROUNDS = Number(process.env['ROUNDS'] ?? 7);
 const ROUND_MS = Number(process.env['ROUND_MS'] ?? 300);
 

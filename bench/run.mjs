@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { killChildren } from '../scripts/lib/child-process.mjs';
+import { ensureBenchPackages } from './install.mjs';
 import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
@@ -122,6 +123,8 @@ async function main() {
 
   const variantNames = options.variants;
   const criticalCss = describeCriticalCss(variantNames);
+  // The peers (and the stock build's Express) come from bench/node_modules, installed on demand.
+  await ensureBenchPackages({ log: say });
   const { builtStock } = ensureBuilds({
     stock: variantNames.includes('stock'),
     skip: options.skipBuild,

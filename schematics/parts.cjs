@@ -95,18 +95,39 @@ function packageOf(specifier) {
 }
 
 /**
- * The packages `files` (path → text) import, with the @types package of each where `pkg` (the
- * template's package.json) declares one. Relative imports are files, not packages.
+ * The folders with a package.json of their own among `paths` (bench/, whose peers install into
+ * bench/node_modules), each with the packages it declares: `{ dir: 'bench/', names: Set }`.
+ * @param {string[]} paths @param {(path: string) => string} read
  */
-function packagesImportedBy(files, pkg) {
+function nestedPackages(paths, read) {
+  return paths
+    .filter((path) => path.endsWith('/package.json'))
+    .map((path) => {
+      const pkg = JSON.parse(read(path));
+      return {
+        dir: path.slice(0, -'package.json'.length),
+        names: new Set(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })),
+      };
+    });
+}
+
+/**
+ * The packages `files` (path → text) import, with the @types package of each where `pkg` (the
+ * template's package.json) declares one. Relative imports are files, not packages; so is what a
+ * file under a folder of `nested` (nestedPackages) imports from that folder's own package.json:
+ * Node finds it there first, and it is never the workspace's.
+ * @param {{ dir: string, names: Set<string> }[]} [nested]
+ */
+function packagesImportedBy(files, pkg, nested = []) {
   const declared = { ...pkg.dependencies, ...pkg.devDependencies };
   const names = new Set();
   for (const [path, text] of files) {
     if (!isCode(path)) continue;
+    const own = nested.filter(({ dir }) => path.startsWith(dir));
     for (const specifier of importsOf(text)) {
       if (specifier.startsWith('.') || specifier.startsWith('/')) continue;
       const name = packageOf(specifier);
-      if (!name) continue;
+      if (!name || own.some(({ names: local }) => local.has(name))) continue;
       names.add(name);
       const types = `@types/${name.replace(/^@/, '').replace('/', '__')}`;
       if (declared[types]) names.add(types);
@@ -134,5 +155,6 @@ module.exports = {
   packageOf,
   packagesImportedBy,
   packagesNamedBy,
+  nestedPackages,
   scriptsOf,
 };

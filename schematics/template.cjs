@@ -7,6 +7,7 @@ const { join, posix, relative, sep } = require('node:path');
 const {
   PARTS,
   isCode,
+  nestedPackages,
   ownerOf,
   packagesImportedBy,
   packagesNamedBy,
@@ -119,10 +120,12 @@ function removedPackagesFor(files, templateFiles, dropped, root) {
   const appCode = [...files]
     .filter(([path]) => isCode(path))
     .map(([path, content]) => [path, content.toString('utf8')]);
-  const needed = new Set([...packagesImportedBy(appCode, pkg), ...packagesNamedBy(kept)]);
+  // A folder with its own package.json (bench/) installs its imports itself: not the app's.
+  const nested = nestedPackages(templateFiles, (path) => readFileSync(join(root, path), 'utf8'));
+  const needed = new Set([...packagesImportedBy(appCode, pkg, nested), ...packagesNamedBy(kept)]);
   const leftOutCode = leftOut.map((path) => [path, readFileSync(join(root, path), 'utf8')]);
   const candidates = new Set([
-    ...packagesImportedBy(leftOutCode, pkg),
+    ...packagesImportedBy(leftOutCode, pkg, nested),
     ...packagesNamedBy(dropped),
   ]);
   return [...candidates].filter((name) => !needed.has(name));
@@ -138,7 +141,7 @@ function editPackageJson(text, { name, removedScripts, removedPackages }) {
   delete pkg.files;
   for (const script of removedScripts) delete pkg.scripts[script];
   pkg.scripts.test = dropRuns(pkg.scripts.test, removedScripts);
-  // The schematics engine (the collection's), the bench's peers (--bench=false).
+  // The schematics engine (the collection's); what only the left-out parts import.
   for (const dependency of removedPackages) {
     delete pkg.dependencies[dependency];
     delete pkg.devDependencies[dependency];

@@ -18,6 +18,7 @@ const STOCK_INPUTS = [
   'tsconfig.json',
   'tsconfig.app.json',
   'package-lock.json',
+  'bench/package-lock.json',
 ];
 
 /** @param {string[]} args @param {string} what */

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from 'node:os';
-import { join } from 'node:path';
+import { BUN } from '../install.mjs';
 import { ROOT } from './variants.mjs';
 
 function quiet(command, args) {
@@ -28,7 +28,7 @@ export function describeMachine() {
     os: `${type()} ${release()}`,
     loadAverage: loadavg().map((value) => Math.round(value * 100) / 100),
     node: process.version,
-    bun: quiet(join(ROOT, 'node_modules/.bin/bun'), ['--version']),
+    bun: quiet(BUN, ['--version']),
     commit: commit ? `${commit}${dirty ? ' (with uncommitted changes)' : ''}` : undefined,
   };
 }

@@ -2,12 +2,12 @@
 // only the server around it differs. Everything but `origin` lives under bench/ and never ships.
 import { join } from 'node:path';
 import { APP_DIST, ROOT } from '../../scripts/lib/paths.mjs';
+import { BUN } from '../install.mjs';
 
 export { ROOT };
 export const DIST = APP_DIST;
 export const STOCK_DIST = join(ROOT, 'dist-bench/stock');
 const VARIANTS_DIR = join(ROOT, 'bench/variants');
-const BUN = join(ROOT, 'node_modules/.bin/bun');
 
 /**
  * @typedef {{ name: string, label: string, runtime: 'node' | 'bun', about: string, criticalCss: string,

@@ -11,6 +11,7 @@ const { parsePatchName } = require('../../scripts/check-patches.mjs');
 const {
   importsOf,
   isCode,
+  nestedPackages,
   ownerOf,
   packagesImportedBy,
   packagesNamedBy,
@@ -37,6 +38,13 @@ const USER_LOAD_PATHS = `${JSON.stringify(
   null,
   2,
 )}\n`;
+
+/** What ng add --bench adds to the app's .gitignore, as the template's own has it. */
+const BENCH_IGNORED = `
+# The bench's peers, installed on demand (bench/install.mjs)
+/bench/node_modules
+/bench/.install.lock
+`;
 
 /** The packages patches/ patches, from the patch files' names (`content-type+1.0.5.patch`). */
 function patchedPackages() {
@@ -68,7 +76,9 @@ function packagesFor(files, parts) {
   const code = files
     .filter(isCode)
     .map((path) => [path, readFileSync(join(TEMPLATE_ROOT, path), 'utf8')]);
-  const names = new Set([...packagesImportedBy(code, template), ...packagesNamedBy(parts)]);
+  // bench/'s peers come with its own package.json and lockfile (bench/install.mjs installs them).
+  const nested = nestedPackages(files, (path) => readFileSync(join(TEMPLATE_ROOT, path), 'utf8'));
+  const names = new Set([...packagesImportedBy(code, template, nested), ...packagesNamedBy(parts)]);
   return [...names].sort().flatMap((name) => {
     if (template.dependencies[name]) return [{ name, section: 'dependencies' }];
     return template.devDependencies[name] ? [{ name, section: 'devDependencies' }] : [];
@@ -226,6 +236,14 @@ function ngAdd(options) {
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
     if (options.bench && !tree.exists('load-paths.json')) write('load-paths.json', USER_LOAD_PATHS);
+    // The bench installs its peers into bench/node_modules (bench/install.mjs): not the app's source.
+    const gitignore = tree.exists('.gitignore') ? tree.readText('.gitignore') : '';
+    if (options.bench && !gitignore.includes(BENCH_IGNORED)) {
+      write(
+        '.gitignore',
+        `${gitignore}${gitignore && !gitignore.endsWith('\n') ? '\n' : ''}${BENCH_IGNORED}`,
+      );
+    }
 
     // The engine that renders when RENDER_ENGINE is unset: the first of server/config.ts's list.
     if (config.text !== config.wanted) {

@@ -167,3 +167,22 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     assert.equal(result.status, 0, result.stderr);
   });
 });
+
+describe('the build stage (Dockerfile)', () => {
+  it("installs the workspace's lockfile, which holds none of the bench's peer servers", () => {
+    const install = stageInstructions('build').filter(({ keyword }) => keyword === 'RUN');
+    assert.ok(install.some(({ rest }) => /\bnpm ci\b/.test(rest)));
+    // What the stage copies before its install: the workspace's manifests, not bench/'s.
+    const copied = stageInstructions('build')
+      .filter(({ keyword }) => keyword === 'COPY')
+      .map(({ rest }) => rest);
+    assert.ok(copied.includes('package.json package-lock.json ./'));
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+    const peers = Object.keys(
+      JSON.parse(readFileSync(join(ROOT, 'bench/package.json'), 'utf8')).dependencies,
+    );
+    assert.ok(peers.includes('express') && peers.includes('bun'));
+    for (const peer of peers)
+      assert.equal(lock.packages[`node_modules/${peer}`], undefined, `${peer} is in the lockfile`);
+  });
+});

@@ -7,29 +7,58 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { Service } from 'kubernetes-models/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { Secret, Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { ROOT } from '../helpers/origin.mjs';
 
 const DIR = join(ROOT, 'deploy/kubernetes');
-const MODELS = { Deployment, Service, HorizontalPodAutoscaler };
-const manifests = readdirSync(DIR)
+/** What `kubectl apply -f deploy/kubernetes/` applies (not recursive), and what a user opts into. */
+const SHARED_CACHE = 'shared-cache';
+const MODELS = { Deployment, Service, HorizontalPodAutoscaler, Secret, NetworkPolicy };
+const manifests = readdirSync(DIR, { recursive: true })
   .filter((name) => name.endsWith('.yaml'))
+  .sort()
   .flatMap((name) =>
     parseAllDocuments(readFileSync(join(DIR, name), 'utf8')).map((doc) => ({
       name,
       object: doc.toJS(),
     })),
   );
-const find = (kind) => manifests.find(({ object }) => object.kind === kind)?.object;
+/** The origin's objects are named ssr-origin; the Valkey's ssr-origin-valkey. */
+const find = (kind, name = 'ssr-origin') =>
+  manifests.find(({ object }) => object.kind === kind && object.metadata.name === name)?.object;
+const VALKEY = 'ssr-origin-valkey';
+/** Kubernetes quantities and Valkey sizes in bytes: `384Mi`, `256mb`. */
+const bytes = (text) => {
+  const [, number, unit] = /^(\d+)([a-zA-Z]*)$/.exec(String(text)) ?? [];
+  const units = {
+    '': 1,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    kb: 2 ** 10,
+    mb: 2 ** 20,
+    gb: 2 ** 30,
+  };
+  assert.ok(number && unit in units, `a size: ${text}`);
+  return Number(number) * units[unit];
+};
 
 describe('Kubernetes manifests', () => {
   it('are each valid against the Kubernetes API schema', () => {
-    assert.deepEqual(manifests.map(({ object }) => object.kind).sort(), [
-      'Deployment',
-      'HorizontalPodAutoscaler',
-      'Service',
-    ]);
+    assert.deepEqual(
+      manifests.map(({ name, object }) => `${name}: ${object.kind} ${object.metadata.name}`),
+      [
+        'deployment.yaml: Deployment ssr-origin',
+        'hpa.yaml: HorizontalPodAutoscaler ssr-origin',
+        'service.yaml: Service ssr-origin',
+        'shared-cache/secret.example.yaml: Secret ssr-origin',
+        'shared-cache/valkey.yaml: Deployment ssr-origin-valkey',
+        'shared-cache/valkey.yaml: Service ssr-origin-valkey',
+        'shared-cache/valkey.yaml: NetworkPolicy ssr-origin-valkey',
+      ],
+    );
     for (const { name, object } of manifests) {
       const Model = MODELS[object.kind];
       assert.doesNotThrow(() => new Model(object).validate(), `${name} (${object.kind})`);
@@ -106,33 +135,106 @@ describe('Kubernetes manifests', () => {
   });
 });
 
+describe('the shared cache in Kubernetes', () => {
+  const [origin] = find('Deployment').spec.template.spec.containers;
+  const secret = find('Secret');
+
+  it('takes REDIS_URL and REVALIDATE_TOKEN from the Secret, optional so the origin starts without it', () => {
+    for (const name of ['REDIS_URL', 'REVALIDATE_TOKEN']) {
+      const variable = origin.env.find((entry) => entry.name === name);
+      assert.ok(variable, `${name} is set`);
+      assert.equal(variable.value, undefined, `${name} is never written in the manifest`);
+      assert.deepEqual(variable.valueFrom, {
+        secretKeyRef: { name: secret.metadata.name, key: name, optional: true },
+      });
+      assert.ok(secret.stringData[name], `the example Secret has ${name}`);
+    }
+  });
+
+  it('keeps the example Secret and the Valkey out of a plain `kubectl apply -f deploy/kubernetes/`', () => {
+    for (const { name, object } of manifests) {
+      if (object.kind === 'Secret' || object.metadata.name === VALKEY)
+        assert.ok(name.startsWith(`${SHARED_CACHE}/`), `${name} (${object.kind})`);
+    }
+    // Placeholders, plainly: a value that looks real would be applied and trusted.
+    for (const value of Object.values(secret.stringData)) assert.match(value, /CHANGE-ME/);
+  });
+
+  it("runs a bounded, unpersisted Valkey with probes, limits and the Secret's password", () => {
+    const deployment = find('Deployment', VALKEY);
+    const [valkey] = deployment.spec.template.spec.containers;
+    assert.match(
+      valkey.image,
+      /^valkey\/valkey:\d+\.\d+/,
+      'the official image at a pinned version',
+    );
+    const args = valkey.args;
+    const option = (flag) => {
+      const at = args.indexOf(flag);
+      assert.ok(at >= 0, `${flag} is set`);
+      return args[at + 1];
+    };
+    assert.equal(option('--maxmemory-policy'), 'allkeys-lru', 'full means evict, never refuse');
+    const maxmemory = bytes(option('--maxmemory'));
+    const limit = bytes(valkey.resources.limits.memory);
+    assert.ok(maxmemory > 0 && maxmemory <= 0.75 * limit, 'room under the limit for buffers');
+    assert.equal(option('--save'), '', 'no snapshots');
+    assert.equal(option('--appendonly'), 'no', 'no append-only file');
+    assert.equal(option('--requirepass'), '$(VALKEY_PASSWORD)');
+    const password = valkey.env.find((entry) => entry.name === 'VALKEY_PASSWORD');
+    assert.equal(password.valueFrom.secretKeyRef.name, secret.metadata.name);
+    assert.ok(secret.stringData[password.valueFrom.secretKeyRef.key]);
+    assert.ok(valkey.resources.limits.cpu && valkey.resources.requests.memory);
+    assert.ok(valkey.readinessProbe && valkey.livenessProbe, 'readiness and liveness probes');
+    assert.equal(deployment.spec.replicas, 1, 'one cache, not several empty ones');
+
+    const service = find('Service', VALKEY);
+    assert.deepEqual(service.spec.selector, deployment.spec.template.metadata.labels);
+    const port = valkey.ports.find((entry) => entry.name === service.spec.ports[0].targetPort);
+    assert.ok(port, "the Service's target port is the container's");
+    // The example REDIS_URL for this Valkey (in the Secret's comment) names the Service and port.
+    assert.match(
+      readFileSync(join(DIR, SHARED_CACHE, 'secret.example.yaml'), 'utf8'),
+      new RegExp(`REDIS_URL="redis://default:\\$PASSWORD@${VALKEY}:${service.spec.ports[0].port}"`),
+    );
+
+    const policy = find('NetworkPolicy', VALKEY);
+    assert.deepEqual(policy.spec.podSelector.matchLabels, deployment.spec.template.metadata.labels);
+    assert.deepEqual(
+      policy.spec.ingress[0].from[0].podSelector.matchLabels,
+      find('Deployment').spec.template.metadata.labels,
+      "only the origin's pods connect",
+    );
+  });
+});
+
 describe('.dockerignore', () => {
-  it('keeps out of the build context every build folder .gitignore lists', () => {
+  it('keeps out of the build context every build folder and file .gitignore lists at the root', () => {
     const ignored = (file) =>
       readFileSync(join(ROOT, file), 'utf8')
         .split('\n')
-        .map((line) => line.trim().replace(/^\//, '').replace(/\/$/, ''))
+        .map((line) => line.trim())
         .filter((line) => line && !line.startsWith('#') && !line.startsWith('!'));
     const docker = ignored('.dockerignore');
+    // A .dockerignore pattern covers an entry when it is the entry, a folder above it, prefix* or *suffix.
     const covered = (entry) =>
       docker.some(
         (pattern) =>
-          pattern === entry || (pattern.endsWith('*') && entry.startsWith(pattern.slice(0, -1))),
+          pattern === entry ||
+          entry.startsWith(`${pattern}/`) ||
+          (pattern.endsWith('*') && entry.startsWith(pattern.slice(0, -1))) ||
+          (pattern.startsWith('*') && !entry.includes('/') && entry.endsWith(pattern.slice(1))),
       );
-    for (const folder of [
-      'dist',
-      'dist-test',
-      'dist-bench',
-      'node_modules',
-      '.angular',
-      'profiles',
-      'tmp',
-    ]) {
-      assert.ok(
-        ignored('.gitignore').some((line) => line.startsWith(folder.replace(/-.*/, ''))),
-        `${folder} is a build folder`,
-      );
-      assert.ok(covered(folder), `${folder} is not in .dockerignore`);
-    }
+    // Root-anchored lines of .gitignore are this repository's own output (the rest are editors' files).
+    const rooted = ignored('.gitignore')
+      .filter((line) => line.startsWith('/'))
+      .map((line) => line.slice(1).replace(/\/\*?$/, ''));
+    for (const folder of ['dist', 'dist-test', 'dist-bench', 'node_modules', 'bench/node_modules'])
+      assert.ok(rooted.includes(folder), `${folder} is in .gitignore`);
+    assert.deepEqual(
+      rooted.filter((entry) => !covered(entry)),
+      [],
+      'in .gitignore, not in .dockerignore',
+    );
   });
 });

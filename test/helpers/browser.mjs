@@ -6,9 +6,7 @@ export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
 export async function launchBrowser() {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No Chromium at ${CHROMIUM}: run "npm run setup:browser" (or set CHROMIUM_PATH).`,
-    );
+    throw new Error(`No Chromium at ${CHROMIUM}: run "npm run setup:test" (or set CHROMIUM_PATH).`);
   }
   return chromium.launch({
     executablePath: CHROMIUM,

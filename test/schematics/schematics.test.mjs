@@ -174,6 +174,7 @@ describe('ng-new', () => {
         (path) => path.startsWith('/acme-shop/bench/') || path.startsWith('/acme-shop/test/bench/'),
       ),
     );
+    assert.ok(!tree.exists('/acme-shop/bench/package.json'), "nor the peers' own package.json");
     const pkg = json(tree, '/acme-shop/package.json');
     for (const peer of [
       'bun',
@@ -348,6 +349,43 @@ describe('parts.json', () => {
     assert.deepEqual(
       [...imported].filter((name) => !declared[name]),
       [],
+    );
+  });
+
+  it("leaves the bench's peers to bench/package.json: the workspace's install never has them", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const declared = { ...pkg.dependencies, ...pkg.devDependencies };
+    const read = (path) => readFileSync(join(ROOT, path), 'utf8');
+    const nested = parts.nestedPackages(tracked, read);
+    assert.deepEqual(
+      nested.map(({ dir }) => dir),
+      ['bench/'],
+    );
+    const peers = nested[0].names;
+    for (const name of [
+      'express',
+      'fastify',
+      '@fastify/static',
+      'elysia',
+      '@elysiajs/static',
+      'bun',
+    ])
+      assert.ok(peers.has(name) && !declared[name], `${name} is the bench's alone`);
+    const benchCode = tracked
+      .filter((path) => path.startsWith('bench/') && parts.isCode(path))
+      .map((path) => [path, read(path)]);
+    const imported = parts.packagesImportedBy(benchCode, pkg, nested);
+    assert.ok(!imported.has('express') && imported.has('autocannon'));
+    // What the bench imports from neither is a package of another's: etag (Koa's, Express's) and
+    // content-type (Koa's, patched; bench/patches.mjs resolves it from the workspace).
+    assert.deepEqual([...imported].filter((name) => !declared[name]).sort(), [
+      'content-type',
+      'etag',
+    ]);
+    const lock = JSON.parse(read('bench/package-lock.json'));
+    assert.deepEqual(
+      lock.packages[''].dependencies,
+      JSON.parse(read('bench/package.json')).dependencies,
     );
   });
 
@@ -532,10 +570,12 @@ describe('ng-add', () => {
   });
 
   it('--bench adds the bench, its peers and the stock build', async () => {
+    const stock = await stockApp();
+    const stockPkg = json(stock, '/package.json');
     const tree = await runner().runSchematic(
       'ng-add',
       { project: 'stock', bench: true, skipInstall: true },
-      await stockApp(),
+      stock,
     );
     assert.ok(tree.exists('/bench/run.mjs'));
     assert.deepEqual(unresolvedImports(tree), [], 'everything the bench imports came along');
@@ -546,11 +586,39 @@ describe('ng-add', () => {
     );
     assert.equal(json(tree, '/load-paths.json').rendered, undefined);
     const pkg = json(tree, '/package.json');
-    assert.ok(pkg.devDependencies.autocannon && pkg.devDependencies.fastify);
+    assert.ok(pkg.devDependencies.autocannon, 'the load generator, which tools share');
+    const peers = json(tree, '/bench/package.json').dependencies;
+    assert.ok(peers.fastify && peers.bun, "the peers come in the bench's own package.json");
+    assert.equal(
+      json(tree, '/bench/package-lock.json').packages[''].dependencies.fastify,
+      peers.fastify,
+    );
+    // Not added to the app's own (the stock app's Express, which its server.ts uses, stays as it was).
+    for (const peer of Object.keys(peers))
+      assert.equal(
+        pkg.devDependencies[peer] ?? pkg.dependencies[peer],
+        stockPkg.devDependencies[peer] ?? stockPkg.dependencies[peer],
+        `${peer} is not added to the app's package.json`,
+      );
     assert.ok(pkg.scripts.bench);
     assert.ok(
       json(tree, '/angular.json').projects.stock.architect.build.configurations['bench-stock'],
     );
+    const gitignore = tree.readContent('/.gitignore');
+    assert.ok(gitignore.startsWith(stock.readContent('/.gitignore')), "the app's lines stay");
+    for (const line of ['/bench/node_modules', '/bench/.install.lock']) {
+      assert.ok(gitignore.split('\n').includes(line), `${line} is ignored`);
+      assert.ok(
+        readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').includes(line),
+        `as in the template's own .gitignore: ${line}`,
+      );
+    }
+    const again = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', bench: true, skipInstall: true },
+      tree,
+    );
+    assert.equal(again.readContent('/.gitignore'), gitignore, 'once');
   });
 
   for (const [why, change, reason] of [

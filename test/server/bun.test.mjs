@@ -1,16 +1,16 @@
 // The same origin file under Bun (npm run serve:ssr:bun): the same answers as under Node.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeProduct } from '../app/src/app/products.ts';
-import { ROOT, request, startOrigin } from '../helpers/origin.mjs';
-
-const BUN = join(ROOT, 'node_modules/.bin/bun');
+import { BUN, ensureBenchPackages } from '../../bench/install.mjs';
+import { request, startOrigin } from '../helpers/origin.mjs';
 
 describe('the origin under Bun', () => {
   let node;
   let bun;
   before(async () => {
+    // Bun is one of the bench's peers (bench/package.json), installed on demand.
+    await ensureBenchPackages();
     [node, bun] = await Promise.all([startOrigin(), startOrigin({ executable: BUN })]);
   });
   after(async () => {

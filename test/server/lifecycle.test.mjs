@@ -50,6 +50,13 @@ function scratchProject(projectScripts) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
   symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
+  if (Object.values(projectScripts).some((script) => script.includes('bench/'))) {
+    // serve:ssr:bun checks the bench's install (bench/install.mjs), then runs its Bun.
+    mkdirSync(join(project, 'bench'));
+    for (const file of ['install.mjs', 'package.json', 'package-lock.json'])
+      cpSync(join(ROOT, 'bench', file), join(project, 'bench', file));
+    symlinkSync(join(ROOT, 'bench/node_modules'), join(project, 'bench/node_modules'), 'dir');
+  }
   cpSync(DIST, join(project, 'dist'), { recursive: true });
   return project;
 }
@@ -128,6 +135,9 @@ describe('graceful shutdown', () => {
       `SIGTERM to \`npm run ${script}\` reaches the server: in-flight requests finish, it exits`,
       { skip },
       async () => {
+        // Installed here first (the bench's own packages), so the copy's check finds it done.
+        if (scripts[script].includes('bench/'))
+          await (await import('../../bench/install.mjs')).ensureBenchPackages();
         const project = scratchProject({ [script]: scripts[script] });
         // npm sets npm_execpath for the scripts it runs (npm test); run directly, use the npm on PATH.
         const npm = process.env.npm_execpath
