@@ -285,17 +285,18 @@ export class CachedPages {
 
   /** Serves a stale page now; one background render brings the entry up to date. */
   #refreshInBackground(key: string, route: RouteInfo): void {
-    const refresh = async () => {
-      const { page } = await this.#obtain(key, route, undefined);
-      if (page.reportedError) {
-        // A failed refresh: stale-if-error keeps serving the last good page.
-        throw new Error('the app reported an error while rendering');
-      }
-    };
-    this.#cache.refreshInBackground(key, refresh, (error) => {
-      this.#warnRefreshFailed();
-      this.#log.debug({ err: error, key }, 'render cache: refresh failed');
-    });
+    const refresh = () => this.#obtain(key, route, undefined);
+    this.#cache.refreshInBackground(
+      key,
+      refresh,
+      (error) => {
+        this.#warnRefreshFailed();
+        this.#log.debug({ err: error, key }, 'render cache: refresh failed');
+      },
+      // A failed refresh: stale-if-error keeps serving the last good page.
+      ({ page }) =>
+        page.reportedError ? new Error('the app reported an error while rendering') : undefined,
+    );
   }
 
   #candidate(rendered: Parameters<typeof pageOf>[0], route: RouteInfo): Candidate {

@@ -241,10 +241,11 @@ export class RenderCache {
    * no request waits for it, and nothing aborts it. If it fails, the entry stays usable up to its
    * stale-if-error and `onFailure` hears why.
    */
-  refreshInBackground(
+  refreshInBackground<T>(
     key: string,
-    render: () => Promise<unknown>,
+    render: () => Promise<T>,
     onFailure: (error: unknown) => void,
+    failed: (result: T) => unknown = () => undefined,
   ): void {
     if (this.#inFlight.has(key)) {
       return;
@@ -252,14 +253,22 @@ export class RenderCache {
     this.#stats.refreshes++;
     const flight = this.#flight(key, render);
     flight.waiters = Infinity;
-    flight.result.catch((error: unknown) => {
+    const fail = (error: unknown) => {
       this.#stats.refreshFailures++;
       const page = this.#pages.peek(key);
       if (page !== undefined) {
         page.refreshFailed = true;
       }
       onFailure(error);
-    });
+    };
+    // A request that finds nothing stored meanwhile joins the refresh and gets its result, which
+    // may be a page and still a failure (`failed` says why: the app reported an error, say).
+    flight.result.then((result) => {
+      const why = failed(result);
+      if (why !== undefined) {
+        fail(why);
+      }
+    }, fail);
   }
 
   /** Whether a render for `key` is running. */

@@ -362,6 +362,26 @@ describe('RenderCache', () => {
     assert.equal(signal.aborted, false, 'a background refresh keeps its render');
   });
 
+  it('gives a request that joins a background refresh its result, failed or not', async () => {
+    const { cache } = clockedCache();
+    const failures = [];
+    cache.refreshInBackground(
+      'k',
+      async () => ({ page: 'new', broken: true }),
+      (error) => failures.push(error.message),
+      (result) => (result.broken ? new Error('broken') : undefined),
+    );
+    const { result, collapsed } = cache.render(
+      'k',
+      () => assert.fail('collapsed'),
+      new AbortController().signal,
+    );
+    assert.equal(collapsed, true);
+    assert.deepEqual(await result, { page: 'new', broken: true });
+    assert.deepEqual(failures, ['broken'], 'still counted as a failed refresh');
+    assert.equal(cache.stats.refreshFailures, 1);
+  });
+
   it('stays within its bytes under a flood of 100,000 distinct keys, and skips pages larger than itself', () => {
     const maxBytes = 2 * 1024 * 1024;
     const { cache } = clockedCache(maxBytes);

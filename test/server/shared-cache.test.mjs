@@ -320,6 +320,39 @@ describe('shared tier: revalidation reaches every process of every replica, and 
   });
 });
 
+describe('shared tier: a process whose own cache cannot keep the page', () => {
+  it('answers a request that arrives while the stale shared page is refreshed with the refreshed page', async () => {
+    const redis = await startRedis();
+    // RENDER_CACHE_BYTES=1: the page lives in Redis only, so a request during the background
+    // refresh finds nothing here and joins that refresh.
+    const origin = await startOrigin({
+      nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs')],
+      env: { REDIS_URL: redis.url, RENDER_CACHE_BYTES: '1', CLOCK_STEP_MS: '61000' },
+    });
+    try {
+      await sharedState([origin], 'ready');
+      await get(origin, '/products/950');
+      const seen = origin.stdout().split('clock +').length;
+      process.kill(origin.pid, 'SIGUSR2');
+      for (let i = 0; i < 200 && origin.stdout().split('clock +').length === seen; i++) {
+        await sleep(10);
+      }
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => get(origin, '/products/950')),
+      );
+      assert.deepEqual(
+        answers.map((res) => res.status),
+        Array(8).fill(200),
+        answers.map((res) => res.headers['cache-status']).join(' | '),
+      );
+      assert.match(answers[0].headers['cache-status'], /^shared-cache; hit; ttl=-/);
+    } finally {
+      await origin.stop();
+      await redis.close();
+    }
+  });
+});
+
 describe('shared tier: with a Content-Security-Policy', () => {
   it('serves a page another process rendered with a nonce of its own on every tag', async () => {
     const redis = await startRedis();
