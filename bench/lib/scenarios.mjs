@@ -1,8 +1,9 @@
 // What each scenario asks for. The list of requests is plain data so that it can cross to the load
 // worker; the only dynamic part (the rotating product id) is named, not passed as a function.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
+import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
 
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();
@@ -79,7 +80,7 @@ export function describeBuild(browserDir) {
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
  * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean,
- *   refreshesCache?: boolean }} Scenario
+ *   refreshesCache?: boolean, pair?: boolean }} Scenario
  */
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
@@ -99,7 +100,7 @@ const renderedWhat =
     ? ` (answered ${RENDERED.status}: still a full render per request)`
     : '';
 
-/** @type {(Scenario & { needs?: 'rendered' | 'cached' })[]} */
+/** @type {(Scenario & { needs?: 'rendered' | 'cached', needsRedis?: boolean })[]} */
 const ALL_SCENARIOS = [
   {
     name: 'ssg',
@@ -162,10 +163,22 @@ const ALL_SCENARIOS = [
     refreshesCache: true,
     needs: 'cached',
   },
+  {
+    // Not per variant: the origin twice, with its own setups (bench/lib/shared-tier.mjs).
+    name: 'ssr-shared',
+    title: `ssr-shared: ${R}, ${POPULAR_PRODUCTS} popular ids, two origin processes with and without a shared Redis`,
+    describe: `Two origin processes behind the same load (the connections split evenly between them), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
+    requests: () => popularProducts(),
+    pair: true,
+    needs: 'cached',
+    needsRedis: true,
+  },
 ];
 
 /** Why a scenario cannot run with this app's load-paths.json, or undefined when it can. */
 function skipReason(scenario) {
+  if (scenario.needsRedis && !existsSync(REDIS_SERVER))
+    return `needs redis-server (${REDIS_SERVER} is missing: install Debian's redis-server, or set REDIS_SERVER_PATH)`;
   if (scenario.needs && !RENDERED) return 'load-paths.json names no "rendered" page';
   if (scenario.needs === 'cached' && !RENDERED?.cached)
     return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';

@@ -1,0 +1,382 @@
+// The `ssr-shared` scenario: two origin processes behind the same load, as two replicas behind a
+// load balancer, with and without a shared render cache on Redis. It does not fit the variant ×
+// scenario grid (it is always the origin, and its unit is a pair of processes plus a Redis), so it
+// runs its own setups, once per round, after the variants' scenarios of that round.
+//
+// Per round:
+// - renders per distinct page: a fresh pair (fresh L1s) on a fresh Redis, and a fresh pair without
+//   one, loaded with the rotating popular ids, then every popular page asked of each process once
+//   more, so every page was requested of both; renders started (summed over both /healthz) ÷ pages.
+// - req/s and server CPU per response of three long-lived pairs: an L1 hit (REDIS_URL, default L1,
+//   caches full), a shared-tier hit (REDIS_URL, RENDER_CACHE_BYTES=1: L1 stores nothing, so every
+//   request is an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).
+//   Each run also counts the renders it caused and samples Cache-Status, so a row that was not
+//   answered by the tier it names says so instead of passing for it.
+import { request } from '../../scripts/lib/http.mjs';
+import { startRedis } from '../../scripts/lib/redis-server.mjs';
+import { pinProcess } from './machine.mjs';
+import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
+import { roundOrder } from './round-order.mjs';
+import { getScenario, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
+import { checkScenario, judgeRun } from './validate.mjs';
+import { READY_LINE, ROOT, getVariant, variantEnv } from './variants.mjs';
+
+export const SHARED_SCENARIO = 'ssr-shared';
+/** Origin processes behind the load in every setup: the smallest number that can share anything. */
+export const PROCESSES = 2;
+
+/**
+ * @typedef {'l1' | 'shared' | 'render'} Tier
+ * @typedef {{ name: string, label: string, redis: boolean, env: Record<string, string | undefined>, expect: Tier,
+ *   warmupKind: 'files' | 'renders' }} Setup
+ */
+
+/** The pairs whose req/s are measured. `RENDER_CACHE_BYTES: undefined` = the default L1 whatever the shell says. */
+/** @type {Setup[]} */
+export const SETUPS = [
+  {
+    name: 'l1-hit',
+    label: 'L1 hit (REDIS_URL set, in-process cache full)',
+    redis: true,
+    env: { RENDER_CACHE_BYTES: undefined },
+    expect: 'l1',
+    warmupKind: 'files',
+  },
+  {
+    name: 'shared-hit',
+    label:
+      'shared-tier hit (REDIS_URL, RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis)',
+    redis: true,
+    env: { RENDER_CACHE_BYTES: '1' },
+    expect: 'shared',
+    warmupKind: 'files',
+  },
+  {
+    name: 'miss',
+    label: 'miss (RENDER_CACHE_BYTES=0: every request renders)',
+    redis: false,
+    env: { RENDER_CACHE_BYTES: '0' },
+    expect: 'render',
+    warmupKind: 'renders',
+  },
+];
+
+/** The renders-per-page measurements: a fresh pair with a fresh Redis, and one without. */
+export const COUNTS = [
+  { name: 'with-redis', label: 'with Redis', redis: true },
+  { name: 'without-redis', label: 'without Redis', redis: false },
+];
+
+/** Seconds one round of the scenario takes, roughly, for the runner's estimate. */
+export function sharedRoundSeconds({ duration }) {
+  // Two count pairs (start, load, sweep, stop) and three measured runs with their refresh sweeps.
+  return COUNTS.length * (2 * 2 + duration + 3) + SETUPS.length * (duration + 1.5);
+}
+
+/** Renders begun by these processes so far (each /healthz reports its own `renders.started`). */
+async function rendersStarted(servers) {
+  let total = 0;
+  for (const server of servers) {
+    const health = JSON.parse((await request(server.url, '/healthz')).text);
+    total += health.renders.started;
+  }
+  return total;
+}
+
+/** Every popular page asked of each process once, one process after the other. */
+async function sweep(servers) {
+  for (const server of servers)
+    for (let k = 0; k < POPULAR_PRODUCTS; k++)
+      await request(server.url, renderedPathAt(k), { timeoutMs: 30_000 });
+}
+
+/** Cache-Status of one popular page from each process. */
+async function sampleCacheStatus(servers) {
+  const statuses = [];
+  for (const server of servers) {
+    const res = await request(server.url, renderedPathAt(0));
+    statuses.push(String(res.headers['cache-status'] ?? '(none)'));
+  }
+  return statuses;
+}
+
+/**
+ * @param {{ options: ReturnType<typeof import('./options.mjs').parseOptions>, pin: { enabled: boolean, serverCpus: string },
+ *   load: Awaited<ReturnType<typeof import('./load.mjs').startLoadGenerator>>,
+ *   progress: ReturnType<typeof import('./progress.mjs').createProgress>,
+ *   build: import('./scenarios.mjs').BuildInfo, settle: () => Promise<void>, requestTimeout: number }} context
+ */
+export function createSharedBench({ options, pin, load, progress, build, settle, requestTimeout }) {
+  const origin = getVariant('origin');
+  const requests = getScenario(SHARED_SCENARIO).requests(build, {});
+  /** Redis and the origins run where the servers run: their CPU is the server side's. */
+  const pinServer = (pid) => {
+    if (pin.enabled && pid) pinProcess(pid, pin.serverCpus);
+  };
+
+  /** @type {Map<string, { started: boolean, error?: string, servers: import('./process.mjs').RunningServer[], check?: import('./validate.mjs').ScenarioCheck, warmed: boolean, crashed?: string }>} */
+  const pairs = new Map();
+  /** @type {Awaited<ReturnType<typeof startRedis>> | undefined} */
+  let redis;
+  let redisError;
+  /** Every process this scenario started and has not stopped yet (the runner settles on them). */
+  const live = new Set();
+  const runs = [];
+  const counts = [];
+
+  const startPair = async (env, redisUrl) => {
+    const command = origin.command();
+    const servers = [];
+    try {
+      for (let i = 0; i < PROCESSES; i++) {
+        const server = await startServer({
+          command: pin.enabled ? pinned(command, pin.serverCpus) : command,
+          // REDIS_URL: undefined removes one the shell may have set from the pairs without Redis.
+          env: { ...variantEnv(origin, 1), ...env, REDIS_URL: redisUrl },
+          cwd: ROOT,
+          ready: READY_LINE,
+        });
+        servers.push(server);
+        live.add(server);
+      }
+    } catch (error) {
+      await stopAll(servers);
+      throw error;
+    }
+    return servers;
+  };
+  const stopAll = async (servers) => {
+    await Promise.all(servers.map((server) => server.stop()));
+    for (const server of servers) live.delete(server);
+  };
+  const crashReason = (servers) => {
+    for (const server of servers) {
+      const exit = server.exited();
+      if (exit)
+        return `an origin exited (${exit.signal ?? `code ${exit.code}`}): ${server.output().trim().split('\n').slice(-3).join(' / ')}`;
+    }
+    return undefined;
+  };
+
+  /** Starts Redis and the three measured pairs, and checks each process's answers. */
+  const start = async () => {
+    if (SETUPS.some((setup) => setup.redis)) {
+      try {
+        redis = await startRedis();
+        pinServer(redis.pid);
+      } catch (error) {
+        redisError = error instanceof Error ? error.message : String(error);
+        progress.log(`✗ ${SHARED_SCENARIO}: redis-server did not start: ${redisError}`);
+      }
+    }
+    for (const setup of SETUPS) {
+      progress.step(`starting ${SHARED_SCENARIO} · ${setup.name}`, 3);
+      const pair = { started: false, servers: [], warmed: false };
+      pairs.set(setup.name, pair);
+      if (setup.redis && !redis) {
+        pair.error = `no Redis: ${redisError}`;
+        continue;
+      }
+      try {
+        pair.servers = await startPair(setup.env, setup.redis ? redis.url : undefined);
+        pair.started = true;
+      } catch (error) {
+        pair.error = error instanceof Error ? error.message : String(error);
+        progress.log(`✗ ${SHARED_SCENARIO} · ${setup.name} did not start: ${pair.error}`);
+        continue;
+      }
+      // Both processes must answer the popular pages as the page they are (twice each, so the
+      // second answer comes from whatever cache the setup has, Redis included).
+      const checks = [];
+      for (const server of pair.servers)
+        checks.push(await checkScenario(server.url, SHARED_SCENARIO, build));
+      pair.check = {
+        ...checks[0],
+        valid: checks.every((check) => check.valid),
+        problems: checks.flatMap((check, i) => check.problems.map((p) => `process ${i + 1}: ${p}`)),
+        minBytesPerResponse: Math.min(...checks.map((check) => check.minBytesPerResponse)),
+      };
+      progress.log(
+        `✓ ${SHARED_SCENARIO} · ${setup.name}: ${PROCESSES} origins (pids ${pair.servers.map((s) => s.pid).join(', ')})${setup.redis ? ` + redis-server (pid ${redis.pid})` : ''} · ${pair.check.valid ? 'ok' : `INVALID: ${pair.check.problems.join('; ')}`}`,
+      );
+    }
+  };
+
+  /** One renders-per-page measurement on fresh processes (and a fresh Redis). */
+  const count = async (spec, round) => {
+    progress.step(
+      `round ${round}/${options.rounds} · ${SHARED_SCENARIO} · renders per page ${spec.label}`,
+      2 * 2 + options.duration + 3,
+    );
+    const record = { round, name: spec.name, pages: POPULAR_PRODUCTS, problems: [] };
+    let fresh;
+    let servers = [];
+    try {
+      if (spec.redis) {
+        fresh = await startRedis();
+        pinServer(fresh.pid);
+      }
+      // The default L1 (RENDER_CACHE_BYTES as users run it): only the sharing differs.
+      servers = await startPair({ RENDER_CACHE_BYTES: undefined }, fresh?.url);
+      await settle();
+      const before = await rendersStarted(servers);
+      const result = await load.run({
+        url: servers[0].url,
+        urls: servers.map((server) => server.url),
+        requests,
+        connections: options.connections,
+        pipelining: options.pipelining,
+        timeout: requestTimeout,
+        duration: options.duration,
+      });
+      // However far each connection got through the list, every page is now asked of both.
+      await sweep(servers);
+      record.renders = (await rendersStarted(servers)) - before;
+      record.rendersPerPage = record.renders / record.pages;
+      record.requests = result.requests;
+      record.problems.push(
+        ...judgeRun(result, { expectedStatuses: [200], minBytesPerResponse: 0 }),
+      );
+      record.cacheStatus = await sampleCacheStatus(servers);
+      const died = crashReason(servers);
+      if (died) record.problems.push(died);
+    } catch (error) {
+      record.problems.push(error instanceof Error ? error.message : String(error));
+    } finally {
+      await stopAll(servers);
+      await fresh?.close();
+    }
+    counts.push(record);
+    progress.log(
+      `  r${round} ${SHARED_SCENARIO} renders per distinct page ${spec.label.padEnd(14)} ` +
+        (record.rendersPerPage === undefined
+          ? '?'
+          : `${record.rendersPerPage.toFixed(2)} (${record.renders} renders, ${record.pages} pages)`) +
+        (record.problems.length ? ` ✗ ${record.problems.join('; ')}` : ''),
+    );
+  };
+
+  /** One measured run of a long-lived pair. */
+  const measure = async (setup, round) => {
+    const pair = pairs.get(setup.name);
+    if (!pair?.started || pair.crashed || !pair.check?.valid) return;
+    const { servers } = pair;
+    const job = {
+      url: servers[0].url,
+      urls: servers.map((server) => server.url),
+      requests,
+      connections: options.connections,
+      pipelining: options.pipelining,
+      timeout: requestTimeout,
+    };
+    const cached = setup.expect !== 'render';
+    // Fill (and, rounds later, refresh) the caches before measuring: the entries of the popular
+    // pages age past s-maxage between rounds, and their refresh renders belong to no measured run.
+    if (cached) await sweep(servers);
+    const warmup = setup.warmupKind === 'renders' ? options.renderWarmup : options.warmup;
+    if (!pair.warmed && warmup > 0) {
+      await settle();
+      progress.step(
+        `round ${round}/${options.rounds} · ${SHARED_SCENARIO} · ${setup.name} · warm-up`,
+        warmup,
+      );
+      await load.run({ ...job, duration: warmup });
+    }
+    pair.warmed = true;
+    await settle();
+    progress.step(
+      `round ${round}/${options.rounds} · ${SHARED_SCENARIO} · ${setup.name} · measuring`,
+      options.duration + 1,
+    );
+    const pids = servers.map((server) => server.pid);
+    const redisPid = setup.redis ? redis?.pid : undefined;
+    for (const pid of pids) resetPeakRss(pid);
+    const rendersBefore = await rendersStarted(servers);
+    const cpu = () => pids.map((pid) => readCpuSeconds(pid));
+    const cpuBefore = cpu();
+    const redisBefore = redisPid ? readCpuSeconds(redisPid) : undefined;
+    const result = await load.run({ ...job, duration: options.duration });
+    const cpuAfter = cpu();
+    const redisAfter = redisPid ? readCpuSeconds(redisPid) : undefined;
+    const renders = (await rendersStarted(servers)) - rendersBefore;
+    const seconds = result.duration;
+    const spent = cpuAfter.every((value, i) => value !== undefined && cpuBefore[i] !== undefined)
+      ? cpuAfter.reduce((sum, value, i) => sum + value - cpuBefore[i], 0)
+      : undefined;
+    const redisCpu =
+      redisBefore !== undefined && redisAfter !== undefined && seconds > 0
+        ? (redisAfter - redisBefore) / seconds
+        : undefined;
+    const originCpu = spent !== undefined && seconds > 0 ? spent / seconds : undefined;
+    const cacheStatus = await sampleCacheStatus(servers);
+    const problems = judgeRun(result, pair.check);
+    const died = crashReason(servers);
+    if (died) {
+      pair.crashed = died;
+      problems.push(died);
+    } else {
+      for (const server of servers) {
+        const after = await checkScenario(server.url, SHARED_SCENARIO, build);
+        if (!after.valid)
+          problems.push(...after.problems.map((problem) => `after load: ${problem}`));
+      }
+    }
+    const peaks = pids.map((pid) => readPeakRss(pid)).filter((value) => value !== undefined);
+    runs.push({
+      round,
+      setup: setup.name,
+      result,
+      // The server side of a shared hit is the origins and Redis together.
+      serverCpu: originCpu === undefined ? undefined : originCpu + (redisCpu ?? 0),
+      originCpu,
+      redisCpu,
+      renders,
+      cacheStatus,
+      peakRss: peaks.length ? peaks.reduce((sum, value) => sum + value, 0) : undefined,
+      problems,
+    });
+    progress.log(
+      `  r${round} ${SHARED_SCENARIO} ${setup.name.padEnd(10)} ${Math.round(result.rps).toString().padStart(7)} req/s, ` +
+        `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, CPU server ${originCpu === undefined ? '?' : Math.round((originCpu + (redisCpu ?? 0)) * 100)}% / load ${Math.round(result.loadCpu * 100)}%, ` +
+        `${renders} renders, Cache-Status "${cacheStatus[0]}"` +
+        (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
+    );
+  };
+
+  return {
+    start,
+    /** Pids of every process of the scenario still running (servers, Redis). */
+    pids: () => [
+      ...[...live].filter((server) => !server.exited()).map((server) => server.pid),
+      ...(redis?.pid ? [redis.pid] : []),
+    ],
+    /** The scenario's share of one round, its parts in a Williams order that changes per round. */
+    round: async (round) => {
+      for (const spec of roundOrder(COUNTS, round - 1)) await count(spec, round);
+      for (const setup of roundOrder(SETUPS, round - 1)) await measure(setup, round);
+    },
+    /** What the report and the JSON need. */
+    results: () => ({
+      setups: SETUPS.map((setup) => {
+        const pair = pairs.get(setup.name);
+        return {
+          name: setup.name,
+          label: setup.label,
+          expect: setup.expect,
+          started: Boolean(pair?.started),
+          error: pair?.error,
+          crashed: pair?.crashed,
+          pids: pair?.servers.map((server) => server.pid) ?? [],
+          check: pair?.check,
+        };
+      }),
+      redisPid: redis?.pid,
+      runs,
+      counts,
+    }),
+    close: async () => {
+      await stopAll([...live]);
+      await redis?.close();
+    },
+  };
+}
