@@ -18,7 +18,9 @@ import { Renderer } from './pages/renderer.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
 import { CANNOT_START, runPrimary } from './process/cluster.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
+import { buildId } from './render-cache/build-id.ts';
 import { CachedPages } from './render-cache/cached-pages.ts';
+import { SharedTier } from './render-cache/shared-tier.ts';
 import { RenderCache } from './render-cache/store.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
@@ -85,9 +87,14 @@ function start(): void {
   const renderer = new Renderer(engine, limiter, log);
   const lookupRoute = createRouteLookup(app.serverRoutes);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
+  // With REDIS_URL, a miss here asks the tier every process of every replica shares.
+  const shared =
+    renderCache && config.sharedCache
+      ? new SharedTier({ ...config.sharedCache, buildId: buildId(browserDir, serverDir), csp, log })
+      : undefined;
   const cachedPages =
     renderCache &&
-    new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config, csp });
+    new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config, csp, shared });
   const index = buildStaticIndex(
     browserDir,
     readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')),
@@ -119,6 +126,7 @@ function start(): void {
       engine: config.renderEngine,
       renders: { started: renderer.started, ...limiter.stats },
       renderCache: renderCache?.stats,
+      sharedCache: shared?.stats,
     }),
     log,
     accessLog: config.accessLog,

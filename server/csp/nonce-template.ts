@@ -33,6 +33,31 @@ export function nonceTemplate(
   ) {
     offsets.push(at);
   }
+  return { body, slots: slotsOf(body, offsets, policy) };
+}
+
+/**
+ * The slots of a page stored by another process (the shared tier): its placeholders are at
+ * `offsets`; this process's own placeholder is written there. Undefined if the offsets do not fit
+ * the body (in order, apart, inside it).
+ */
+export function nonceSlotsAt(
+  body: Buffer,
+  offsets: readonly number[],
+  policy: ContentSecurityPolicy,
+): NonceSlots | undefined {
+  let previousEnd = 0;
+  for (const offset of offsets) {
+    if (!Number.isInteger(offset) || offset < previousEnd || offset + NONCE_LENGTH > body.length) {
+      return undefined;
+    }
+    body.write(policy.placeholder, offset, NONCE_LENGTH, 'latin1');
+    previousEnd = offset + NONCE_LENGTH;
+  }
+  return slotsOf(body, [...offsets], policy);
+}
+
+function slotsOf(body: Buffer, offsets: number[], policy: ContentSecurityPolicy): NonceSlots {
   const segments: Buffer[] = [];
   let previous = 0;
   for (const offset of offsets) {
@@ -40,7 +65,7 @@ export function nonceTemplate(
     previous = offset + NONCE_LENGTH;
   }
   segments.push(body.subarray(previous));
-  return { body, slots: { policy, offsets, segments } };
+  return { policy, offsets, segments };
 }
 
 /** A comment, or an open tag (its attribute values may hold `>`). */

@@ -9,7 +9,8 @@ import type { Renderer } from '../pages/renderer.ts';
 import type { RouteInfo } from '../pages/route-matcher.ts';
 import { cacheKey, storablePolicy, type SharedCachePolicy } from './policy.ts';
 import { sendCachedPage } from './send-cached-page.ts';
-import type { CachedPage, RenderCache } from './store.ts';
+import type { SharedTier } from './shared-tier.ts';
+import { type CachedPage, freshness, type RenderCache } from './store.ts';
 
 export interface CachedPagesOptions {
   cache: RenderCache;
@@ -18,6 +19,8 @@ export interface CachedPagesOptions {
   renderTimeoutMs: number;
   /** Pages are stored with nonce placeholders, filled per response (sendCachedPage). */
   csp: ContentSecurityPolicy | undefined;
+  /** The tier every process shares (Redis), asked on a miss here; undefined: this process alone. */
+  shared?: SharedTier;
   log: Logger;
 }
 
@@ -32,7 +35,23 @@ export interface FreshAnswer {
 }
 
 /** A render as a page to send and, if its final headers allow, the policy to store it under. */
-type Candidate = Page & { policy: SharedCachePolicy | undefined };
+type Candidate = Page & { policy: SharedCachePolicy | undefined; reportedError?: boolean };
+
+/**
+ * The page for a miss here, and where it came from: `shared` is the shared tier's Cache-Status
+ * entry (undefined without one), `ageMs` the age of a page another process rendered, `stale` that
+ * it is to be refreshed.
+ */
+interface Obtained {
+  page: Candidate;
+  shared: string | undefined;
+  storedHere: boolean;
+  ageMs?: number;
+  stale?: boolean;
+}
+
+/** How often a process waiting for another's render looks again, should the announcement be lost. */
+const LOOK_AGAIN_MS = 250;
 
 /**
  * Serves the pages of routes that declare a shared-cache policy: fresh from memory, stale while one
@@ -47,8 +66,11 @@ export class CachedPages {
   readonly #log: Logger;
   readonly #csp: ContentSecurityPolicy | undefined;
   readonly #warnRefreshFailed: () => void;
+  readonly #shared: SharedTier | undefined;
 
-  constructor({ cache, renderer, lookupRoute, renderTimeoutMs, csp, log }: CachedPagesOptions) {
+  constructor(options: CachedPagesOptions) {
+    const { cache, renderer, lookupRoute, renderTimeoutMs, csp, log } = options;
+    this.#shared = options.shared;
     this.#csp = csp;
     this.#cache = cache;
     this.#renderer = renderer;
@@ -98,13 +120,13 @@ export class CachedPages {
     const { signal, settle } = requestSignal(ctx, this.#renderTimeoutMs);
     const { result, collapsed } = this.#cache.render(
       key,
-      (shared) => this.#renderAndStore(key, route, shared),
+      (shared) => this.#obtain(key, route, shared),
       signal,
     );
     const forwarded = found.state === 'miss' ? 'fwd=uri-miss' : 'fwd=stale';
-    let page: Candidate;
+    let obtained: Obtained;
     try {
-      page = await untilAborted(result, signal);
+      obtained = await untilAborted(result, signal);
     } catch (error) {
       if (error === signal.reason && error === CLIENT_GONE) {
         // Nobody to answer: Koa writes nothing to a closed response.
@@ -128,41 +150,135 @@ export class CachedPages {
     } finally {
       settle();
     }
-    const stored = page.policy !== undefined && !collapsed;
+    if (obtained.stale && !collapsed) {
+      this.#refreshInBackground(key, route);
+    }
+    const stored = obtained.storedHere && !collapsed;
     send(
       ctx,
-      page,
+      obtained.page,
       `${forwarded}${stored ? '; stored' : ''}${collapsed ? '; collapsed' : ''}`,
-      undefined,
+      obtained.ageMs,
+      obtained.shared,
     );
     return 'answered';
   }
 
   /**
-   * Renders the page of a cache key (its URL) and stores it if the answer allows. `signal` aborts
-   * it only while it waits for a slot, once every request waiting for it has gone.
+   * The page for a miss in this process: from the shared tier when it holds a usable one, else
+   * rendered here — by one process of all that share the tier: the others wait for its page
+   * (bounded by `signal`, or the render timeout for a refresh) and render themselves only if it
+   * never comes. A refresh (`signal` undefined) wants a page newer than the stale one it replaces.
    */
-  async #renderAndStore(key: string, route: RouteInfo, signal: AbortSignal): Promise<Candidate> {
-    const rendered = await this.#renderer.render(key, route, signal);
+  async #obtain(key: string, route: RouteInfo, signal?: AbortSignal): Promise<Obtained> {
+    const shared = this.#shared;
+    if (shared === undefined) {
+      const { page, kept } = await this.#renderAndStore(key, route, signal);
+      return { page, shared: undefined, storedHere: kept !== undefined };
+    }
+    const refreshing = signal === undefined;
+    const patience = signal ?? AbortSignal.timeout(this.#renderTimeoutMs);
+    let waited = false;
+    let wasStored = false;
+    for (;;) {
+      const lookup = await shared.get(key);
+      if ('skipped' in lookup) {
+        return this.#renderHere(key, route, signal, `fwd=bypass; detail=${lookup.skipped}`);
+      }
+      if (lookup.found !== undefined) {
+        wasStored = true;
+        const state = freshness(lookup.found, Date.now());
+        if (state.state === 'fresh' || (state.state === 'stale' && !refreshing)) {
+          shared.countHit(state.state === 'stale');
+          return {
+            page: lookup.found,
+            shared: `hit; ttl=${ttlSeconds(lookup.found, state.ageMs)}${waited ? '; collapsed' : ''}`,
+            storedHere: this.#cache.adopt(key, lookup.found),
+            ageMs: state.ageMs,
+            stale: state.state === 'stale',
+          };
+        }
+      }
+      const lock = await shared.lock(key);
+      if ('skipped' in lock) {
+        return this.#renderHere(key, route, signal, `fwd=bypass; detail=${lock.skipped}`);
+      }
+      if ('lease' in lock) {
+        try {
+          return await this.#renderHere(
+            key,
+            route,
+            signal,
+            wasStored ? 'fwd=stale' : 'fwd=uri-miss',
+          );
+        } finally {
+          await lock.lease.release();
+        }
+      }
+      // Another process renders it: wait for its announcement, then look again.
+      waited = true;
+      await shared.renderedElsewhere(key, LOOK_AGAIN_MS, patience);
+      if (patience.aborted) {
+        if (signal !== undefined) {
+          throw signal.reason;
+        }
+        // A refresh whose renderer never delivered: render it here after all.
+        return this.#renderHere(key, route, signal, 'fwd=stale');
+      }
+    }
+  }
+
+  /** Renders here, stores in this process and, when the answer allows, in the shared tier. */
+  async #renderHere(
+    key: string,
+    route: RouteInfo,
+    signal: AbortSignal | undefined,
+    sharedStatus: string,
+  ): Promise<Obtained> {
+    const { page, kept } = await this.#renderAndStore(key, route, signal);
+    let shared = sharedStatus;
+    if (kept !== undefined && !sharedStatus.startsWith('fwd=bypass')) {
+      const outcome = await this.#shared!.put(key, kept);
+      shared +=
+        outcome === 'stored'
+          ? '; stored'
+          : outcome === 'too-large'
+            ? '; detail=too-large'
+            : `; detail=not-stored-${outcome}`;
+    }
+    return { page, shared, storedHere: kept !== undefined && this.#cache.peek(key) === kept };
+  }
+
+  /**
+   * Renders the page of a cache key (its URL) and stores it if the answer allows (`kept`: the entry
+   * as stored). `signal` aborts it only while it waits for a slot, once every request waiting for it
+   * has gone; without one it is a background refresh.
+   */
+  async #renderAndStore(
+    key: string,
+    route: RouteInfo,
+    signal: AbortSignal | undefined,
+  ): Promise<{ page: Candidate; kept: CachedPage | undefined }> {
+    const rendered = signal
+      ? await this.#renderer.render(key, route, signal)
+      : await this.#renderer.renderInBackground(key, route);
     const candidate = this.#candidate(rendered, route);
     if (rendered.reportedError) {
       // A component threw (Angular answered anyway, maybe with a broken page): a failed render,
       // never stored. The request gets what Angular rendered, as without the cache.
-      return { ...candidate, policy: undefined };
+      return { page: { ...candidate, policy: undefined, reportedError: true }, kept: undefined };
     }
-    this.#keep(key, candidate);
-    return candidate;
+    return { page: candidate, kept: this.#keep(key, candidate) };
   }
 
   /** Serves a stale page now; one background render brings the entry up to date. */
   #refreshInBackground(key: string, route: RouteInfo): void {
     const refresh = async () => {
-      const rendered = await this.#renderer.renderInBackground(key, route);
-      if (rendered.reportedError) {
+      const { page } = await this.#obtain(key, route, undefined);
+      if (page.reportedError) {
         // A failed refresh: stale-if-error keeps serving the last good page.
         throw new Error('the app reported an error while rendering');
       }
-      this.#keep(key, this.#candidate(rendered, route));
     };
     this.#cache.refreshInBackground(key, refresh, (error) => {
       this.#warnRefreshFailed();
@@ -176,25 +292,33 @@ export class CachedPages {
   }
 
   /** Stores a render the app lets shared caches keep; one it no longer does is not served again. */
-  #keep(key: string, candidate: Candidate): void {
-    if (candidate.policy) {
-      this.#cache.store(key, {
-        ...candidate,
-        policy: candidate.policy,
-        storedAt: 0,
-        refreshFailed: false,
-      });
-    } else {
+  #keep(key: string, candidate: Candidate): CachedPage | undefined {
+    if (!candidate.policy) {
       // The app no longer lets this page be shared (a refresh said private, say): stop serving it.
       this.#cache.delete(key);
+      return undefined;
     }
+    const page: CachedPage = {
+      ...candidate,
+      policy: candidate.policy,
+      storedAt: 0,
+      refreshFailed: false,
+    };
+    this.#cache.store(key, page);
+    return page;
   }
 }
 
 /** Koa's pages step answers through the same function as the fast path. */
-function send(ctx: Context, page: Page, cacheStatus: string, ageMs: number | undefined): void {
+function send(
+  ctx: Context,
+  page: Page,
+  cacheStatus: string,
+  ageMs: number | undefined,
+  sharedStatus?: string,
+): void {
   ctx.respond = false;
-  ctx.status = sendCachedPage(ctx.req, ctx.res, page, cacheStatus, ageMs);
+  ctx.status = sendCachedPage(ctx.req, ctx.res, page, cacheStatus, ageMs, sharedStatus);
 }
 
 /** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */

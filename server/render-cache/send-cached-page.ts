@@ -5,12 +5,15 @@ import type { Page } from '../pages/page.ts';
 
 /** The cache's name in Cache-Status (RFC 9211). */
 export const CACHE_NAME = 'render-cache';
+/** The shared tier's name: listed before this process's cache, being nearer the origin (RFC 9211 §2). */
+export const SHARED_CACHE_NAME = 'shared-cache';
 
 /**
  * Answers with a page of the render cache (or one rendered for it): the page's own headers, its
  * age and what the cache did (Cache-Status, RFC 9211), and 304 when the client's copy is current,
  * as koa-conditional-get and Koa would (a 304 drops Content-Type and Content-Length). The fast path
- * and Koa's pages step both answer through here, so their answers are the same bytes. Returns the status.
+ * and Koa's pages step both answer through here, so their answers are the same bytes. `sharedStatus`
+ * is what the shared tier did, when there is one. Returns the status.
  */
 export function sendCachedPage(
   req: IncomingMessage,
@@ -18,12 +21,18 @@ export function sendCachedPage(
   page: Page,
   cacheStatus: string,
   ageMs: number | undefined,
+  sharedStatus?: string,
 ): number {
   const headers = [...page.headers];
   if (ageMs !== undefined) {
     headers.push('Age', String(Math.floor(ageMs / 1000)));
   }
-  headers.push('Cache-Status', `${CACHE_NAME}; ${cacheStatus}`);
+  headers.push(
+    'Cache-Status',
+    sharedStatus === undefined
+      ? `${CACHE_NAME}; ${cacheStatus}`
+      : `${SHARED_CACHE_NAME}; ${sharedStatus}, ${CACHE_NAME}; ${cacheStatus}`,
+  );
   if (page.etag !== undefined && fresh(req.headers, { etag: page.etag })) {
     res.writeHead(
       304,

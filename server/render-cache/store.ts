@@ -13,6 +13,10 @@ export interface CachedPage extends Page {
   policy: SharedCachePolicy;
   /** The last refresh failed: the page may be served stale up to stale-if-error. */
   refreshFailed: boolean;
+  /** What the page was made from (its Cache-Groups), for revalidation by group. */
+  groups?: string[];
+  /** When a soft revalidation marked it: from then on it is stale, whatever its policy says. */
+  revalidatedAt?: number;
 }
 
 /**
@@ -103,35 +107,46 @@ export class RenderCache {
       this.#stats.misses++;
       return { state: 'miss' };
     }
-    const ageMs = Math.max(0, this.#now() - page.storedAt);
-    const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
-    if (ageMs < freshMs) {
+    const found = freshness(page, this.#now());
+    if (found.state === 'fresh') {
       this.#stats.hits++;
-      return { state: 'fresh', page, ageMs };
-    }
-    const staleWindow = Math.max(staleWhileRevalidateMs, page.refreshFailed ? staleIfErrorMs : 0);
-    if (ageMs < freshMs + staleWindow) {
+    } else if (found.state === 'stale') {
       this.#stats.staleServed++;
-      return { state: 'stale', page, ageMs };
+    } else {
+      this.#stats.misses++;
     }
-    this.#stats.misses++;
-    return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
+    return found;
   }
 
   /** The page for `key` if it is fresh, without counting or reordering anything (a cheap pre-check). */
   peekFresh(key: string): CachedPage | undefined {
     const page = this.#pages.peek(key);
-    return page !== undefined && this.#now() - page.storedAt < page.policy.freshMs
+    return page !== undefined &&
+      page.revalidatedAt === undefined &&
+      this.#now() - page.storedAt < page.policy.freshMs
       ? page
       : undefined;
+  }
+
+  /** The page stored for `key`, whatever its state, without counting or reordering anything. */
+  peek(key: string): CachedPage | undefined {
+    return this.#pages.peek(key);
   }
 
   /** Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). */
   store(key: string, page: CachedPage): void {
     page.storedAt = this.#now();
-    const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
     // Kept while some rule can still use it, and not a moment longer.
-    this.#pages.set(key, page, { ttl: freshMs + Math.max(staleWhileRevalidateMs, staleIfErrorMs) });
+    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy) });
+  }
+
+  /**
+   * Keeps a page stored elsewhere (the shared tier) as it is, its age included; false if this
+   * cache would not hold it (too large for it, or already past its lifetime).
+   */
+  adopt(key: string, page: CachedPage): boolean {
+    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt });
+    return this.#pages.has(key);
   }
 
   delete(key: string): void {
@@ -252,8 +267,30 @@ export class RenderCache {
   }
 }
 
+/** How long a page is of any use: fresh, then stale while some rule allows serving it. */
+export function lifetimeMs(policy: SharedCachePolicy): number {
+  return policy.freshMs + Math.max(policy.staleWhileRevalidateMs, policy.staleIfErrorMs);
+}
+
+/** What a page can answer at `now`, by its policy and whether a soft revalidation marked it. */
+export function freshness(page: CachedPage, now: number): Lookup {
+  const ageMs = Math.max(0, now - page.storedAt);
+  const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
+  if (page.revalidatedAt !== undefined && ageMs < lifetimeMs(page.policy)) {
+    return { state: 'stale', page, ageMs };
+  }
+  if (ageMs < freshMs) {
+    return { state: 'fresh', page, ageMs };
+  }
+  const staleWindow = Math.max(staleWhileRevalidateMs, page.refreshFailed ? staleIfErrorMs : 0);
+  if (ageMs < freshMs + staleWindow) {
+    return { state: 'stale', page, ageMs };
+  }
+  return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
+}
+
 /** The path of a key (`http://host:port/path?query`). */
-function pathOf(key: string): string {
+export function pathOf(key: string): string {
   const start = key.indexOf('/', key.indexOf('//') + 2);
   const query = key.indexOf('?', start);
   return key.slice(start, query === -1 ? undefined : query);
