@@ -34,6 +34,13 @@ function popularProducts() {
 }
 
 /**
+ * The Host every request of ssr-shared carries, whichever process it reaches: replicas behind a load
+ * balancer are asked for the same public host, and the page's cache key includes it (each process's
+ * own 127.0.0.1:<port> would give each its own keys, and nothing to share). One of the default hosts.
+ */
+export const SHARED_HOST = 'localhost';
+
+/**
  * @typedef {{ path: string, file: string, size: number, kind: 'html' | 'js' | 'css' }} BuildFile
  * @typedef {{ browserDir: string, page: BuildFile, mainJs: BuildFile, stylesCss: BuildFile,
  *   initialChunks: BuildFile[] }} BuildInfo
@@ -167,8 +174,9 @@ const ALL_SCENARIOS = [
     // Not per variant: the origin twice, with its own setups (bench/lib/shared-tier.mjs).
     name: 'ssr-shared',
     title: `ssr-shared: ${R}, ${POPULAR_PRODUCTS} popular ids, two origin processes with and without a shared Redis`,
-    describe: `Two origin processes behind the same load (the connections split evenly between them), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
-    requests: () => popularProducts(),
+    describe: `Two origin processes behind the same load (the connections split evenly between them, every request with the same \`Host\`, as a load balancer forwards it), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
+    requests: () =>
+      popularProducts().map((request) => ({ ...request, headers: { host: SHARED_HOST } })),
     pair: true,
     needs: 'cached',
     needsRedis: true,

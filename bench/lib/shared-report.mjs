@@ -66,7 +66,12 @@ export function summarizeShared({ shared, rows, rounds }) {
             .reduce((total, [, count]) => total + count, 0),
         0,
       ),
-      cacheStatus: [...new Set(own.flatMap((run) => run.cacheStatus))],
+      // Distinct answers, their ages aside.
+      cacheStatus: [
+        ...new Set(
+          own.flatMap((run) => run.cacheStatus.map((v) => v.replace(/ttl=-?\d+/g, 'ttl=n'))),
+        ),
+      ],
     };
     if (!setup.started) {
       row.status = 'failed';
@@ -97,9 +102,10 @@ export function summarizeShared({ shared, rows, rounds }) {
       };
       row.latencyP50 = median(own.map((run) => run.result.latency.p50));
       row.latencyP99 = median(own.map((run) => run.result.latency.p99));
-      row.rendersPerResponse = median(
-        own.map((run) => (run.result.requests > 0 ? run.renders / run.result.requests : 0)),
-      );
+      const per = (pick) =>
+        median(own.map((run) => (run.result.requests > 0 ? pick(run) / run.result.requests : 0)));
+      row.rendersPerResponse = per((run) => run.renders);
+      row.redisSkipsPerResponse = per((run) => run.skipped ?? 0);
       const defined = (pick) => own.map(pick).filter((value) => value !== undefined);
       row.serverCpu = median(defined((run) => run.serverCpu));
       row.loadCpu = median(own.map((run) => run.result.loadCpu));
@@ -130,6 +136,9 @@ export function summarizeShared({ shared, rows, rounds }) {
           rounds: own.length,
           values,
           median: values.length ? median(values) : undefined,
+          renders: measured.map((count) => count.renders),
+          lockWaits: measured.map((count) => count.lockWaits),
+          sharedHits: measured.map((count) => count.sharedHits),
           pages: own[0]?.pages,
           problems: own.flatMap((count) =>
             count.problems.map((problem) => `round ${count.round}: ${problem}`),
@@ -162,7 +171,10 @@ export function summarizeShared({ shared, rows, rounds }) {
       name: 'renders per distinct page with Redis',
       target: '1.00',
       value: withRedis.median,
-      text: withRedis.median === undefined ? '–' : withRedis.median.toFixed(2),
+      text:
+        withRedis.median === undefined
+          ? '–'
+          : `${withRedis.median.toFixed(2)} (renders per round: ${withRedis.renders.join(', ')}; lock waits: ${withRedis.lockWaits.join(', ')})`,
       met: withRedis.median === undefined ? undefined : withRedis.median <= 1,
       why: withRedis.median === undefined ? (withRedis.problems[0] ?? 'not measured') : undefined,
     },
@@ -265,6 +277,7 @@ const HEADERS = [
   'errors',
   'non-2xx/304',
   'renders/resp',
+  'Redis skips/resp',
   'CPU srv/load',
   'srv µs/resp',
   'of it Redis µs',
@@ -282,6 +295,9 @@ function cells(row) {
     row.rounds ? String(row.errors) : '–',
     row.rounds ? String(row.badStatuses) : '–',
     row.rendersPerResponse === undefined ? '–' : row.rendersPerResponse.toFixed(2),
+    row.redisSkipsPerResponse === undefined || row.expect === 'render'
+      ? '–'
+      : row.redisSkipsPerResponse.toFixed(3),
     row.serverCpu === undefined
       ? '–'
       : `${Math.round(row.serverCpu * 100)}/${Math.round(row.loadCpu * 100)}%`,
@@ -339,7 +355,9 @@ export function sharedMarkdown(summary, { title, describe }) {
     '',
     `${describe} ` +
       'req/s: both processes together, median of the rounds; server CPU: both origins plus Redis (the "of it Redis" column), per response; ' +
-      'renders/resp: renders the run started (from both /healthz) per response, ~0 for a cache hit and ~1 for a miss; ' +
+      'renders/resp: renders the run started (from both /healthz) per response, ~0 for a cache hit and ~1 for a miss (renders still in flight when the load stops count too, so a miss shows more than 1); ' +
+      'Redis skips/resp: requests that went on without Redis (timeout, error, circuit breaker open; each then renders); ' +
+      'Cache-Status is sampled from each process just before each run; ' +
       '"NOT AS NAMED": the run was not answered by the tier its row names (by its renders or its Cache-Status), so its ratio is not met. ' +
       `Cache-Status seen: ${summary.setups.map((row) => `${row.setup} \`${row.cacheStatus.join('`, `') || '–'}\``).join('; ')}.` +
       (summary.info.length ? ` ${summary.info.join('; ')}.` : ''),

@@ -17,7 +17,7 @@ import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { pinProcess } from './machine.mjs';
 import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
 import { roundOrder } from './round-order.mjs';
-import { getScenario, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
+import { getScenario, POPULAR_PRODUCTS, renderedPathAt, SHARED_HOST } from './scenarios.mjs';
 import { checkScenario, judgeRun } from './validate.mjs';
 import { READY_LINE, ROOT, getVariant, variantEnv } from './variants.mjs';
 
@@ -73,28 +73,73 @@ export function sharedRoundSeconds({ duration }) {
   return COUNTS.length * (2 * 2 + duration + 3) + SETUPS.length * (duration + 1.5);
 }
 
-/** Renders begun by these processes so far (each /healthz reports its own `renders.started`). */
-async function rendersStarted(servers) {
-  let total = 0;
-  for (const server of servers) {
-    const health = JSON.parse((await request(server.url, '/healthz')).text);
-    total += health.renders.started;
+/** Each process's /healthz. */
+async function health(servers) {
+  const answers = [];
+  for (const server of servers)
+    answers.push(JSON.parse((await request(server.url, '/healthz')).text));
+  return answers;
+}
+
+/**
+ * What these processes did so far, summed: renders begun (`renders.started`), and, with a shared
+ * tier, its hits, lock waits (a process waiting for another's render) and requests that went on
+ * without Redis (`skipped`, by reason).
+ */
+async function counters(servers) {
+  const total = { renders: 0, sharedHits: 0, lockWaits: 0, skipped: 0 };
+  for (const answer of await health(servers)) {
+    total.renders += answer.renders.started;
+    const shared = answer.sharedCache;
+    if (shared) {
+      total.sharedHits += shared.hits + shared.stale;
+      total.lockWaits += shared.lockWaits;
+      total.skipped += Object.values(shared.skipped ?? {}).reduce((sum, n) => sum + n, 0);
+    }
   }
   return total;
+}
+const minus = (after, before) =>
+  Object.fromEntries(Object.entries(after).map(([name, value]) => [name, value - before[name]]));
+
+/** How long an origin may take to connect to a local Redis before the setup counts as broken. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Waits until every process reports its shared tier ready. The origin connects in the background
+ * and serves without Redis meanwhile (by design), so a measurement started earlier would count
+ * the renders of that window as the tier's. Throws when it does not connect in time.
+ */
+async function untilSharedTierReady(servers) {
+  const deadline = Date.now() + CONNECT_TIMEOUT_MS;
+  for (;;) {
+    const states = (await health(servers)).map((answer) => answer.sharedCache?.state);
+    if (states.every((state) => state === 'ready')) return;
+    // No sharedCache at all: an origin without the shared tier (REDIS_URL ignored); nothing to wait for.
+    if (states.every((state) => state === undefined)) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `the shared tier did not connect in ${CONNECT_TIMEOUT_MS} ms (states: ${states.join(', ')})`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Every popular page asked of each process once, one process after the other. */
 async function sweep(servers) {
   for (const server of servers)
     for (let k = 0; k < POPULAR_PRODUCTS; k++)
-      await request(server.url, renderedPathAt(k), { timeoutMs: 30_000 });
+      await request(server.url, renderedPathAt(k), {
+        headers: { host: SHARED_HOST },
+        timeoutMs: 30_000,
+      });
 }
 
 /** Cache-Status of one popular page from each process. */
 async function sampleCacheStatus(servers) {
   const statuses = [];
   for (const server of servers) {
-    const res = await request(server.url, renderedPathAt(0));
+    const res = await request(server.url, renderedPathAt(0), { headers: { host: SHARED_HOST } });
     statuses.push(String(res.headers['cache-status'] ?? '(none)'));
   }
   return statuses;
@@ -179,6 +224,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       }
       try {
         pair.servers = await startPair(setup.env, setup.redis ? redis.url : undefined);
+        if (setup.redis) await untilSharedTierReady(pair.servers);
         pair.started = true;
       } catch (error) {
         pair.error = error instanceof Error ? error.message : String(error);
@@ -218,8 +264,9 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       }
       // The default L1 (RENDER_CACHE_BYTES as users run it): only the sharing differs.
       servers = await startPair({ RENDER_CACHE_BYTES: undefined }, fresh?.url);
+      if (fresh) await untilSharedTierReady(servers);
       await settle();
-      const before = await rendersStarted(servers);
+      const before = await counters(servers);
       const result = await load.run({
         url: servers[0].url,
         urls: servers.map((server) => server.url),
@@ -231,8 +278,9 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       });
       // However far each connection got through the list, every page is now asked of both.
       await sweep(servers);
-      record.renders = (await rendersStarted(servers)) - before;
-      record.rendersPerPage = record.renders / record.pages;
+      const done = minus(await counters(servers), before);
+      Object.assign(record, done);
+      record.rendersPerPage = done.renders / record.pages;
       record.requests = result.requests;
       record.problems.push(
         ...judgeRun(result, { expectedStatuses: [200], minBytesPerResponse: 0 }),
@@ -251,7 +299,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       `  r${round} ${SHARED_SCENARIO} renders per distinct page ${spec.label.padEnd(14)} ` +
         (record.rendersPerPage === undefined
           ? '?'
-          : `${record.rendersPerPage.toFixed(2)} (${record.renders} renders, ${record.pages} pages)`) +
+          : `${record.rendersPerPage.toFixed(2)} (${record.renders} renders, ${record.pages} pages; ${record.lockWaits} lock waits, ${record.sharedHits} shared hits, ${record.skipped} Redis skips)`) +
         (record.problems.length ? ` ✗ ${record.problems.join('; ')}` : ''),
     );
   };
@@ -284,6 +332,10 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
     }
     pair.warmed = true;
     await settle();
+    // Which tier answers this setup, asked while nothing else runs: a sample after the load could
+    // land in the second a saturated process's circuit breaker stays open (its counters, below, say
+    // how many requests of the run went on without Redis).
+    const cacheStatus = await sampleCacheStatus(servers);
     progress.step(
       `round ${round}/${options.rounds} · ${SHARED_SCENARIO} · ${setup.name} · measuring`,
       options.duration + 1,
@@ -291,14 +343,14 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
     const pids = servers.map((server) => server.pid);
     const redisPid = setup.redis ? redis?.pid : undefined;
     for (const pid of pids) resetPeakRss(pid);
-    const rendersBefore = await rendersStarted(servers);
+    const before = await counters(servers);
     const cpu = () => pids.map((pid) => readCpuSeconds(pid));
     const cpuBefore = cpu();
     const redisBefore = redisPid ? readCpuSeconds(redisPid) : undefined;
     const result = await load.run({ ...job, duration: options.duration });
     const cpuAfter = cpu();
     const redisAfter = redisPid ? readCpuSeconds(redisPid) : undefined;
-    const renders = (await rendersStarted(servers)) - rendersBefore;
+    const done = minus(await counters(servers), before);
     const seconds = result.duration;
     const spent = cpuAfter.every((value, i) => value !== undefined && cpuBefore[i] !== undefined)
       ? cpuAfter.reduce((sum, value, i) => sum + value - cpuBefore[i], 0)
@@ -308,7 +360,6 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
         ? (redisAfter - redisBefore) / seconds
         : undefined;
     const originCpu = spent !== undefined && seconds > 0 ? spent / seconds : undefined;
-    const cacheStatus = await sampleCacheStatus(servers);
     const problems = judgeRun(result, pair.check);
     const died = crashReason(servers);
     if (died) {
@@ -330,7 +381,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       serverCpu: originCpu === undefined ? undefined : originCpu + (redisCpu ?? 0),
       originCpu,
       redisCpu,
-      renders,
+      ...done,
       cacheStatus,
       peakRss: peaks.length ? peaks.reduce((sum, value) => sum + value, 0) : undefined,
       problems,
@@ -338,7 +389,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
     progress.log(
       `  r${round} ${SHARED_SCENARIO} ${setup.name.padEnd(10)} ${Math.round(result.rps).toString().padStart(7)} req/s, ` +
         `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, CPU server ${originCpu === undefined ? '?' : Math.round((originCpu + (redisCpu ?? 0)) * 100)}% / load ${Math.round(result.loadCpu * 100)}%, ` +
-        `${renders} renders, Cache-Status "${cacheStatus[0]}"` +
+        `${done.renders} renders, ${done.sharedHits} shared hits, ${done.skipped} Redis skips, Cache-Status "${cacheStatus[0]}"` +
         (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
     );
   };

@@ -71,7 +71,7 @@ describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 
     assert.match(run.stdout, /^ssr-shared: /m);
     for (const setupName of ['l1-hit', 'shared-hit', 'miss'])
       assert.match(run.stdout, new RegExp(`^${setupName} +[\\d,.]+ `, 'm'));
-    assert.match(run.stdout, /^renders per distinct page with Redis: \d\.\d\d \(target 1\.00: /m);
+    assert.match(run.stdout, /^renders per distinct page with Redis: \d\.\d\d .*\(target 1\.00: /m);
     assert.match(run.stdout, /^renders per distinct page without Redis: \d\.\d\d /m);
     assert.match(
       run.stdout,
@@ -106,8 +106,13 @@ describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 
     assert.ok(setup('miss').rendersPerResponse >= 0.9);
     const sharedHit = setup('shared-hit');
     if (SHARED_TIER_BUILT) {
-      assert.equal(sharedHit.answeredAsExpected, true, sharedHit.mismatch);
-      assert.ok(sharedHit.cacheStatus.every((value) => /shared-cache;\s*hit/.test(value)));
+      // Sampled while nothing else runs; under the load itself a saturated machine may trip the
+      // circuit breaker for a moment (its bypasses are counted, not a failure of the harness).
+      assert.ok(
+        sharedHit.cacheStatus.every((value) => /(?:^|,)\s*shared-cache;\s*hit\b/.test(value)),
+        sharedHit.cacheStatus.join(' / '),
+      );
+      assert.ok(json.shared.runs.find((run) => run.setup === 'shared-hit').sharedHits > 0);
     } else {
       // No shared tier in this origin: the harness must not pass renders off as shared hits.
       assert.equal(sharedHit.answeredAsExpected, false);
@@ -146,7 +151,7 @@ describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 
     const md = readFileSync(join(out, file('.md')), 'utf8');
     assert.match(md, /\*\*ssr-shared: /);
     assert.match(md, /\| setup \| req\/s \|/);
-    assert.match(md, /\| renders per distinct page with Redis \| \d\.\d\d \| 1\.00 \|/);
+    assert.match(md, /\| renders per distinct page with Redis \| \d\.\d\d [^|]*\| 1\.00 \|/);
     assert.match(md, /\| L1 hit ÷ origin ssg req\/s \| [\d.]+× \| ≥ 0\.80 \| (met|not met)/);
   });
 });
