@@ -12,6 +12,7 @@
 //   request is an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).
 //   Each run also counts the renders it caused and samples Cache-Status, so a row that was not
 //   answered by the tier it names says so instead of passing for it.
+import { connect } from 'node:net';
 import { request } from '../../scripts/lib/http.mjs';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { pinProcess } from './machine.mjs';
@@ -133,6 +134,41 @@ async function sweep(servers) {
         headers: { host: SHARED_HOST },
         timeoutMs: 30_000,
       });
+}
+
+/** Empties a local Redis (FLUSHALL, spoken in RESP over a socket: no client library for one command). */
+function flushRedis(port) {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let reply = '';
+    const timer = setTimeout(() => socket.destroy(new Error('FLUSHALL: no answer in 5 s')), 5000);
+    socket.on('connect', () => socket.write('*1\r\n$8\r\nFLUSHALL\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk;
+      if (!reply.includes('\r\n')) return;
+      clearTimeout(timer);
+      socket.end();
+      if (reply.startsWith('+OK')) resolve(undefined);
+      else reject(new Error(`FLUSHALL: ${reply.trim()}`));
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+/** Empties each process's own render cache (SIGHUP) and waits until /healthz shows it empty. */
+async function purgeL1(servers) {
+  for (const server of servers) process.kill(server.pid, 'SIGHUP');
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const entries = (await health(servers)).map((answer) => answer.renderCache?.entries ?? 0);
+    if (entries.every((count) => count === 0)) return;
+    if (Date.now() > deadline)
+      throw new Error(`SIGHUP left ${entries.join(', ')} entries in the render caches`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Cache-Status of one popular page from each process. */
@@ -318,9 +354,15 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       timeout: requestTimeout,
     };
     const cached = setup.expect !== 'render';
-    // Fill (and, rounds later, refresh) the caches before measuring: the entries of the popular
-    // pages age past s-maxage between rounds, and their refresh renders belong to no measured run.
-    if (cached) await sweep(servers);
+    // Every run starts with every entry just stored: emptied (both L1s, Redis) and filled again by
+    // one sweep, whose renders belong to no measured run. Rounds here come about a minute apart,
+    // s-maxage is 60 s: entries kept from the last round would turn stale during the run, and
+    // their refreshes and stale answers would be measured as hits.
+    if (cached) {
+      await purgeL1(servers);
+      if (setup.redis) await flushRedis(redis.port);
+      await sweep(servers);
+    }
     const warmup = setup.warmupKind === 'renders' ? options.renderWarmup : options.warmup;
     if (!pair.warmed && warmup > 0) {
       await settle();
