@@ -37,7 +37,7 @@ import {
 } from './lib/report.mjs';
 import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
 import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
-import { createSharedBench, SHARED_SCENARIO, sharedRoundSeconds } from './lib/shared-tier.mjs';
+import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant, variantEnv } from './lib/variants.mjs';
 
@@ -106,12 +106,7 @@ async function main() {
       CACHE_REFRESH_S +
     // Equal-load runs: as many rounds, as long as the flat-out ones.
     (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0) +
-    (sharedAsked
-      ? 3 * 2 * STARTUP_ESTIMATE_S +
-        2 * options.warmup +
-        options.renderWarmup +
-        options.rounds * sharedRoundSeconds(options)
-      : 0);
+    (sharedAsked ? sharedSeconds(options, STARTUP_ESTIMATE_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
   say(

@@ -210,6 +210,12 @@ export function summarizeShared({ shared, rows, rounds }) {
     }),
   ];
   const info = [];
+  const l1Alone = find('l1-hit-no-redis');
+  if (l1 && l1Alone)
+    info.push(
+      `L1 hit with Redis ÷ without (the same pair): ${(l1.rps.median / l1Alone.rps.median).toFixed(2)}× req/s, ` +
+        `${num(l1.serverUsPerResponse)} against ${num(l1Alone.serverUsPerResponse)} µs of server CPU per response`,
+    );
   if (l1 && cachedRow)
     info.push(
       `L1 hit ÷ origin ssr-cached (one process) req/s: ${(l1.rps.median / cachedRow.rps.median).toFixed(2)}×`,

@@ -44,6 +44,16 @@ export const SETUPS = [
     warmupKind: 'files',
   },
   {
+    // The same pair without REDIS_URL: beside l1-hit, what configuring the shared tier costs an L1
+    // hit, with the same two processes sharing the same CPU (ssg is one process alone).
+    name: 'l1-hit-no-redis',
+    label: 'L1 hit without Redis (the same pair, no REDIS_URL)',
+    redis: false,
+    env: { RENDER_CACHE_BYTES: undefined },
+    expect: 'l1',
+    warmupKind: 'files',
+  },
+  {
     name: 'shared-hit',
     label:
       'shared-tier hit (REDIS_URL, RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis)',
@@ -68,10 +78,17 @@ export const COUNTS = [
   { name: 'without-redis', label: 'without Redis', redis: false },
 ];
 
-/** Seconds one round of the scenario takes, roughly, for the runner's estimate. */
-export function sharedRoundSeconds({ duration }) {
-  // Two count pairs (start, load, sweep, stop) and three measured runs with their refresh sweeps.
-  return COUNTS.length * (2 * 2 + duration + 3) + SETUPS.length * (duration + 1.5);
+/** Seconds the whole scenario takes, roughly, for the runner's estimate. */
+export function sharedSeconds({ duration, rounds, warmup, renderWarmup }, startupS) {
+  const start = SETUPS.length * PROCESSES * startupS;
+  const warmups = SETUPS.reduce(
+    (sum, setup) => sum + (setup.warmupKind === 'renders' ? renderWarmup : warmup),
+    0,
+  );
+  // Per round: two count pairs (start, load, sweep, stop) and the measured runs with their sweeps.
+  const round =
+    COUNTS.length * (PROCESSES * startupS + duration + 3) + SETUPS.length * (duration + 3);
+  return start + warmups + rounds * round;
 }
 
 /** Each process's /healthz. */
