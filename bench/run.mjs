@@ -130,7 +130,10 @@ async function main() {
     );
   say();
 
-  const criticalCss = describeCriticalCss(variantNames);
+  // ssr-shared's processes are the origin's: its mechanism is named even when no variant runs.
+  const criticalCss = describeCriticalCss(
+    sharedAsked && !variantNames.includes('origin') ? [...variantNames, 'origin'] : variantNames,
+  );
   const { builtStock } = ensureBuilds({
     stock: variantNames.includes('stock'),
     skip: options.skipBuild,
