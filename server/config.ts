@@ -7,6 +7,8 @@ import {
   parseCspDirectives,
   parseReportTo,
 } from './csp/policy.ts';
+import { GROUP_ALIASES, type GroupAlias } from './render-cache/cache-groups.ts';
+import { type CdnPurgeConfig, purgeTarget } from './revalidation/cdn-purge.ts';
 import { DEFAULT_ALLOWED_HOSTS, HOSTNAME, isAllowedHostPattern } from './request-origin.ts';
 
 /** The origin's settings, read once at startup from the environment. */
@@ -54,6 +56,12 @@ export interface OriginConfig {
   cspReportTo: string | undefined;
   /** The render cache's shared tier (render-cache/shared-tier.ts); undefined: each process alone. */
   sharedCache: SharedCacheConfig | undefined;
+  /** The bearer token of POST /_origin/revalidate (REVALIDATE_TOKEN); undefined: no endpoint. */
+  revalidateToken: string | undefined;
+  /** CDN spellings of a page's Cache-Groups also sent: Surrogate-Key, Cache-Tag (CACHE_GROUP_ALIASES). */
+  cacheGroupAliases: GroupAlias[];
+  /** The CDN purge hook (CDN_PURGE_*): undefined when CDN_PURGE_URL is unset. */
+  cdnPurge: CdnPurgeConfig | undefined;
   logLevel: string;
 }
 
@@ -133,6 +141,9 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     cspDirectives: readCspDirectives(env['CSP_DIRECTIVES'], env['CSP']),
     cspReportTo: readCspReportTo(env['CSP_REPORT_TO'], env['CSP']),
     sharedCache: readSharedCache(env),
+    revalidateToken: readRevalidateToken(env['REVALIDATE_TOKEN']),
+    cacheGroupAliases: readGroupAliases(env['CACHE_GROUP_ALIASES']),
+    cdnPurge: readCdnPurge(env),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
@@ -204,6 +215,93 @@ function readCspReportTo(value: string | undefined, mode: string | undefined): s
   } catch (error) {
     throw new ConfigError(`CSP_REPORT_TO ${(error as Error).message}, got "${value}"`);
   }
+}
+
+/** Short tokens can be guessed; 32 characters is what `openssl rand -hex 16` prints. */
+const MIN_TOKEN_LENGTH = 32;
+
+function readRevalidateToken(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') {
+    return undefined;
+  }
+  if (!/^[\x21-\x7e]+$/.test(value)) {
+    throw new ConfigError('REVALIDATE_TOKEN must be printable ASCII without spaces');
+  }
+  if (value.length < MIN_TOKEN_LENGTH) {
+    // The value is a secret: its length is all the message repeats.
+    throw new ConfigError(
+      `REVALIDATE_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32), got ${value.length}`,
+    );
+  }
+  return value;
+}
+
+function readGroupAliases(value: string | undefined): GroupAlias[] {
+  if (value === undefined || value.trim() === '') {
+    return [];
+  }
+  const aliases = value.split(',').map((alias) => alias.trim().toLowerCase());
+  for (const alias of aliases) {
+    if (!GROUP_ALIASES.includes(alias as GroupAlias)) {
+      throw new ConfigError(
+        `CACHE_GROUP_ALIASES must be a comma-separated list of ${GROUP_ALIASES.join(', ')}, got "${value}"`,
+      );
+    }
+  }
+  return [...new Set(aliases as GroupAlias[])];
+}
+
+function readCdnPurge(env: NodeJS.ProcessEnv): CdnPurgeConfig | undefined {
+  const url = env['CDN_PURGE_URL'];
+  if (url === undefined || url === '') {
+    for (const name of ['CDN_PURGE_METHOD', 'CDN_PURGE_TOKEN', 'CDN_PURGE_TOKEN_HEADER']) {
+      if (env[name] !== undefined && env[name] !== '') {
+        throw new ConfigError(`${name} needs CDN_PURGE_URL`);
+      }
+    }
+    return undefined;
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url.replaceAll(/\{(group|path|mode)\}/g, 'x'));
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    parsed === undefined ||
+    (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+    purgeTarget(url) === undefined
+  ) {
+    throw new ConfigError(
+      `CDN_PURGE_URL must be an http(s) URL with either {group} or {path} (and optionally {mode}), ` +
+        `such as "https://api.fastly.com/service/ID/purge/{group}", got "${url}"`,
+    );
+  }
+  const method = nonEmpty(env['CDN_PURGE_METHOD']) ?? 'POST';
+  if (!/^[A-Z]{1,16}$/.test(method)) {
+    throw new ConfigError(
+      `CDN_PURGE_METHOD must be an HTTP method in capitals such as POST or PURGE, got "${method}"`,
+    );
+  }
+  const token = nonEmpty(env['CDN_PURGE_TOKEN']);
+  if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
+    throw new ConfigError('CDN_PURGE_TOKEN must be printable ASCII without spaces');
+  }
+  const tokenHeader = nonEmpty(env['CDN_PURGE_TOKEN_HEADER']);
+  if (tokenHeader !== undefined && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(tokenHeader)) {
+    throw new ConfigError(
+      `CDN_PURGE_TOKEN_HEADER must be a header name such as Fastly-Key, got "${tokenHeader}"`,
+    );
+  }
+  if (tokenHeader !== undefined && token === undefined) {
+    throw new ConfigError('CDN_PURGE_TOKEN_HEADER needs CDN_PURGE_TOKEN');
+  }
+  return { url, method, token, tokenHeader };
+}
+
+/** An unset and an empty variable mean the same: the default. */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
 }
 
 function readInteger(

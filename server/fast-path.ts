@@ -4,6 +4,7 @@ import { representation, sendFile } from './files/send-file.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { HEALTH_PATHS, type Readiness } from './process/health.ts';
 import type { CachedPages } from './render-cache/cached-pages.ts';
+import { ORIGIN_PATH_PREFIX } from './revalidation/endpoint.ts';
 import { sendCachedPage } from './render-cache/send-cached-page.ts';
 import { countHostHeaders, type RequestOrigins } from './request-origin.ts';
 
@@ -19,6 +20,7 @@ import { countHostHeaders, type RequestOrigins } from './request-origin.ts';
  *   decode, no query) — what filesFromMemory would answer; or
  * - a plain page path (no query, `%`, `\` or extension, not a file) whose page is fresh in the
  *   render cache and answered 200 — what the pages step would answer from the cache.
+ * The origin's own paths (`/healthz`, `/readyz`, `/_origin/…`) are never answered here.
  * Everything else returns false and goes through Koa. Middleware added to Koa does not see the
  * requests answered here: turn it off (FAST_PATH=false) if some must.
  */
@@ -33,7 +35,11 @@ export function fastPath(
       return false;
     }
     const target = req.url!;
-    if (HEALTH_PATHS.has(target) || countHostHeaders(req.rawHeaders) > 1) {
+    if (
+      HEALTH_PATHS.has(target) ||
+      target.startsWith(ORIGIN_PATH_PREFIX) ||
+      countHostHeaders(req.rawHeaders) > 1
+    ) {
       return false;
     }
     const origin = origins.known(req);

@@ -29,6 +29,8 @@ export interface OriginOptions {
   /** The Content-Security-Policy of HTML answers, for the error pages too; undefined when off. */
   csp?: ContentSecurityPolicy;
   readiness: Readiness;
+  /** POST /_origin/revalidate (revalidation/endpoint.ts); undefined when REVALIDATE_TOKEN is unset. */
+  revalidateEndpoint?: Middleware;
   /** What /healthz reports besides the origin's own counters. */
   stats: () => object;
   log: Logger;
@@ -66,6 +68,12 @@ export function createOrigin(options: OriginOptions): RequestListener {
 
   // healthEndpoints: liveness and readiness for the supervisor and the load balancer.
   app.use(healthEndpoints(options.readiness, () => ({ ...options.stats(), answeredBeforeKoa })));
+
+  // revalidateEndpoint: on-demand revalidation for a CMS webhook, which calls the service by its
+  // internal name: before the Host guard, authenticated by its token instead. Never renders.
+  if (options.revalidateEndpoint) {
+    app.use(options.revalidateEndpoint);
+  }
 
   // accessLog: one line per request, after the response (off by default: it costs throughput).
   if (options.accessLog) {

@@ -22,6 +22,16 @@ import { buildId } from './render-cache/build-id.ts';
 import { CachedPages } from './render-cache/cached-pages.ts';
 import { SharedTier } from './render-cache/shared-tier.ts';
 import { RenderCache } from './render-cache/store.ts';
+import { createCdnPurge } from './revalidation/cdn-purge.ts';
+import { clusterChannel } from './revalidation/cluster-channel.ts';
+import { revalidateEndpoint } from './revalidation/endpoint.ts';
+import { redisChannel } from './revalidation/redis-channel.ts';
+import {
+  parseRevalidationRequest,
+  type RevalidationMode,
+  type RevalidationRequest,
+} from './revalidation/request.ts';
+import { type RevalidationReport, Revalidator } from './revalidation/revalidator.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
 const serverDir = import.meta.dirname;
@@ -58,6 +68,31 @@ export function purgeRenderCache(path: string): number {
   return renderCache?.purge(path) ?? 0;
 }
 
+let revalidator: Revalidator | undefined;
+
+/**
+ * Revalidates cached pages on demand, by exact path and by cache group (the `Cache-Groups` a page
+ * declared), in this process and in every other one the channels reach (the cluster's workers),
+ * and at the CDN when a purge hook is configured: what `POST /_origin/revalidate` does, for the
+ * app's own server code. `soft` (the default) serves the old page once more while one render
+ * refreshes it; `hard` deletes it. Rejects with a TypeError naming what is wrong with `request`.
+ * Outside the production origin (under `ng serve`) there is nothing to revalidate: it reports 0.
+ */
+export async function revalidate(request: {
+  paths?: string[];
+  groups?: string[];
+  mode?: RevalidationMode;
+}): Promise<RevalidationReport> {
+  const parsed = parseRevalidationRequest(request);
+  if ('error' in parsed) {
+    throw new TypeError(`revalidate: ${parsed.error}`);
+  }
+  if (revalidator === undefined) {
+    return { id: '', ...parsed.request, affected: 0, channels: [], cdn: null };
+  }
+  return revalidator.revalidate(parsed.request);
+}
+
 /** The production origin: `node dist/server/server.mjs` (what `npm run serve:ssr` runs). */
 function start(): void {
   const config = loadConfig();
@@ -88,13 +123,26 @@ function start(): void {
   const lookupRoute = createRouteLookup(app.serverRoutes);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
   // With REDIS_URL, a miss here asks the tier every process of every replica shares.
+  const build = buildId(browserDir, serverDir);
   const shared =
     renderCache && config.sharedCache
-      ? new SharedTier({ ...config.sharedCache, buildId: buildId(browserDir, serverDir), csp, log })
+      ? new SharedTier({ ...config.sharedCache, buildId: build, csp, log })
       : undefined;
   const cachedPages =
     renderCache &&
     new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config, csp, shared });
+  revalidator = new Revalidator({
+    cache: renderCache,
+    // The cluster's IPC reaches this pod's other workers even while Redis is down; Redis reaches
+    // every process of every replica (a message heard on both is applied once).
+    channels: [
+      ...(config.workers > 1 && cluster.isWorker ? [clusterChannel()] : []),
+      ...(shared ? [redisChannel({ shared, buildId: build, log })] : []),
+    ],
+    cdnPurge: config.cdnPurge && createCdnPurge(config.cdnPurge, log),
+    log,
+  });
+  const revalidation = revalidator;
   const index = buildStaticIndex(
     browserDir,
     readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')),
@@ -119,6 +167,12 @@ function start(): void {
     cachedPages,
     csp,
     readiness,
+    revalidateEndpoint:
+      config.revalidateToken === undefined
+        ? undefined
+        : revalidateEndpoint(config.revalidateToken, (request: RevalidationRequest) =>
+            revalidation.revalidate(request),
+          ),
     stats: () => ({
       pid: process.pid,
       worker: cluster.worker?.id,
@@ -127,6 +181,7 @@ function start(): void {
       renders: { started: renderer.started, ...limiter.stats },
       renderCache: renderCache?.stats,
       sharedCache: shared?.stats,
+      revalidations: revalidation.stats,
     }),
     log,
     accessLog: config.accessLog,

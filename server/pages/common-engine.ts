@@ -36,7 +36,9 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const inlineCompiledCss =
     options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
   return async (url, route) => {
-    const responseInit: ResponseInit = { status: route.status, headers: route.headers };
+    // A copy of the route's headers: the app may add to them while it renders (addCacheGroups
+    // does), and the route's own record is shared by every render of it.
+    const responseInit: ResponseInit = { status: route.status, headers: { ...route.headers } };
     const html = await engine.render({
       bootstrap: app.default,
       documentFilePath,

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import {
   CDN_CACHE_CONTROL,
   nonceTemplate,
@@ -8,10 +9,19 @@ import {
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { strongEtag } from '../entity-tag.ts';
 import { REVALIDATE } from '../files/static-index.ts';
+import { aliasHeaders, type GroupAlias, parseCacheGroups } from '../render-cache/cache-groups.ts';
 import { HARMLESS_COOKIES_HEADER } from '../render-cache/policy.ts';
 import type { EngineOutput } from './renderer.ts';
 
 export const HTML = 'text/html; charset=utf-8';
+
+/** What pageOf does with a page's Cache-Groups besides sending it on. */
+export interface CacheGroupOptions {
+  /** The CDN spellings to add (CACHE_GROUP_ALIASES). */
+  cacheGroupAliases: readonly GroupAlias[];
+  /** Where an invalid header is noted (debug). */
+  log: Logger;
+}
 
 /** A rendered page as answered: status, every header (flat: name, value, …) and body. */
 export interface Page {
@@ -22,6 +32,11 @@ export interface Page {
   etag: string | undefined;
   /** With a Content-Security-Policy: `body` holds nonce placeholders, filled per response. */
   nonceSlots?: NonceSlots;
+  /**
+   * The cache groups (RFC 9875) the app declared in its `Cache-Groups` header: what on-demand
+   * revalidation by group matches (server/revalidation/). Empty when none or the header is invalid.
+   */
+  groups: string[];
 }
 
 /**
@@ -30,11 +45,13 @@ export interface Page {
  * app's, else revalidate before each use — and, for a 2xx answer, a strong ETag of the body. With a
  * Content-Security-Policy, an HTML body is stored with nonce placeholders: its ETag is weak, and no
  * shared cache downstream may store it (csp/nonce-template.ts). `final` holds the headers as the app
- * left them, for the render cache's decision to store.
+ * left them, for the render cache's decision to store. A `Cache-Groups` header is sent on as the
+ * app set it, its groups kept on the page, and spelled again in the CDN `aliases` configured.
  */
 export function pageOf(
   output: EngineOutput,
   csp?: ContentSecurityPolicy,
+  groupOptions?: CacheGroupOptions,
 ): { page: Page; final: Headers } {
   const final = output.headers;
   final.delete(HARMLESS_COOKIES_HEADER);
@@ -67,7 +84,27 @@ export function pageOf(
   if (etag !== undefined) {
     headers.push('ETag', etag);
   }
-  return { page: { status: output.status, headers, body, etag, nonceSlots: nonced?.slots }, final };
+  const groups = groupsOf(final, groupOptions?.log);
+  if (groupOptions && groupOptions.cacheGroupAliases.length > 0) {
+    headers.push(...aliasHeaders(groups, groupOptions.cacheGroupAliases));
+  }
+  return {
+    page: { status: output.status, headers, body, etag, nonceSlots: nonced?.slots, groups },
+    final,
+  };
+}
+
+/** The groups of the app's final Cache-Groups header; an invalid one groups nothing (RFC 9875 §2). */
+function groupsOf(final: Headers, log: Logger | undefined): string[] {
+  const value = final.get('cache-groups');
+  if (value === null) {
+    return [];
+  }
+  const groups = parseCacheGroups(value);
+  if (groups === undefined) {
+    log?.debug({ value }, 'Cache-Groups is not a list of strings: the page belongs to no group');
+  }
+  return groups ?? [];
 }
 
 /** Names as the origin sends its own (`Cache-Control`): Headers hands them over in lower case. */

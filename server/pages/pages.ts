@@ -14,6 +14,7 @@ import { throttledWarning } from '../logger.ts';
 import type { CachedPages } from '../render-cache/cached-pages.ts';
 import { cacheKey } from '../render-cache/policy.ts';
 import { CACHE_NAME } from '../render-cache/send-cached-page.ts';
+import { GROUP_HEADERS, type GroupAlias } from '../render-cache/cache-groups.ts';
 import { HTML, pageOf } from './page.ts';
 import { requestSignal, TIMED_OUT, untilAborted } from './render-signal.ts';
 import type { Rendered, Renderer } from './renderer.ts';
@@ -29,6 +30,8 @@ export interface PagesOptions {
   cachedPages: CachedPages | undefined;
   /** A fresh nonce on every HTML answer; undefined when CSP is off. */
   csp: ContentSecurityPolicy | undefined;
+  /** CDN spellings of a page's Cache-Groups (CACHE_GROUP_ALIASES). */
+  cacheGroupAliases: readonly GroupAlias[];
   log: Logger;
 }
 
@@ -104,10 +107,14 @@ export function pages(options: PagesOptions): Middleware {
     } finally {
       settle();
     }
-    const { page } = pageOf(rendered, csp);
+    const { page } = pageOf(rendered, csp, options);
     ctx.status = page.status;
     for (let i = 0; i < page.headers.length; i += 2) {
       ctx.append(page.headers[i], page.headers[i + 1]);
+    }
+    if (ctx.fresh) {
+      // A 304 is coming (koa-conditional-get, or answerNonced): groups are for the full answer only.
+      GROUP_HEADERS.forEach((name) => ctx.remove(name));
     }
     if (cacheStatus !== undefined) {
       ctx.set('Cache-Status', cacheStatus);

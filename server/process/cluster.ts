@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { relayRevalidation } from '../revalidation/cluster-channel.ts';
 import { handleProcessEvents } from './signals.ts';
 
 /** Worker → primary: "my server is closed; tell me when you know". Primary → worker: "I know". */
@@ -56,6 +57,9 @@ export function runPrimary(workers: number, graceMs: number, log: Logger): void 
   cluster.on('message', (worker, message) => {
     if (message === EXITING) {
       worker.send(EXIT_OK);
+    } else {
+      // A worker's revalidation goes to every other worker (revalidation/cluster-channel.ts).
+      relayRevalidation(worker, message, startedAt.keys());
     }
   });
 

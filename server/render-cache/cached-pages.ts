@@ -3,10 +3,11 @@ import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { throttledWarning } from '../logger.ts';
-import { pageOf, type Page } from '../pages/page.ts';
+import { pageOf, type CacheGroupOptions, type Page } from '../pages/page.ts';
 import { CLIENT_GONE, requestSignal, TIMED_OUT, untilAborted } from '../pages/render-signal.ts';
 import type { Renderer } from '../pages/renderer.ts';
 import type { RouteInfo } from '../pages/route-matcher.ts';
+import type { GroupAlias } from './cache-groups.ts';
 import { cacheKey, storablePolicy, type SharedCachePolicy } from './policy.ts';
 import { sendCachedPage } from './send-cached-page.ts';
 import type { SharedTier } from './shared-tier.ts';
@@ -21,6 +22,8 @@ export interface CachedPagesOptions {
   csp: ContentSecurityPolicy | undefined;
   /** The tier every process shares (Redis), asked on a miss here; undefined: this process alone. */
   shared?: SharedTier;
+  /** CDN spellings of a page's Cache-Groups (CACHE_GROUP_ALIASES). */
+  cacheGroupAliases: readonly GroupAlias[];
   log: Logger;
 }
 
@@ -67,10 +70,12 @@ export class CachedPages {
   readonly #csp: ContentSecurityPolicy | undefined;
   readonly #warnRefreshFailed: () => void;
   readonly #shared: SharedTier | undefined;
+  readonly #groupOptions: CacheGroupOptions;
 
   constructor(options: CachedPagesOptions) {
     const { cache, renderer, lookupRoute, renderTimeoutMs, csp, log } = options;
     this.#shared = options.shared;
+    this.#groupOptions = { cacheGroupAliases: options.cacheGroupAliases, log };
     this.#csp = csp;
     this.#cache = cache;
     this.#renderer = renderer;
@@ -114,7 +119,14 @@ export class CachedPages {
       if (found.state === 'stale') {
         this.#refreshInBackground(key, route);
       }
-      send(ctx, found.page, `hit; ttl=${ttlSeconds(found.page, found.ageMs)}`, found.ageMs);
+      // RFC 9211's detail names why a page still in its max-age is stale: it was revalidated.
+      const detail = found.page.revalidated ? '; detail=revalidated' : '';
+      send(
+        ctx,
+        found.page,
+        `hit; ttl=${ttlSeconds(found.page, found.ageMs)}${detail}`,
+        found.ageMs,
+      );
       return 'answered';
     }
     const { signal, settle } = requestSignal(ctx, this.#renderTimeoutMs);
@@ -287,7 +299,7 @@ export class CachedPages {
   }
 
   #candidate(rendered: Parameters<typeof pageOf>[0], route: RouteInfo): Candidate {
-    const { page, final } = pageOf(rendered, this.#csp);
+    const { page, final } = pageOf(rendered, this.#csp, this.#groupOptions);
     return { ...page, policy: storablePolicy(page.status, route.status, final) };
   }
 
@@ -304,8 +316,8 @@ export class CachedPages {
       storedAt: 0,
       refreshFailed: false,
     };
-    this.#cache.store(key, page);
-    return page;
+    // A hard revalidation during its render: kept nowhere, not even in the shared tier.
+    return this.#cache.store(key, page) ? page : undefined;
   }
 }
 
@@ -323,5 +335,7 @@ function send(
 
 /** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */
 function ttlSeconds(page: CachedPage, ageMs: number): number {
-  return (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+  const ttl = (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+  // A revalidated page has no freshness left, whatever its age.
+  return page.revalidated ? Math.min(ttl, 0) : ttl;
 }

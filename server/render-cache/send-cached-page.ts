@@ -2,11 +2,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
 import { sendWithFreshNonce } from '../csp/nonce-template.ts';
 import type { Page } from '../pages/page.ts';
+import { GROUP_HEADERS } from './cache-groups.ts';
 
 /** The cache's name in Cache-Status (RFC 9211). */
 export const CACHE_NAME = 'render-cache';
 /** The shared tier's name: listed before this process's cache, being nearer the origin (RFC 9211 §2). */
 export const SHARED_CACHE_NAME = 'shared-cache';
+
+/** Headers a 304 leaves out (pageOf spells every name the same way). */
+const NOT_ON_304: ReadonlySet<string> = new Set(['Content-Type', ...GROUP_HEADERS]);
 
 /**
  * Answers with a page of the render cache (or one rendered for it): the page's own headers, its
@@ -34,9 +38,10 @@ export function sendCachedPage(
       : `${SHARED_CACHE_NAME}; ${sharedStatus}, ${CACHE_NAME}; ${cacheStatus}`,
   );
   if (page.etag !== undefined && fresh(req.headers, { etag: page.etag })) {
+    // Cache-Groups and its aliases describe the full answer: not repeated on a 304.
     res.writeHead(
       304,
-      headers.filter((_, i, all) => all[i - (i % 2)] !== 'Content-Type'),
+      headers.filter((_, i, all) => !NOT_ON_304.has(all[i - (i % 2)])),
     );
     res.end();
     return 304;

@@ -42,7 +42,7 @@ export function entryMeta(page: CachedPage): string {
 export function pageOfEntry(
   metaJson: string,
   body: Buffer,
-  revalidatedAt: number | undefined,
+  revalidated: boolean,
   csp: ContentSecurityPolicy | undefined,
 ): CachedPage | undefined {
   let meta: EntryMeta;
@@ -80,7 +80,7 @@ export function pageOfEntry(
     policy: meta.policy,
     groups: meta.groups,
     storedAt: meta.storedAt,
-    revalidatedAt,
+    revalidated,
     refreshFailed: false,
   };
 }

@@ -192,12 +192,7 @@ export class SharedTier {
       this.#stats.misses++;
       return { found: undefined };
     }
-    const page = pageOfEntry(
-      meta.toString(),
-      body,
-      revalidatedAt === null ? undefined : Number(revalidatedAt.toString()),
-      this.#options.csp,
-    );
+    const page = pageOfEntry(meta.toString(), body, revalidatedAt !== null, this.#options.csp);
     if (page === undefined) {
       this.#stats.unreadable++;
       this.#stats.misses++;
@@ -233,7 +228,13 @@ export class SharedTier {
       const multi = client
         .multi()
         .del(pageKey)
-        .hSet(pageKey, { m: entryMeta(page), b: page.body, t: String(page.storedAt) })
+        .hSet(pageKey, {
+          m: entryMeta(page),
+          b: page.body,
+          t: String(page.storedAt),
+          // Stored already stale: a soft revalidation came while it rendered.
+          ...(page.revalidated ? { r: String(page.storedAt) } : {}),
+        })
         .pExpire(pageKey, ttl);
       for (const index of indexes) {
         // An index lives as long as its longest-lived page: NX gives a new set its expiry, GT extends it.
@@ -404,7 +405,10 @@ export class SharedTier {
       const value = await Promise.race([
         command(this.#client),
         new Promise<typeof TIMED_OUT>((resolve) => {
-          timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
+          // Declared only after the I/O phase that follows: a reply that arrived while this process
+          // was busy (or waiting for a CPU) wins; the bound is on Redis, not on our own stalls.
+          // Without it, cold processes under load timed out on replies already in the socket.
+          timer = setTimeout(() => setImmediate(resolve, TIMED_OUT), timeoutMs);
         }),
       ]);
       if (value === TIMED_OUT) {

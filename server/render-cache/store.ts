@@ -13,10 +13,23 @@ export interface CachedPage extends Page {
   policy: SharedCachePolicy;
   /** The last refresh failed: the page may be served stale up to stale-if-error. */
   refreshFailed: boolean;
-  /** What the page was made from (its Cache-Groups), for revalidation by group. */
-  groups?: string[];
-  /** When a soft revalidation marked it: from then on it is stale, whatever its policy says. */
-  revalidatedAt?: number;
+  /**
+   * A soft revalidation marked it: served stale (while one background render refreshes it) for as
+   * long as it stays in the cache, whatever its policy says. The refresh stores a new, unmarked page.
+   */
+  revalidated?: boolean;
+}
+
+/** What on-demand revalidation asks of the cache (server/revalidation/). */
+export interface RevalidateOptions {
+  /** Exact paths (`/products/42`): every key with that path matches, whatever its origin and query. */
+  paths: readonly string[];
+  /** Cache groups (RFC 9875): every page that declared one of them matches. */
+  groups: readonly string[];
+  /** `soft`: serve stale once while refreshing; `hard`: delete. */
+  mode: 'soft' | 'hard';
+  /** Only pages stored up to this moment (ms since the epoch): a page rendered since is already new. */
+  at: number;
 }
 
 /**
@@ -45,6 +58,9 @@ export interface RenderCacheStats {
   coalescedWaits: number;
   refreshes: number;
   refreshFailures: number;
+  /** Revalidations applied here (whoever asked), and the pages they marked stale or deleted. */
+  revalidations: number;
+  revalidatedPages: number;
 }
 
 /** A render for a key and the requests waiting for it. */
@@ -52,7 +68,16 @@ interface Flight<T> {
   result: Promise<T>;
   controller: AbortController;
   waiters: number;
+  /** When it began (the cache's clock): a revalidation after this may postdate what it read. */
+  startedAt: number;
 }
+
+/**
+ * Revalidations remembered for renders that were running when they came: a page such a render
+ * stores may hold what the revalidation was about. Bounded in number and age (no render runs longer).
+ */
+const RECENT_REVALIDATIONS = 64;
+const RECENT_REVALIDATION_MS = 10 * 60_000;
 
 /** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
 const ENTRY_OVERHEAD_BYTES = 512;
@@ -64,6 +89,8 @@ const ENTRY_OVERHEAD_BYTES = 512;
 export class RenderCache {
   readonly #pages: LRUCache<string, CachedPage>;
   readonly #inFlight = new Map<string, Flight<unknown>>();
+  /** The latest revalidations, oldest first (see RECENT_REVALIDATIONS). */
+  readonly #recent: Revalidation[] = [];
   readonly #now: () => number;
   readonly #stats = {
     hits: 0,
@@ -73,6 +100,8 @@ export class RenderCache {
     coalescedWaits: 0,
     refreshes: 0,
     refreshFailures: 0,
+    revalidations: 0,
+    revalidatedPages: 0,
   };
 
   constructor(maxBytes: number, now: () => number = Date.now) {
@@ -122,22 +151,33 @@ export class RenderCache {
   peekFresh(key: string): CachedPage | undefined {
     const page = this.#pages.peek(key);
     return page !== undefined &&
-      page.revalidatedAt === undefined &&
+      !page.revalidated &&
       this.#now() - page.storedAt < page.policy.freshMs
       ? page
       : undefined;
   }
 
+  /**
+   * Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). False when
+   * a hard revalidation came while it rendered: it must not be kept anywhere.
+   */
+  store(key: string, page: CachedPage): boolean {
+    page.storedAt = this.#now();
+    const missed = this.#revalidationSince(key, page);
+    if (missed === 'hard') {
+      // Rendered from before a hard revalidation: never served; the next request renders anew.
+      this.#pages.delete(key);
+      return false;
+    }
+    page.revalidated = missed === 'soft';
+    // Kept while some rule can still use it, and not a moment longer.
+    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy) });
+    return true;
+  }
+
   /** The page stored for `key`, whatever its state, without counting or reordering anything. */
   peek(key: string): CachedPage | undefined {
     return this.#pages.peek(key);
-  }
-
-  /** Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). */
-  store(key: string, page: CachedPage): void {
-    page.storedAt = this.#now();
-    // Kept while some rule can still use it, and not a moment longer.
-    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy) });
   }
 
   /**
@@ -234,7 +274,13 @@ export class RenderCache {
       return running;
     }
     const controller = new AbortController();
-    const flight: Flight<T> = { result: render(controller.signal), controller, waiters: 0 };
+    const startedAt = this.#now();
+    const flight: Flight<T> = {
+      result: render(controller.signal),
+      controller,
+      waiters: 0,
+      startedAt,
+    };
     this.#inFlight.set(key, flight);
     const done = () => {
       if (this.#inFlight.get(key) === flight) {
@@ -262,6 +308,65 @@ export class RenderCache {
     return dropped;
   }
 
+  /**
+   * The strongest revalidation that matches `page` and came while the render storing it ran (it
+   * began before the revalidation, so it may hold what was revalidated), if any.
+   */
+  #revalidationSince(key: string, page: CachedPage): 'soft' | 'hard' | undefined {
+    const startedAt = this.#inFlight.get(key)?.startedAt;
+    if (startedAt === undefined || this.#recent.length === 0) {
+      return undefined;
+    }
+    let mode: 'soft' | 'hard' | undefined;
+    for (const revalidation of this.#recent) {
+      if (revalidation.at >= startedAt && matches(revalidation, key, page)) {
+        mode = revalidation.mode === 'hard' ? 'hard' : (mode ?? 'soft');
+      }
+    }
+    return mode;
+  }
+
+  /**
+   * On-demand revalidation: the pages stored before `at` whose path is one of `paths` or that
+   * declared one of `groups` are marked stale (`soft`) or deleted (`hard`). Returns how many.
+   * A scan of every key: bounded by the cache's size, and revalidations are rare next to lookups.
+   */
+  revalidate({ paths, groups, mode, at }: RevalidateOptions): number {
+    this.#stats.revalidations++;
+    const revalidation: Revalidation = { paths: new Set(paths), groups: new Set(groups), mode, at };
+    this.#remember(revalidation);
+    let affected = 0;
+    for (const [key, page] of [...this.#pages.entries()]) {
+      if (page.storedAt > at || !matches(revalidation, key, page)) {
+        continue;
+      }
+      affected++;
+      if (mode === 'hard') {
+        this.#pages.delete(key);
+      } else {
+        page.revalidated = true;
+      }
+    }
+    this.#stats.revalidatedPages += affected;
+    return affected;
+  }
+
+  /** Kept while a render that began before it may still store a page: see #revalidationSince. */
+  #remember(revalidation: Revalidation): void {
+    if (this.#inFlight.size === 0) {
+      // No render running: none can store a page from before this revalidation.
+      return;
+    }
+    const oldest = this.#now() - RECENT_REVALIDATION_MS;
+    while (
+      this.#recent.length > 0 &&
+      (this.#recent.length >= RECENT_REVALIDATIONS || this.#recent[0].at < oldest)
+    ) {
+      this.#recent.shift();
+    }
+    this.#recent.push(revalidation);
+  }
+
   clear(): void {
     this.#pages.clear();
   }
@@ -272,11 +377,14 @@ export function lifetimeMs(policy: SharedCachePolicy): number {
   return policy.freshMs + Math.max(policy.staleWhileRevalidateMs, policy.staleIfErrorMs);
 }
 
-/** What a page can answer at `now`, by its policy and whether a soft revalidation marked it. */
+/**
+ * What a page can answer at `now`: by its policy, unless a soft revalidation marked it, which
+ * makes it stale for as long as it is kept.
+ */
 export function freshness(page: CachedPage, now: number): Lookup {
   const ageMs = Math.max(0, now - page.storedAt);
   const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
-  if (page.revalidatedAt !== undefined && ageMs < lifetimeMs(page.policy)) {
+  if (page.revalidated) {
     return { state: 'stale', page, ageMs };
   }
   if (ageMs < freshMs) {
@@ -287,6 +395,22 @@ export function freshness(page: CachedPage, now: number): Lookup {
     return { state: 'stale', page, ageMs };
   }
   return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
+}
+
+/** Whether a revalidation names the page under `key`: by its path, or by one of its groups. */
+function matches(revalidation: Revalidation, key: string, page: CachedPage): boolean {
+  return (
+    revalidation.paths.has(pathOf(key)) ||
+    page.groups.some((group) => revalidation.groups.has(group))
+  );
+}
+
+/** A revalidation as the store matches it. */
+interface Revalidation {
+  paths: ReadonlySet<string>;
+  groups: ReadonlySet<string>;
+  mode: 'soft' | 'hard';
+  at: number;
 }
 
 /** The path of a key (`http://host:port/path?query`). */

@@ -215,6 +215,9 @@ describe('ng-new', () => {
       '/acme-shop/src/app/app.routes.ts',
       '/acme-shop/src/app/app.spec.ts',
       '/acme-shop/src/app/app.ts',
+      // Every app can declare cache groups (docs/revalidation.md), demo or not.
+      '/acme-shop/src/app/cache-groups.spec.ts',
+      '/acme-shop/src/app/cache-groups.ts',
       '/acme-shop/src/app/page-title.spec.ts',
       '/acme-shop/src/app/page-title.ts',
       '/acme-shop/src/app/pages/home.ts',

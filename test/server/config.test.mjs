@@ -74,6 +74,40 @@ describe('configuration', () => {
     [{ CSP: 'strict', CSP_REPORT_TO: 'https://reports.example/csp", evil="x' }, 'CSP_REPORT_TO'],
     [{ CSP: 'strict', CSP_REPORT_TO: 'ftp://reports.example/csp' }, 'CSP_REPORT_TO'],
     [{ CSP: 'report-only', CSP_REPORT_TO: 'reports' }, 'CSP_REPORT_TO'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'http://cache.internal:6379' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'redis://user:hunter2@' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'redis://cache', REDIS_TIMEOUT_MS: '0' }, 'REDIS_TIMEOUT_MS'],
+    [{ REDIS_URL: 'redis://cache', REDIS_KEY_PREFIX: 'a b' }, 'REDIS_KEY_PREFIX'],
+    [
+      { REDIS_URL: 'redis://cache', SHARED_CACHE_MAX_ENTRY_BYTES: '1MB' },
+      'SHARED_CACHE_MAX_ENTRY_BYTES',
+    ],
+    [{ REVALIDATE_TOKEN: 'short-secret' }, 'REVALIDATE_TOKEN'],
+    [{ REVALIDATE_TOKEN: `${'x'.repeat(32)} y` }, 'REVALIDATE_TOKEN'],
+    [{ CACHE_GROUP_ALIASES: 'surrogate-keys' }, 'CACHE_GROUP_ALIASES'],
+    [{ CACHE_GROUP_ALIASES: 'cache-tag,' }, 'CACHE_GROUP_ALIASES'],
+    [{ CDN_PURGE_URL: 'https://api.cdn.example/purge' }, 'CDN_PURGE_URL'],
+    [{ CDN_PURGE_URL: 'ftp://api.cdn.example/purge/{group}' }, 'CDN_PURGE_URL'],
+    [{ CDN_PURGE_URL: 'https://api.cdn.example/{group}{path}' }, 'CDN_PURGE_URL'],
+    [{ CDN_PURGE_URL: '/purge/{group}' }, 'CDN_PURGE_URL'],
+    [{ CDN_PURGE_TOKEN: 'secret' }, 'CDN_PURGE_TOKEN'],
+    [
+      { CDN_PURGE_URL: 'https://api.cdn.example/{group}', CDN_PURGE_METHOD: 'purge' },
+      'CDN_PURGE_METHOD',
+    ],
+    [
+      { CDN_PURGE_URL: 'https://api.cdn.example/{group}', CDN_PURGE_TOKEN_HEADER: 'Fastly-Key' },
+      'CDN_PURGE_TOKEN_HEADER',
+    ],
+    [
+      {
+        CDN_PURGE_URL: 'https://api.cdn.example/{group}',
+        CDN_PURGE_TOKEN: 'secret',
+        CDN_PURGE_TOKEN_HEADER: 'Fastly Key',
+      },
+      'CDN_PURGE_TOKEN_HEADER',
+    ],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
@@ -83,8 +117,17 @@ describe('configuration', () => {
       const lines = stderr.trim().split('\n');
       assert.equal(lines.length, 1, `expected one line, got:\n${stderr}`);
       assert.match(lines[0], new RegExp(`^Cannot start: ${name} `));
+      assert.doesNotMatch(stderr, /hunter2/, 'a password in a URL is never printed');
     });
   }
+
+  it('never repeats a REVALIDATE_TOKEN it refuses, only its length', async () => {
+    const { stderr } = await runOriginExpectingExit({ REVALIDATE_TOKEN: 'too-short-secret' });
+    assert.equal(
+      stderr.trim(),
+      'Cannot start: REVALIDATE_TOKEN must be at least 32 characters (e.g. openssl rand -hex 32), got 16',
+    );
+  });
 
   it('stops with a one-line message when the port is taken', async () => {
     const origin = await startOrigin();

@@ -52,7 +52,11 @@ describe('overload: 500 connections against server-rendered pages for 5 s', () =
     const res = await request(origin.url, '/products/77');
     assert.equal(res.status, 200);
     const shed = await request(origin.url, '/healthz');
-    assert.deepEqual(JSON.parse(shed.text).renders, { running: 0, queued: 0, backgroundQueued: 0 });
+    const { running, queued, backgroundQueued } = JSON.parse(shed.text).renders;
+    assert.deepEqual(
+      { running, queued, backgroundQueued },
+      { running: 0, queued: 0, backgroundQueued: 0 },
+    );
   });
 
   it('says when to retry on 503', async () => {

@@ -1,3 +1,4 @@
+import { RESPONSE_INIT } from '@angular/core';
 import { TestBed } from '@angular/core/testing';
 import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
@@ -61,6 +62,18 @@ describe('Product', () => {
       title: `${product.name} · SSR Origin`,
       descriptions: [product.description],
     });
+  });
+
+  it('declares its cache groups on the server: the product and the catalog', async () => {
+    const responseInit: ResponseInit = { status: 200 };
+    TestBed.configureTestingModule({
+      providers: [
+        provideRouter(routes, withComponentInputBinding()),
+        { provide: RESPONSE_INIT, useValue: responseInit },
+      ],
+    });
+    await RouterTestingHarness.create('/products/7');
+    expect(responseInit.headers).toEqual({ 'Cache-Groups': '"product-7", "catalog"' });
   });
 
   it('has the not-found title for an id that names no product', async () => {

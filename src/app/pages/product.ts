@@ -1,8 +1,9 @@
-import { Component, computed, input } from '@angular/core';
+import { Component, computed, inject, input } from '@angular/core';
 import { MatButtonModule } from '@angular/material/button';
 import { MatCardModule } from '@angular/material/card';
 import { MatListModule } from '@angular/material/list';
-import { RouterLink } from '@angular/router';
+import { ActivatedRoute, RouterLink } from '@angular/router';
+import { addCacheGroups } from '../cache-groups';
 import { makeProduct } from '../products';
 
 /** Rendered per request on the server: the content depends on the :id route parameter. */
@@ -42,4 +43,14 @@ export default class Product {
   /** Bound from the route by withComponentInputBinding(); the route's canMatch has validated it. */
   readonly id = input.required<string>();
   protected readonly product = computed(() => makeProduct(Number(this.id())));
+
+  constructor() {
+    // What this page is made from, for revalidation by group (docs/revalidation.md): this product
+    // and the catalog. Read from the route here, where inputs are not bound yet (the route's
+    // canMatch allows one spelling per id, so one group per product).
+    const id = inject(ActivatedRoute).snapshot.paramMap.get('id');
+    if (id !== null) {
+      addCacheGroups(`product-${id}`, 'catalog');
+    }
+  }
 }

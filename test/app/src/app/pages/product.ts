@@ -1,5 +1,6 @@
-import { Component, computed, input } from '@angular/core';
-import { RouterLink } from '@angular/router';
+import { Component, computed, inject, input } from '@angular/core';
+import { ActivatedRoute, RouterLink } from '@angular/router';
+import { addCacheGroups } from '../cache-groups';
 import { makeProduct } from '../products';
 
 /**
@@ -35,4 +36,14 @@ export default class Product {
   /** Bound from the route by withComponentInputBinding(); the route's canMatch has validated it. */
   readonly id = input.required<string>();
   protected readonly product = computed(() => makeProduct(Number(this.id())));
+
+  constructor() {
+    // What this page is made from, for revalidation by group (docs/revalidation.md): this product
+    // and the catalog. Read from the route here, where inputs are not bound yet (the route's
+    // canMatch allows one spelling per id, so one group per product).
+    const id = inject(ActivatedRoute).snapshot.paramMap.get('id');
+    if (id !== null) {
+      addCacheGroups(`product-${id}`, 'catalog');
+    }
+  }
 }

@@ -1,0 +1,52 @@
+// Revalidation across replicas through the shared tier: the sender applies it to the pages in
+// Redis, then every process of every replica hears it (Redis pub/sub) and applies it to its own.
+import type { Logger } from 'pino';
+import type { SharedTier } from '../render-cache/shared-tier.ts';
+import { checkMessage, type RevalidationChannel, type RevalidationMessage } from './revalidator.ts';
+
+export interface RedisChannelOptions {
+  shared: SharedTier;
+  buildId: string;
+  log: Logger;
+}
+
+/**
+ * A channel over Redis. `publish` first applies the revalidation to this build's pages in Redis
+ * (soft: marked stale, hard: deleted; only pages stored before it), then announces it with the
+ * sender's build. A process of another build (during a rolling deploy) that hears it applies it to
+ * its own build's pages in Redis too; only pages stored before `at` are touched, so however many
+ * do it, a page rendered since is left alone.
+ */
+export function redisChannel({ shared, buildId, log }: RedisChannelOptions): RevalidationChannel {
+  return {
+    name: 'redis',
+    async publish(message) {
+      const applied = await shared.revalidate(message);
+      if (!applied.ok) {
+        throw new Error(`Redis unavailable (${applied.reason})`);
+      }
+      const heard = await shared.publishRevalidation(JSON.stringify({ build: buildId, message }));
+      if (!heard.ok) {
+        throw new Error(`Redis unavailable (${heard.reason})`);
+      }
+      return { sharedPages: applied.value, processes: heard.value };
+    },
+    subscribe(onMessage) {
+      shared.onRevalidation((text) => {
+        let published: { build?: unknown; message?: unknown };
+        try {
+          published = JSON.parse(text) as typeof published;
+        } catch {
+          log.warn('revalidation: an unreadable message on the Redis channel, ignored');
+          return;
+        }
+        const message: RevalidationMessage | undefined = checkMessage(published?.message);
+        if (message !== undefined && published.build !== buildId) {
+          void shared.revalidate(message);
+        }
+        // Shapes are the Revalidator's to judge (and count); it applies each message once.
+        onMessage((message ?? published?.message) as RevalidationMessage);
+      });
+    },
+  };
+}

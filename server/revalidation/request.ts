@@ -1,0 +1,100 @@
+// What a revalidation asks for, validated once wherever it comes from: the endpoint's JSON body,
+// the app's own call (server.ts revalidate) and a message another process sent.
+import { isGroupName, MAX_GROUP_LENGTH } from '../render-cache/cache-groups.ts';
+
+/** `soft`: pages go stale (served once more while one render refreshes them); `hard`: deleted. */
+export type RevalidationMode = 'soft' | 'hard';
+export const REVALIDATION_MODES: readonly RevalidationMode[] = ['soft', 'hard'];
+
+export interface RevalidationRequest {
+  /** Exact paths (`/products/42`): every cached page of that path, whatever its query. */
+  paths: string[];
+  /** Cache groups (RFC 9875) the pages declared in their `Cache-Groups` header. */
+  groups: string[];
+  mode: RevalidationMode;
+}
+
+/** Paths and groups in one request: enough for a CMS's bulk publish, bounded for the scan it costs. */
+export const MAX_ITEMS = 1000;
+export const MAX_PATH_LENGTH = 2048;
+
+const KNOWN = new Set(['paths', 'groups', 'mode']);
+/**
+ * An absolute path of visible ASCII: no query, fragment or backslash (and so no control character,
+ * space or anything a cache key cannot hold).
+ */
+const PATH = /^\/[!-~]*$/;
+const NOT_IN_PATH = /[?#\\]/;
+
+/**
+ * The request `json` describes, or `{ error }` with a message fit for a 400 answer (it never
+ * repeats more than a short piece of the input).
+ */
+export function parseRevalidationRequest(
+  json: unknown,
+): { request: RevalidationRequest } | { error: string } {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return { error: 'the body must be a JSON object such as {"groups": ["product-42"]}' };
+  }
+  const record = json as Record<string, unknown>;
+  const unknown = Object.keys(record).find((name) => !KNOWN.has(name));
+  if (unknown !== undefined) {
+    return { error: `unknown property ${quote(unknown)}: only paths, groups and mode` };
+  }
+  const paths = stringList(record['paths'], 'paths');
+  if ('error' in paths) {
+    return paths;
+  }
+  const groups = stringList(record['groups'], 'groups');
+  if ('error' in groups) {
+    return groups;
+  }
+  const mode = record['mode'] ?? 'soft';
+  if (!REVALIDATION_MODES.includes(mode as RevalidationMode)) {
+    return { error: `mode must be "soft" or "hard", got ${quote(String(JSON.stringify(mode)))}` };
+  }
+  const items = paths.list.length + groups.list.length;
+  if (items === 0) {
+    return { error: 'nothing to revalidate: give at least one path or group' };
+  }
+  if (items > MAX_ITEMS) {
+    return { error: `too many items: ${items} paths and groups, at most ${MAX_ITEMS}` };
+  }
+  const badPath = paths.list.find(
+    (path) => path.length > MAX_PATH_LENGTH || !PATH.test(path) || NOT_IN_PATH.test(path),
+  );
+  if (badPath !== undefined) {
+    return {
+      error: `paths must be absolute paths such as "/products/42" (no query, fragment, space, control or non-ASCII character; at most ${MAX_PATH_LENGTH} characters), got ${quote(badPath)}`,
+    };
+  }
+  const badGroup = groups.list.find((group) => !isGroupName(group));
+  if (badGroup !== undefined) {
+    return {
+      error: `groups must be non-empty printable ASCII of at most ${MAX_GROUP_LENGTH} characters, got ${quote(badGroup)}`,
+    };
+  }
+  return {
+    request: {
+      paths: [...new Set(paths.list)],
+      groups: [...new Set(groups.list)],
+      mode: mode as RevalidationMode,
+    },
+  };
+}
+
+function stringList(value: unknown, name: string): { list: string[] } | { error: string } {
+  if (value === undefined) {
+    return { list: [] };
+  }
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) {
+    return { error: `${name} must be an array of strings` };
+  }
+  return { list: value as string[] };
+}
+
+/** A short, printable rendering of untrusted input for an error message. */
+function quote(value: string): string {
+  const short = value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  return JSON.stringify(short);
+}

@@ -1,0 +1,500 @@
+// The render cache's shared tier over real HTTP, with a real redis-server and several origin
+// processes on the tests' build: what one renders the others serve, one render per page across
+// processes, builds apart, and Redis failing is never the origin failing.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from '@redis/client';
+import fc from 'fast-check';
+import { startRedis } from '../../scripts/lib/redis-server.mjs';
+import { DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+
+/** Every process behind one load balancer sees the same Host: their cache keys agree. */
+const HOST = { host: 'localhost:4000' };
+
+const get = (origin, path, headers = {}) =>
+  request(origin.url, path, { headers: { ...HOST, ...headers } });
+
+async function health(origin) {
+  return JSON.parse((await request(origin.url, '/healthz')).text);
+}
+
+async function rendersStarted(origins) {
+  let total = 0;
+  for (const origin of origins) {
+    total += (await health(origin)).renders.started;
+  }
+  return total;
+}
+
+/** Waits (up to `ms`) until every origin reports the shared tier in `state`. */
+async function sharedState(origins, state, ms = 15_000) {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(100)) {
+    const states = await Promise.all(origins.map(async (o) => (await health(o)).sharedCache.state));
+    if (states.every((s) => s === state)) {
+      return;
+    }
+  }
+  assert.fail(`the shared tier did not become ${state} within ${ms} ms`);
+}
+
+/** The page without the per-render server context id (the same page either way). */
+const pageOf = (res) => res.text.replace(/ng-server-context="[^"]*"/, '');
+
+describe('shared tier: one cache for every process', () => {
+  let redis;
+  let origins = [];
+  before(async () => {
+    redis = await startRedis();
+    // A generous REDIS_TIMEOUT_MS: these tests count renders, and on a busy 2-core machine Redis
+    // itself may wait for a CPU past 50 ms (the bound is tested below, with Redis paused).
+    origins = await Promise.all(
+      [1, 2, 3].map(() => startOrigin({ env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' } })),
+    );
+    await sharedState(origins, 'ready');
+  });
+  after(async () => {
+    await Promise.all(origins.map((o) => o.stop()));
+    await redis?.close();
+  });
+
+  it('serves on one process what another rendered: same page, same ETag, its Age', async () => {
+    const [a, b] = origins;
+    const before = await rendersStarted(origins);
+    const first = await get(a, '/products/501');
+    assert.equal(first.status, 200);
+    assert.equal(
+      first.headers['cache-status'],
+      'shared-cache; fwd=uri-miss; stored, render-cache; fwd=uri-miss; stored',
+    );
+    const second = await get(b, '/products/501');
+    assert.equal(second.status, 200);
+    assert.match(
+      second.headers['cache-status'],
+      /^shared-cache; hit; ttl=\d+, render-cache; fwd=uri-miss; stored$/,
+    );
+    assert.equal(second.headers.etag, first.headers.etag);
+    assert.equal(second.headers['cache-control'], first.headers['cache-control']);
+    assert.match(second.headers.age, /^\d+$/);
+    assert.equal(pageOf(second), pageOf(first));
+    // Then from b's own memory, before Koa.
+    const third = await get(b, '/products/501');
+    assert.match(third.headers['cache-status'], /^render-cache; hit; ttl=\d+$/);
+    assert.equal(await rendersStarted(origins), before + 1, 'one render for both processes');
+    const stats = (await health(b)).sharedCache;
+    assert.equal(stats.state, 'ready');
+    assert.ok(stats.hits >= 1, JSON.stringify(stats));
+  });
+
+  it('renders once for 100 concurrent first requests spread over 3 processes', async () => {
+    const before = await rendersStarted(origins);
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => get(origins[i % 3], '/products/502')),
+    );
+    assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]));
+    assert.equal(new Set(answers.map(pageOf)).size, 1, 'every request got the same page');
+    assert.equal(await rendersStarted(origins), before + 1, 'exactly one render');
+    const waits = await Promise.all(origins.map(async (o) => (await health(o)).sharedCache));
+    assert.ok(
+      waits.reduce((sum, s) => sum + s.lockWaits, 0) >= 1,
+      'the other processes waited for the render instead of rendering',
+    );
+  });
+
+  it('keeps pages over SHARED_CACHE_MAX_ENTRY_BYTES in their process only', async () => {
+    const small = await startOrigin({
+      env: { REDIS_URL: redis.url, SHARED_CACHE_MAX_ENTRY_BYTES: '1000' },
+    });
+    try {
+      await sharedState([small], 'ready');
+      const res = await get(small, '/products/503');
+      assert.equal(
+        res.headers['cache-status'],
+        'shared-cache; fwd=uri-miss; detail=too-large, render-cache; fwd=uri-miss; stored',
+      );
+      const other = await get(origins[0], '/products/503');
+      assert.match(other.headers['cache-status'], /^shared-cache; fwd=uri-miss; stored/);
+      assert.equal((await health(small)).sharedCache.tooLarge, 1);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('keeps the isolation rules: a request that may not share a page gets none, from either tier', async () => {
+    const ids = fc.constantFrom('504', '505', '506');
+    const spelling = fc.constantFrom('', '', '', '/', ';a', '?q=1', '//', '%2F');
+    const cookie = fc.option(fc.constantFrom('session=1', 'theme=dark', 'a=b; c=d'));
+    const authorization = fc.option(fc.constantFrom('Bearer t', 'Basic eDp5'));
+    const expected = new Map();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat(2),
+        ids,
+        spelling,
+        cookie,
+        authorization,
+        async (which, id, tail, cookieValue, authorizationValue) => {
+          const path =
+            tail === '//'
+              ? `/products//${id}`
+              : tail === '%2F'
+                ? `/products%2F${id}`
+                : `/products/${id}${tail}`;
+          const headers = {
+            ...(cookieValue ? { cookie: cookieValue } : {}),
+            ...(authorizationValue ? { authorization: authorizationValue } : {}),
+          };
+          const res = await get(origins[which], path, headers);
+          const status = res.headers['cache-status'] ?? '';
+          const shareable = !cookieValue && !authorizationValue && tail === '';
+          if (!shareable) {
+            assert.ok(!/shared-cache|hit|collapsed|stored/.test(status), `${path}: ${status}`);
+          } else {
+            assert.match(status, /hit|stored/, `${path}: ${status}`);
+          }
+          if (res.status === 200 && tail !== '%2F') {
+            expected.set(id, expected.get(id) ?? pageOf(res));
+            assert.equal(pageOf(res), expected.get(id), path);
+          }
+        },
+      ),
+      { numRuns: 90 },
+    );
+  });
+
+  it('never shares a page between hosts', async () => {
+    const [a, b] = origins;
+    await get(a, '/products/507', { host: 'localhost:4000' });
+    const other = await get(b, '/products/507', { host: '127.0.0.1:4000' });
+    assert.match(other.headers['cache-status'], /^shared-cache; fwd=uri-miss; stored/);
+  });
+});
+
+describe('shared tier: revalidation reaches every process of every replica, and the CDN', () => {
+  const TOKEN = 'shared-token-0123456789abcdef0123456789abcdef';
+  let redis;
+  let cdn;
+  const purged = [];
+  let origins = [];
+  before(async () => {
+    redis = await startRedis();
+    // A stand-in for a CDN's purge API.
+    cdn = createServer((req, res) => {
+      purged.push({ url: req.url, auth: req.headers.authorization });
+      res.end('{}');
+    });
+    cdn.listen(0, '127.0.0.1');
+    await once(cdn, 'listening');
+    const env = {
+      REDIS_URL: redis.url,
+      REDIS_TIMEOUT_MS: '1000',
+      REVALIDATE_TOKEN: TOKEN,
+      CDN_PURGE_URL: `http://127.0.0.1:${cdn.address().port}/purge/{group}?mode={mode}`,
+      CDN_PURGE_TOKEN: 'cdn-secret',
+    };
+    // Two replicas: one process, and a pod of two cluster workers.
+    origins = await Promise.all([
+      startOrigin({ env }),
+      startOrigin({ env: { ...env, WORKERS: '2' } }),
+    ]);
+    await sharedState([origins[0]], 'ready');
+    await sleep(500);
+  });
+  after(async () => {
+    await Promise.all(origins.map((o) => o.stop()));
+    await redis?.close();
+    cdn?.close();
+  });
+
+  const revalidate = (origin, body) =>
+    request(origin.url, '/_origin/revalidate', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  /** Requests `path` from the single process and (repeatedly, to reach both) the pod's workers. */
+  async function everywhere(path) {
+    const answers = [await get(origins[0], path)];
+    for (let i = 0; i < 6; i++) {
+      answers.push(await get(origins[1], path));
+    }
+    return answers;
+  }
+
+  /** Renders begun by every process: the pod's workers answer /healthz in turn. */
+  async function allRenders() {
+    const single = (await health(origins[0])).renders.started;
+    const workers = new Map();
+    for (let i = 0; i < 40 && workers.size < 2; i++) {
+      const answer = await health(origins[1]);
+      workers.set(answer.worker, answer.renders.started);
+    }
+    assert.equal(workers.size, 2, 'both workers answered');
+    return single + [...workers.values()].reduce((a, b) => a + b, 0);
+  }
+
+  /** Polls every process until each has applied one more revalidation than before, for up to 1 s. */
+  async function heardWithin1s(before) {
+    const deadline = Date.now() + 1000;
+    for (;;) {
+      const now = await receivedCounts();
+      if ([...now].every(([who, count]) => count > (before.get(who) ?? 0))) {
+        return;
+      }
+      assert.ok(
+        Date.now() < deadline,
+        `not every process heard it within 1 s: ${JSON.stringify([...now])}`,
+      );
+      await sleep(20);
+    }
+  }
+
+  async function receivedCounts() {
+    // The process asked counts it as requested; the others, as received.
+    const seen = ({ revalidations }) => revalidations.requested + revalidations.received;
+    const counts = new Map([['single', seen(await health(origins[0]))]]);
+    for (let i = 0; i < 40 && counts.size < 3; i++) {
+      const answer = await health(origins[1]);
+      counts.set(`worker-${answer.worker}`, seen(answer));
+    }
+    return counts;
+  }
+
+  it('soft, by group: every process serves the stale page at once, one render refreshes it for all', async () => {
+    await everywhere('/products/611');
+    const before = await receivedCounts();
+    const rendersBefore = await allRenders();
+    const res = await revalidate(origins[0], { groups: ['product-611'], mode: 'soft' });
+    assert.equal(res.status, 200, res.text);
+    const report = JSON.parse(res.text);
+    const redisChannel = report.channels.find((channel) => channel.name === 'redis');
+    assert.equal(redisChannel.ok, true, JSON.stringify(report));
+    assert.equal(redisChannel.sharedPages, 1, 'the page in Redis was marked');
+    assert.deepEqual(report.cdn.ok, true, JSON.stringify(report.cdn));
+    assert.ok(
+      purged.some(
+        (call) => call.url === '/purge/product-611?mode=soft' && call.auth === 'Bearer cdn-secret',
+      ),
+    );
+    await heardWithin1s(before);
+    // Each process answers with the page it had, marked stale, and refreshes it in the background.
+    const answers = await everywhere('/products/611');
+    assert.ok(answers.every((answer) => answer.status === 200));
+    assert.match(answers[0].headers['cache-status'], /detail=revalidated/);
+    // Then fresh everywhere, after exactly one render for all three processes.
+    for (let i = 0; i < 100; i++) {
+      const fresh = await everywhere('/products/611');
+      if (
+        fresh.every((answer) => /^render-cache; hit; ttl=\d+$/.test(answer.headers['cache-status']))
+      ) {
+        break;
+      }
+      assert.ok(i < 99, 'the refreshed page did not reach every process');
+      await sleep(50);
+    }
+    assert.equal(await allRenders(), rendersBefore + 1, 'one refresh render for every replica');
+  });
+
+  it('hard, by path: the page is gone everywhere, and the next request renders it once', async () => {
+    await everywhere('/products/612');
+    const before = await receivedCounts();
+    const rendersBefore = await allRenders();
+    const res = await revalidate(origins[1], { paths: ['/products/612'], mode: 'hard' });
+    assert.equal(res.status, 200, res.text);
+    await heardWithin1s(before);
+    const first = await get(origins[0], '/products/612');
+    assert.equal(
+      first.headers['cache-status'],
+      'shared-cache; fwd=uri-miss; stored, render-cache; fwd=uri-miss; stored',
+    );
+    const others = await everywhere('/products/612');
+    for (const answer of others) {
+      assert.match(answer.headers['cache-status'], /^(shared-cache; hit|render-cache; hit)/);
+    }
+    assert.equal(await allRenders(), rendersBefore + 1, 'rendered once, served to all from Redis');
+  });
+});
+
+describe('shared tier: with a Content-Security-Policy', () => {
+  it('serves a page another process rendered with a nonce of its own on every tag', async () => {
+    const redis = await startRedis();
+    const env = { REDIS_URL: redis.url, CSP: 'strict' };
+    const [a, b] = await Promise.all([startOrigin({ env }), startOrigin({ env })]);
+    try {
+      await sharedState([a, b], 'ready');
+      const first = await get(a, '/products/901');
+      const second = await get(b, '/products/901');
+      assert.match(second.headers['cache-status'], /^shared-cache; hit/);
+      for (const res of [first, second]) {
+        const nonce = /'nonce-([^']+)'/.exec(res.headers['content-security-policy'])?.[1];
+        assert.ok(nonce, res.headers['content-security-policy']);
+        const nonces = [...res.text.matchAll(/\snonce="([^"]*)"/g)].map((m) => m[1]);
+        assert.ok(nonces.length > 0);
+        assert.deepEqual(new Set(nonces), new Set([nonce]), 'every tag carries the header nonce');
+      }
+      assert.equal(second.headers.etag, first.headers.etag, 'the weak validator is the same');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await redis.close();
+    }
+  });
+});
+
+describe('shared tier: builds never share', () => {
+  let redis;
+  let copy;
+  before(async () => {
+    redis = await startRedis();
+    // Another build of the same app: the server resolves its packages from the repository's
+    // node_modules, so the copy lives under it. One changed byte in the client shell is a new build.
+    copy = mkdtempSync(join(ROOT, 'node_modules/.cache-origin-build-'));
+    cpSync(DIST, copy, { recursive: true });
+    const shell = join(copy, 'browser/index.csr.html');
+    writeFileSync(shell, `${readFileSync(shell, 'utf8')}<!-- next build -->\n`);
+  });
+  after(async () => {
+    await redis?.close();
+    if (copy) rmSync(copy, { recursive: true, force: true });
+  });
+
+  it('a page of one build is a miss for the next, then both are served side by side', async () => {
+    const old = await startOrigin({ env: { REDIS_URL: redis.url } });
+    const next = await startOrigin({ env: { REDIS_URL: redis.url }, dist: copy });
+    try {
+      await sharedState([old, next], 'ready');
+      await get(old, '/products/601');
+      const res = await get(next, '/products/601');
+      assert.match(res.headers['cache-status'], /^shared-cache; fwd=uri-miss; stored/);
+      const keys = await redisKeys(redis.url, '*:page:*products/601');
+      assert.equal(keys.length, 2, `one entry per build: ${keys.join(', ')}`);
+      const builds = new Set(keys.map((key) => /\{([^}]+)\}/.exec(key)?.[1]));
+      assert.equal(builds.size, 2);
+    } finally {
+      await Promise.all([old.stop(), next.stop()]);
+    }
+  });
+});
+
+describe('shared tier: Redis failing is not the origin failing', () => {
+  let redis;
+  let origins = [];
+  before(async () => {
+    redis = await startRedis();
+    origins = await Promise.all(
+      [1, 2].map(() => startOrigin({ env: { REDIS_URL: redis.url, RENDER_CACHE_BYTES: '1' } })),
+    );
+    await sharedState(origins, 'ready');
+  });
+  after(async () => {
+    await Promise.all(origins.map((o) => o.stop()));
+    await redis?.close();
+  });
+
+  it('answers every request while Redis is killed under load, says so, and shares again once it is back', async () => {
+    // RENDER_CACHE_BYTES=1: nothing fits in a process's own cache, so every answer involves Redis.
+    const statuses = [];
+    const cacheStatuses = new Set();
+    let stop = false;
+    const load = (async () => {
+      for (let i = 0; !stop; i++) {
+        const res = await get(origins[i % 2], `/products/${700 + (i % 5)}`);
+        statuses.push(res.status);
+        cacheStatuses.add(/^shared-cache; [^,]*/.exec(res.headers['cache-status'] ?? '')?.[0]);
+      }
+    })();
+    await sleep(1000);
+    await redis.stop();
+    await sleep(2000);
+    const whileDown = await get(origins[0], '/products/710');
+    assert.equal(whileDown.status, 200);
+    assert.match(
+      whileDown.headers['cache-status'],
+      /^shared-cache; fwd=bypass; detail=(down|error|circuit-open|timeout), render-cache/,
+    );
+    const healthDown = await health(origins[0]);
+    assert.notEqual(healthDown.sharedCache.state, 'ready');
+    assert.equal((await request(origins[0].url, '/readyz')).status, 200, 'still ready');
+    await redis.start();
+    await sharedState(origins, 'ready', 10_000);
+    stop = true;
+    await load;
+    assert.ok(statuses.length > 20, `${statuses.length} requests`);
+    assert.deepEqual(
+      statuses.filter((status) => status !== 200),
+      [],
+      'no request failed while Redis was down',
+    );
+    assert.ok(
+      [...cacheStatuses].some((status) => /detail=(down|error|circuit-open|timeout)/.test(status)),
+      [...cacheStatuses].join(' | '),
+    );
+    // Shared hits resume: a page rendered on one is served by the other again.
+    await get(origins[0], '/products/720');
+    const shared = await get(origins[1], '/products/720');
+    assert.match(shared.headers['cache-status'], /^shared-cache; hit/);
+  });
+
+  it('never waits on a Redis that stops answering: requests go on without it', async () => {
+    const admin = createClient({ url: redis.url });
+    admin.on('error', () => undefined);
+    await admin.connect();
+    const pausedUntil = Date.now() + 5000;
+    // Redis accepts connections but answers nothing for 5 s.
+    await admin.sendCommand(['CLIENT', 'PAUSE', '5000', 'ALL']);
+    try {
+      for (let i = 0; i < 6; i++) {
+        const res = await get(origins[i % 2], `/products/${730 + i}`);
+        assert.equal(res.status, 200);
+        assert.match(
+          res.headers['cache-status'],
+          /^shared-cache; fwd=bypass; detail=(timeout|circuit-open), render-cache/,
+        );
+      }
+      // Six answers with Redis silent, each bounded by REDIS_TIMEOUT_MS (50 ms) rather than the pause.
+      assert.ok(Date.now() < pausedUntil, 'every answer came while Redis was still paused');
+      const { skipped } = (await health(origins[0])).sharedCache;
+      assert.ok(skipped.timeout >= 1, JSON.stringify(skipped));
+    } finally {
+      await admin.sendCommand(['CLIENT', 'UNPAUSE']);
+      admin.destroy();
+    }
+  });
+});
+
+describe('shared tier: AUTH', () => {
+  it('connects with the password in REDIS_URL, and serves (without it) when the password is wrong', async () => {
+    const redis = await startRedis({ password: 's3cret/pass' });
+    const good = await startOrigin({ env: { REDIS_URL: redis.url } });
+    const bad = await startOrigin({
+      env: { REDIS_URL: redis.url.replace('s3cret%2Fpass', 'wrong') },
+    });
+    try {
+      await sharedState([good], 'ready');
+      const res = await get(good, '/products/801');
+      assert.match(res.headers['cache-status'], /^shared-cache; fwd=uri-miss; stored/);
+      const refused = await get(bad, '/products/802');
+      assert.equal(refused.status, 200);
+      assert.match(refused.headers['cache-status'], /^shared-cache; fwd=bypass/);
+      assert.doesNotMatch(bad.stdout() + bad.stderr(), /s3cret|wrong@/, 'no password in the log');
+    } finally {
+      await Promise.all([good.stop(), bad.stop()]);
+      await redis.close();
+    }
+  });
+});
+
+async function redisKeys(url, pattern) {
+  const client = createClient({ url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await client.keys(pattern);
+  } finally {
+    client.destroy();
+  }
+}
