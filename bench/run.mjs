@@ -37,6 +37,8 @@ import {
   terminalTable,
 } from './lib/report.mjs';
 import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
+import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
+import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant, variantEnv } from './lib/variants.mjs';
 
@@ -68,6 +70,11 @@ async function main() {
     return;
   }
   installCleanup();
+  // ssr-shared is not run per variant: it starts its own pairs of origins (bench/lib/shared-tier.mjs).
+  const variantScenarios = options.scenarios.filter((name) => !getScenario(name).pair);
+  const sharedAsked = options.scenarios.includes(SHARED_SCENARIO);
+  // Only ssr-shared asked for: no variant has anything to run.
+  const variantNames = variantScenarios.length > 0 ? options.variants : [];
   /** Warm-up seconds before a variant's first run of a scenario: longer where pages render. */
   const warmupFor = (scenarioName) =>
     getScenario(scenarioName).renders ? options.renderWarmup : options.warmup;
@@ -89,20 +96,23 @@ async function main() {
           ? 'taskset available'
           : 'needs taskset and ≥ 2 CPUs',
   };
-  const pairs = options.variants.length * options.scenarios.length;
+  const pairs = variantNames.length * variantScenarios.length;
   const plannedSeconds =
-    options.variants.length * (STARTUP_ESTIMATE_S + 1) +
-    options.variants.length * options.scenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
+    variantNames.length * (STARTUP_ESTIMATE_S + 1) +
+    variantNames.length * variantScenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
     options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) +
     options.rounds *
-      options.variants.length *
-      options.scenarios.filter((name) => getScenario(name).refreshesCache).length *
+      variantNames.length *
+      variantScenarios.filter((name) => getScenario(name).refreshesCache).length *
       CACHE_REFRESH_S +
     // Equal-load runs: as many rounds, as long as the flat-out ones.
-    (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0);
+    (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0) +
+    (sharedAsked ? sharedSeconds(options, STARTUP_ESTIMATE_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
-  say(`  variants:   ${options.variants.join(', ')}`);
+  say(
+    `  variants:   ${variantNames.join(', ') || '(none: only ssr-shared, which runs the origin)'}`,
+  );
   say(`  scenarios:  ${options.scenarios.join(', ')}`);
   for (const { name, why } of SKIPPED_SCENARIOS) say(`  skipped:    ${name}: ${why}`);
   say(
@@ -121,8 +131,10 @@ async function main() {
     );
   say();
 
-  const variantNames = options.variants;
-  const criticalCss = describeCriticalCss(variantNames);
+  // ssr-shared's processes are the origin's: its mechanism is named even when no variant runs.
+  const criticalCss = describeCriticalCss(
+    sharedAsked && !variantNames.includes('origin') ? [...variantNames, 'origin'] : variantNames,
+  );
   // The peers (and the stock build's Express) come from bench/node_modules, installed on demand.
   await ensureBenchPackages({ log: say });
   const { builtStock } = ensureBuilds({
@@ -172,6 +184,8 @@ async function main() {
   const runs = [];
   /** @type {import('./lib/report.mjs').EqualLoadRun[]} */
   const equalLoadRuns = [];
+  /** @type {ReturnType<typeof createSharedBench> | undefined} */
+  let shared;
 
   try {
     // Start every variant once, then check every scenario's answers before any load.
@@ -212,7 +226,7 @@ async function main() {
       }
       const server = servers.get(name).server;
       const verdicts = [];
-      for (const scenario of options.scenarios) {
+      for (const scenario of variantScenarios) {
         const check = await checkScenario(server.url, scenario, build);
         state.checks[scenario] = check;
         verdicts.push(
@@ -224,17 +238,19 @@ async function main() {
       progress.log(
         `✓ ${name} ready in ${(state.startupMs / 1000).toFixed(1)} s (pid ${server.pid}) · ${verdicts.join(', ')}`,
       );
-      for (const scenario of options.scenarios) {
+      for (const scenario of variantScenarios) {
         const check = state.checks[scenario];
         if (!check.valid) progress.log(`    ${scenario}: ${check.problems.join('; ')}`);
       }
     }
 
     const warmed = new Set();
-    const livePids = () =>
-      [...servers.values()]
+    const livePids = () => [
+      ...[...servers.values()]
         .filter(({ server }) => server && !server.exited())
-        .map(({ server }) => server.pid);
+        .map(({ server }) => server.pid),
+      ...(shared?.pids() ?? []),
+    ];
     const settle = async () => {
       const idle = await waitUntilIdle(livePids());
       if (!idle.settled)
@@ -242,6 +258,18 @@ async function main() {
           `  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`,
         );
     };
+    if (sharedAsked) {
+      shared = createSharedBench({
+        options,
+        pin,
+        load,
+        progress,
+        build,
+        settle,
+        requestTimeout: REQUEST_TIMEOUT_S,
+      });
+      await shared.start();
+    }
     /** What a variant is loaded with in a scenario, or undefined when it cannot be (not valid, not running). */
     const target = (name, scenarioName) => {
       const state = states.find((candidate) => candidate.name === name);
@@ -265,7 +293,7 @@ async function main() {
       return state.crashed;
     };
     for (let round = 1; round <= options.rounds; round++) {
-      for (const scenarioName of options.scenarios) {
+      for (const scenarioName of variantScenarios) {
         for (const name of roundOrder(variantNames, round - 1)) {
           const loaded = target(name, scenarioName);
           if (!loaded) continue;
@@ -335,6 +363,10 @@ async function main() {
           );
         }
       }
+      if (shared) {
+        await shared.round(round);
+        assertBuildUnchanged();
+      }
     }
 
     // Latency at equal load. Flat out (above), latency is mostly queueing: connections ÷ throughput,
@@ -343,16 +375,16 @@ async function main() {
     // Interleaved rounds as above: one run's p99 hangs on a few slow answers, the median of rounds less so.
     if (options.equalLoad > 0) {
       const throughput = summarize({
-        scenarios: options.scenarios,
+        scenarios: variantScenarios,
         variants: states,
         runs,
         rounds: options.rounds,
       });
       const rates = new Map(
-        options.scenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]),
+        variantScenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]),
       );
       for (let round = 1; round <= options.rounds; round++) {
-        for (const scenarioName of options.scenarios) {
+        for (const scenarioName of variantScenarios) {
           const rate = rates.get(scenarioName);
           if (rate === undefined) continue;
           for (const name of roundOrder(variantNames, round - 1)) {
@@ -390,6 +422,7 @@ async function main() {
     progress.done();
     await load.close();
     await Promise.all([...servers.values()].map(({ server }) => server?.stop()));
+    await shared?.close();
     killChildren();
   }
 
@@ -398,7 +431,7 @@ async function main() {
   const stolen = cpuWindow()?.steal;
   machine.stealDuringRuns = stolen === undefined ? undefined : Math.round(stolen * 1000) / 1000;
   const rows = summarize({
-    scenarios: options.scenarios,
+    scenarios: variantScenarios,
     variants: states,
     runs,
     rounds: options.rounds,
@@ -407,8 +440,12 @@ async function main() {
     title: (name) => getScenario(name).title,
     describe: (name) => getScenario(name).describe,
   };
+  const sharedResults = shared?.results();
+  const sharedSummary = sharedResults
+    ? summarizeShared({ shared: sharedResults, rows, rounds: options.rounds })
+    : undefined;
   const settings = {
-    variants: options.variants,
+    variants: variantNames,
     scenarios: options.scenarios,
     connections: options.connections,
     duration: options.duration,
@@ -437,7 +474,7 @@ async function main() {
   const startups = states
     .filter((state) => state.started)
     .map((state) => [state.name, state.startupMs]);
-  const md = markdown({
+  const mainMd = markdown({
     rows,
     scenarios: scenarioText,
     settings,
@@ -447,6 +484,9 @@ async function main() {
     startups,
     equalLoadRuns,
   });
+  const md = sharedSummary
+    ? `${mainMd}${sharedMarkdown(sharedSummary, getScenario(SHARED_SCENARIO)).join('\n')}\n`
+    : mainMd;
   const subtitle = [
     `${startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} · ${machine.cpuModel}, ${machine.cpus} CPUs · Node ${machine.node}${machine.bun ? ` · Bun ${machine.bun}` : ''}`,
     `${options.connections} connections, ${options.rounds} round(s) × ${options.duration} s, ${pin.enabled ? 'server and load generator on separate CPUs' : 'no CPU pinning'}, critical CSS on everywhere`,
@@ -472,6 +512,7 @@ async function main() {
     runs,
     equalLoadRuns,
     summary: rows,
+    shared: sharedResults ? { ...sharedResults, summary: sharedSummary } : undefined,
     files: { md: shown(files.md), svg: shown(files.svg) },
   };
   writeFileSync(files.json, JSON.stringify(json, null, 2) + '\n');
@@ -480,6 +521,7 @@ async function main() {
 
   say();
   say(terminalTable(rows, scenarioText));
+  if (sharedSummary) say(`\n${sharedTerminal(sharedSummary, getScenario(SHARED_SCENARIO).title)}`);
   const cacheTarget = renderCacheTarget(rows);
   if (cacheTarget) say(`\n${cacheTarget.replaceAll('**', '').replaceAll('`', '')}`);
   if (equalLoadRuns.length > 0) {

@@ -8,8 +8,8 @@ import { nextProductPath } from './scenarios.mjs';
 
 /**
  * @typedef {{ path: string, method?: string, headers?: Record<string, string>, rotate?: 'product' }} LoadRequest
- * @typedef {{ id: number, url: string, requests: LoadRequest[], connections: number, duration: number,
- *   pipelining: number, timeout: number, rate?: number }} LoadJob
+ * @typedef {{ id: number, url: string, urls?: string[], requests: LoadRequest[], connections: number,
+ *   duration: number, pipelining: number, timeout: number, rate?: number }} LoadJob
  */
 
 /**
@@ -40,19 +40,31 @@ async function run(job) {
       next: (index) => resolve(job.requests[index % job.requests.length]),
     });
   }
-  const instance = autocannon({
-    url: job.url,
-    connections: job.connections,
-    duration: job.duration,
-    pipelining: job.pipelining,
-    timeout: job.timeout,
-    requests: job.requests.map(toAutocannonRequest),
-  });
-  current = instance;
+  // Several servers behind the same load (ssr-shared's two origins): the connections are split
+  // evenly between them, one autocannon instance per server started together, and their histograms
+  // merged, so req/s and latency are those of the pair, as a load balancer in front would see them.
+  const urls = job.urls ?? [job.url];
+  const instances = urls.map((url, i) =>
+    autocannon({
+      url,
+      connections:
+        Math.floor(job.connections / urls.length) + (i < job.connections % urls.length ? 1 : 0),
+      duration: job.duration,
+      pipelining: job.pipelining,
+      timeout: job.timeout,
+      requests: job.requests.map(toAutocannonRequest),
+      ...(urls.length > 1 ? { skipAggregateResult: true } : {}),
+    }),
+  );
+  current = instances;
   const cpuBefore = process.cpuUsage();
-  const result = await instance;
+  const results = await Promise.all(instances);
   const cpu = process.cpuUsage(cpuBefore);
   current = undefined;
+  const result =
+    results.length > 1
+      ? autocannon.aggregateResult(results, { url: urls[0], connections: job.connections })
+      : results[0];
   /** @type {Record<string, number>} */
   const statusCodes = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) {
@@ -78,12 +90,12 @@ async function run(job) {
   };
 }
 
-/** @type {ReturnType<typeof autocannon> | undefined} */
+/** @type {ReturnType<typeof autocannon>[] | undefined} */
 let current;
 
 process.on('message', async (/** @type {{ type: string, job?: LoadJob }} */ message) => {
   if (message.type === 'stop') {
-    current?.stop();
+    for (const instance of current ?? []) instance.stop();
     process.disconnect?.();
     return;
   }
@@ -98,7 +110,7 @@ process.on('message', async (/** @type {{ type: string, job?: LoadJob }} */ mess
 
 // The runner is gone (or asked us to stop): never keep loading a server nobody measures.
 process.on('disconnect', () => {
-  current?.stop();
+  for (const instance of current ?? []) instance.stop();
   process.exit(0);
 });
 process.send?.({ type: 'ready' });

@@ -2,7 +2,7 @@
 import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MAX_EQUAL_LOAD_RATE } from './report.mjs';
-import { SCENARIO_NAMES } from './scenarios.mjs';
+import { SCENARIO_NAMES, SKIPPED_SCENARIOS } from './scenarios.mjs';
 import { DEFAULT_VARIANT_NAMES, ROOT, VARIANT_NAMES } from './variants.mjs';
 
 // Renders need a longer warm-up than files: the render's CPU cost per response kept falling from
@@ -87,9 +87,13 @@ export function parseOptions(argv) {
       .split(',')
       .map((name) => name.trim())
       .filter(Boolean);
-    for (const name of names)
+    for (const name of names) {
+      const skipped = SKIPPED_SCENARIOS.find((scenario) => scenario.name === name);
+      if (what === 'scenario' && skipped)
+        throw new Error(`scenario "${name}" cannot run here: ${skipped.why}`);
       if (!known.includes(name))
         throw new Error(`unknown ${what} "${name}" (known: ${known.join(', ')})`);
+    }
     if (names.length === 0) throw new Error(`--${what}s needs at least one name`);
     // Registry order, whatever order they were typed in: tables stay comparable.
     return known.filter((name) => names.includes(name));

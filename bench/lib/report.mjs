@@ -347,6 +347,8 @@ export function markdown({
     '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | server µs/resp | result |',
     '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
+  // Only ssr-shared ran (its own section follows): the settings, without an empty variant table.
+  if (rows.length === 0) return `${lines.slice(0, -3).join('\n')}\n`;
   let previous;
   for (const row of rows) {
     const cells = COLUMNS.map(([, cell]) => cell(row));

@@ -1,8 +1,9 @@
 // What each scenario asks for. The list of requests is plain data so that it can cross to the load
 // worker; the only dynamic part (the rotating product id) is named, not passed as a function.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
+import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
 
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();
@@ -31,6 +32,13 @@ export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.count) : 0;
 function popularProducts() {
   return Array.from({ length: POPULAR_PRODUCTS }, (_, k) => ({ path: renderedPathAt(k) }));
 }
+
+/**
+ * The Host every request of ssr-shared carries, whichever process it reaches: replicas behind a load
+ * balancer are asked for the same public host, and the page's cache key includes it (each process's
+ * own 127.0.0.1:<port> would give each its own keys, and nothing to share). One of the default hosts.
+ */
+export const SHARED_HOST = 'localhost';
 
 /**
  * @typedef {{ path: string, file: string, size: number, kind: 'html' | 'js' | 'css' }} BuildFile
@@ -79,7 +87,7 @@ export function describeBuild(browserDir) {
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
  * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean,
- *   refreshesCache?: boolean }} Scenario
+ *   refreshesCache?: boolean, pair?: boolean }} Scenario
  */
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
@@ -99,7 +107,7 @@ const renderedWhat =
     ? ` (answered ${RENDERED.status}: still a full render per request)`
     : '';
 
-/** @type {(Scenario & { needs?: 'rendered' | 'cached' })[]} */
+/** @type {(Scenario & { needs?: 'rendered' | 'cached', needsRedis?: boolean })[]} */
 const ALL_SCENARIOS = [
   {
     name: 'ssg',
@@ -162,10 +170,23 @@ const ALL_SCENARIOS = [
     refreshesCache: true,
     needs: 'cached',
   },
+  {
+    // Not per variant: the origin twice, with its own setups (bench/lib/shared-tier.mjs).
+    name: 'ssr-shared',
+    title: `ssr-shared: ${R}, ${POPULAR_PRODUCTS} popular ids, two origin processes with and without a shared Redis`,
+    describe: `Two origin processes behind the same load (the connections split evenly between them, every request with the same \`Host\`, as a load balancer forwards it), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
+    requests: () =>
+      popularProducts().map((request) => ({ ...request, headers: { host: SHARED_HOST } })),
+    pair: true,
+    needs: 'cached',
+    needsRedis: true,
+  },
 ];
 
 /** Why a scenario cannot run with this app's load-paths.json, or undefined when it can. */
 function skipReason(scenario) {
+  if (scenario.needsRedis && !existsSync(REDIS_SERVER))
+    return `needs redis-server (${REDIS_SERVER} is missing: install Debian's redis-server, or set REDIS_SERVER_PATH)`;
   if (scenario.needs && !RENDERED) return 'load-paths.json names no "rendered" page';
   if (scenario.needs === 'cached' && !RENDERED?.cached)
     return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';

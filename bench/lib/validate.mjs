@@ -135,7 +135,8 @@ export async function checkScenario(baseUrl, scenario, build) {
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
         break;
       }
-      case 'ssr-cached': {
+      case 'ssr-cached':
+      case 'ssr-shared': {
         // Popular ids, each asked for twice: the second answer (from a cache, where there is one)
         // must still be that page, and different ids different pages.
         const paths = [renderedPathAt(0), renderedPathAt(1), renderedPathAt(POPULAR_PRODUCTS - 1)];

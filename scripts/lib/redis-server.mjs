@@ -59,6 +59,10 @@ export async function startRedis({ port, password } = {}) {
   return {
     port: chosenPort,
     url: `redis://${credentials}127.0.0.1:${chosenPort}`,
+    /** The running redis-server's pid (the bench pins it and reads its CPU time). */
+    get pid() {
+      return child?.pid;
+    },
     start,
     /** @param {{ graceful?: boolean }} [options] */
     stop: async ({ graceful = false } = {}) => {

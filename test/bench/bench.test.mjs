@@ -58,6 +58,9 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
       [
         '--variants',
         VARIANTS.join(','),
+        // ssr-shared runs its own pairs of origins and Redis: shared.test.mjs covers it.
+        '--scenarios',
+        SCENARIOS.join(','),
         '--duration',
         '1',
         '--rounds',

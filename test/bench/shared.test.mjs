@@ -1,0 +1,159 @@
+// The bench's ssr-shared scenario in smoke mode: two origin processes behind one load, with a real
+// redis-server and without. Asserts that it runs end to end and reports every row and target, and
+// what the counts prove whatever the machine's speed (renders are counted, not timed); never a timing.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
+
+const ROOT = join(import.meta.dirname, '../..');
+/** Once the shared tier is in the origin, a shared-hit row must be answered by it. */
+const SHARED_TIER_BUILT = existsSync(join(ROOT, 'server/render-cache/shared-tier.ts'));
+
+/** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
+function runBench(args, timeoutMs) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    // SIGINT lets the runner take its servers (and Redis) down with it.
+    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 250_000 }, () => {
+  let out;
+  let run;
+  let json;
+  const file = (ext) => readdirSync(out).find((name) => name.endsWith(ext));
+  const setup = (name) => json.shared.summary.setups.find((row) => row.setup === name);
+
+  before(async () => {
+    assert.ok(
+      existsSync(REDIS_SERVER),
+      `${REDIS_SERVER} is missing: ssr-shared needs Debian's redis-server (apt-get install redis-server)`,
+    );
+    out = mkdtempSync(join(tmpdir(), 'bench-shared-'));
+    run = await runBench(
+      ['--variants', 'origin', '--scenarios', 'ssg,ssr-shared', '--quick', '--out', out],
+      240_000,
+    );
+    const name = file('.json');
+    json = name ? JSON.parse(readFileSync(join(out, name), 'utf8')) : undefined;
+  });
+  after(() => {
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it('exits 0 and prints the scenario table and its targets', () => {
+    assert.equal(run.code, 0, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /^ssr-shared: /m);
+    for (const setupName of ['l1-hit', 'l1-hit-no-redis', 'shared-hit', 'miss'])
+      assert.match(run.stdout, new RegExp(`^${setupName} +[\\d,.]+ `, 'm'));
+    assert.match(run.stdout, /^renders per distinct page with Redis: \d\.\d\d .*\(target 1\.00: /m);
+    assert.match(run.stdout, /^renders per distinct page without Redis: \d\.\d\d /m);
+    assert.match(
+      run.stdout,
+      /^shared-tier hit ÷ miss req\/s: [\d.]+× \(target ≥ 10\.00: (met|not met)/m,
+    );
+    assert.match(
+      run.stdout,
+      /^L1 hit ÷ origin ssg req\/s: [\d.]+× \(target ≥ 0\.80: (met|not met)/m,
+    );
+  });
+
+  it('measured every setup validly: both processes answered, no errors, CPU per response read', () => {
+    assert.deepEqual(json.settings.scenarios, ['ssg', 'ssr-shared']);
+    for (const name of ['l1-hit', 'l1-hit-no-redis', 'shared-hit', 'miss']) {
+      const row = setup(name);
+      assert.ok(row, `no ${name} row`);
+      assert.equal(row.status, 'valid', `${name}: ${row.reasons.join('; ')}`);
+      assert.equal(row.rounds, 1);
+      assert.ok(row.rps.median > 0, `${name}: no requests served`);
+      assert.equal(row.errors, 0);
+      assert.equal(row.badStatuses, 0);
+      assert.ok(row.serverUsPerResponse > 0, `${name}: no server CPU per response`);
+    }
+    // Both processes of a pair took load: the connections were split between them.
+    for (const run of json.shared.runs) assert.ok(run.result.requests > 0);
+  });
+
+  it('each row was answered by the tier it names, or says it was not', () => {
+    for (const name of ['l1-hit', 'l1-hit-no-redis']) {
+      assert.equal(setup(name).answeredAsExpected, true, setup(name).mismatch);
+      assert.ok(setup(name).rendersPerResponse <= 0.01);
+    }
+    assert.equal(setup('miss').answeredAsExpected, true, setup('miss').mismatch);
+    assert.ok(setup('miss').rendersPerResponse >= 0.9);
+    const sharedHit = setup('shared-hit');
+    if (SHARED_TIER_BUILT) {
+      // Sampled while nothing else runs; under the load itself a saturated machine may trip the
+      // circuit breaker for a moment (its bypasses are counted, not a failure of the harness).
+      assert.ok(
+        sharedHit.cacheStatus.every((value) => /(?:^|,)\s*shared-cache;\s*hit\b/.test(value)),
+        sharedHit.cacheStatus.join(' / '),
+      );
+      assert.ok(json.shared.runs.find((run) => run.setup === 'shared-hit').sharedHits > 0);
+    } else {
+      // No shared tier in this origin: the harness must not pass renders off as shared hits.
+      assert.equal(sharedHit.answeredAsExpected, false);
+      assert.match(
+        json.shared.summary.targets.find((t) => t.name.startsWith('shared-tier')).why,
+        /shared-hit row/,
+      );
+    }
+  });
+
+  it('counts renders per distinct page on fresh processes, with Redis and without', () => {
+    const { renders } = json.shared.summary;
+    // Without Redis each process renders each page exactly once (it coalesces its own misses).
+    assert.deepEqual(renders['without-redis'].values, [2]);
+    assert.equal(renders['with-redis'].values.length, 1);
+    assert.equal(renders['with-redis'].pages, 100);
+    if (SHARED_TIER_BUILT)
+      assert.ok(
+        renders['with-redis'].median < renders['without-redis'].median,
+        `with Redis ${renders['with-redis'].median} renders per page, without ${renders['without-redis'].median}`,
+      );
+    else assert.deepEqual(renders['with-redis'].values, [2]);
+  });
+
+  it('stopped every origin and redis-server it started', () => {
+    const pids = [
+      ...json.shared.setups.flatMap((entry) => entry.pids),
+      json.shared.redisPid,
+      ...json.variants.map((variant) => variant.pid),
+    ];
+    assert.ok(pids.length >= 10);
+    for (const pid of pids) assert.ok(!isRunning(pid), `pid ${pid} still running`);
+  });
+
+  it('writes the scenario into the Markdown report', () => {
+    const md = readFileSync(join(out, file('.md')), 'utf8');
+    assert.match(md, /\*\*ssr-shared: /);
+    assert.match(md, /\| setup \| req\/s \|/);
+    assert.match(md, /\| renders per distinct page with Redis \| \d\.\d\d [^|]*\| 1\.00 \|/);
+    assert.match(md, /\| L1 hit ÷ origin ssg req\/s \| [\d.]+× \| ≥ 0\.80 \| (met|not met)/);
+  });
+});
