@@ -41,8 +41,15 @@ function parseExposition(text) {
     for (const [, name, value] of (sample[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
       labels[name] = value.replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
     }
-    const value = sample[3] === '+Inf' ? Infinity : Number(sample[3]);
-    assert.ok(!Number.isNaN(value), `not a number in: ${line}`);
+    // Go's ParseFloat, as Prometheus reads it: NaN and ±Inf in any case (prom-client writes `Nan`
+    // for an event-loop lag not yet measured).
+    const special = /^([+-]?)(inf|nan)$/i.exec(sample[3]);
+    const value = special
+      ? special[2].toLowerCase() === 'nan'
+        ? NaN
+        : (special[1] === '-' ? -1 : 1) * Infinity
+      : Number(sample[3]);
+    assert.ok(special || !Number.isNaN(value), `not a number in: ${line}`);
     samples.push({ name: sample[1], labels, value });
   }
   return { types, samples };
