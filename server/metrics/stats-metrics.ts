@@ -1,28 +1,22 @@
 import { Counter, Gauge } from 'prom-client';
+import type { SharedState, SharedTierStats } from '../render-cache/shared-tier.ts';
 import type { RenderCacheStats } from '../render-cache/store.ts';
-
-/** The shared tier's figures as /healthz reports them (present once a shared tier is built in). */
-export interface SharedCacheFigures {
-  /** 'off' | 'ready' | 'down' | 'circuit-open' today; another state is exported as it comes. */
-  state: string;
-  hits?: number;
-  misses?: number;
-  stale?: number;
-  lockWaits?: number;
-  stores?: number;
-  errors?: number;
-  skipped?: number;
-}
 
 /** The part of /healthz's figures the metrics read: one source of truth for both. */
 export interface OriginStats {
   renders: { started: number; running: number; queued: number; backgroundQueued: number };
   renderCache?: RenderCacheStats;
-  sharedCache?: SharedCacheFigures;
+  sharedCache?: SharedTierStats;
   revalidations?: { received?: number; sent?: number };
 }
 
-const SHARED_STATES = ['off', 'ready', 'down', 'circuit-open'];
+/** Every state, each exported (0 or 1) so that a query sees a state before it first happens. */
+const SHARED_STATES = Object.keys({
+  connecting: true,
+  ready: true,
+  down: true,
+  'circuit-open': true,
+} satisfies Record<SharedState, true>);
 
 type Read = (stats: OriginStats) => number | undefined;
 
@@ -119,23 +113,20 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
         for (const known of SHARED_STATES) {
           this.set({ state: known }, known === state ? 1 : 0);
         }
-        if (state !== undefined && !SHARED_STATES.includes(state)) {
-          this.set({ state }, 1);
-        }
       },
     });
-    const sharedCounters: [keyof SharedCacheFigures, string, string][] = [
-      ['hits', 'hits', 'L1 misses answered from the shared tier.'],
+    const sharedCounters: [keyof SharedTierStats, string, string][] = [
+      ['hits', 'hits', 'L1 misses answered fresh from the shared tier.'],
+      ['stale', 'stale', 'L1 misses answered stale from the shared tier (refreshed meanwhile).'],
       ['misses', 'misses', 'Shared-tier lookups that found nothing usable.'],
-      ['stale', 'stale', 'Stale pages answered from the shared tier.'],
-      ['lockWaits', 'lock_waits', "Requests that waited for another process's render."],
       ['stores', 'stores', 'Renders written to the shared tier.'],
-      ['errors', 'errors', 'Shared-tier operations that failed.'],
       [
-        'skipped',
-        'skipped',
-        'Lookups that skipped the shared tier (down, circuit open, too large).',
+        'tooLarge',
+        'too_large',
+        'Pages over SHARED_CACHE_MAX_ENTRY_BYTES, kept by their process only.',
       ],
+      ['lockWaits', 'lock_waits', "Waits for another process's render of the same page."],
+      ['unreadable', 'unreadable', 'Entries in Redis this process could not read.'],
     ];
     for (const [key, name, help] of sharedCounters) {
       counter(`origin_shared_cache_${name}_total`, help, (s) => {
@@ -143,6 +134,17 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
         return typeof value === 'number' ? value : undefined;
       });
     }
+    new Counter({
+      name: 'origin_shared_cache_skipped_total',
+      help: 'Requests that went on without the shared tier, by reason.',
+      labelNames: ['reason'],
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(current().sharedCache?.skipped ?? {})) {
+          this.inc({ reason }, count);
+        }
+      },
+    });
   }
 
   if (first.revalidations) {

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { logLines, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
 
 const METRICS_LINE = /Metrics on (http:\/\/[^\s"]+)\/metrics/;
@@ -286,6 +287,71 @@ describe('metrics (METRICS_PORT)', () => {
       if (ports) assert.ok(ports.includes(Number(new URL(url).port)), 'the primary serves it');
     } finally {
       assert.equal(await origin.stop(), 0, 'drains and exits 0 with metrics on');
+    }
+  });
+
+  it('with REDIS_URL: the shared tier state and counters, as /healthz reports them', async () => {
+    const redis = await startRedis();
+    const origins = [];
+    try {
+      const env = { ...ON, REDIS_URL: redis.url };
+      origins.push(...(await Promise.all([startOrigin({ env }), startOrigin({ env })])));
+      const [a, b] = origins;
+      const [urlA, urlB] = await Promise.all(origins.map(metricsUrl));
+      const state = async (url, wanted) =>
+        total(
+          await scrapeUntil(url, (m) => total(m, 'origin_shared_cache_state', wanted) === 1),
+          'origin_shared_cache_state',
+          wanted,
+        );
+      for (const url of [urlA, urlB]) {
+        assert.equal(await state(url, { state: 'ready' }), 1);
+      }
+      // The same Host for both, as behind one load balancer: their cache keys agree.
+      const host = { host: 'localhost:4000' };
+      assert.equal((await request(a.url, '/products/601', { headers: host })).status, 200);
+      const onA = await scrapeUntil(urlA, (m) => total(m, 'origin_shared_cache_stores_total') >= 1);
+      assert.equal(total(onA, 'origin_shared_cache_stores_total'), 1);
+      const second = await request(b.url, '/products/601', { headers: host });
+      assert.match(second.headers['cache-status'], /^shared-cache; hit/);
+      const onB = await scrapeUntil(urlB, (m) => total(m, 'origin_shared_cache_hits_total') >= 1);
+      assert.equal(total(onB, 'origin_shared_cache_hits_total'), 1);
+      assert.equal(total(onB, 'origin_renders_started_total'), 0, 'B rendered nothing');
+      assert.equal(total(onB, 'origin_shared_cache_state'), 1, 'one state at a time');
+      assert.equal(total(onB, 'origin_shared_cache_skipped_total'), 0);
+      assert.ok(
+        onB.samples.some(
+          (s) => s.name === 'origin_shared_cache_skipped_total' && s.labels.reason === 'down',
+        ),
+        'skips by reason',
+      );
+      const health = JSON.parse((await request(b.url, '/healthz')).text);
+      for (const [name, key] of [
+        ['origin_shared_cache_hits_total', 'hits'],
+        ['origin_shared_cache_misses_total', 'misses'],
+        ['origin_shared_cache_stores_total', 'stores'],
+        ['origin_shared_cache_lock_waits_total', 'lockWaits'],
+      ]) {
+        assert.equal(total(onB, name), health.sharedCache[key], name);
+      }
+
+      // Redis gone: the state says so, and requests that go on without it are counted by reason.
+      await redis.stop();
+      assert.equal(
+        (await request(b.url, '/products/602', { headers: host })).status,
+        200,
+        'never the origin failing',
+      );
+      const down = await scrapeUntil(
+        urlB,
+        (m) => total(m, 'origin_shared_cache_skipped_total') >= 1,
+        10_000,
+      );
+      assert.ok(total(down, 'origin_shared_cache_skipped_total') >= 1);
+      assert.equal(total(down, 'origin_shared_cache_state', { state: 'ready' }), 0);
+    } finally {
+      await Promise.all(origins.map((o) => o.stop()));
+      await redis.close();
     }
   });
 
