@@ -7,7 +7,7 @@ export interface OriginStats {
   renders: { started: number; running: number; queued: number; backgroundQueued: number };
   renderCache?: RenderCacheStats;
   sharedCache?: SharedTierStats;
-  revalidations?: { received?: number; sent?: number };
+  revalidations?: { requested: number; received: number; duplicates: number; rejected: number };
 }
 
 /** Every state, each exported (0 or 1) so that a query sees a state before it first happens. */
@@ -148,15 +148,14 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
   }
 
   if (first.revalidations) {
-    counter(
-      'origin_revalidations_received_total',
-      'Revalidations (by path or group) this process applied.',
-      (s) => s.revalidations?.received,
-    );
-    counter(
-      'origin_revalidations_sent_total',
-      'Revalidations this process sent to the others.',
-      (s) => s.revalidations?.sent,
-    );
+    const revalidationCounters: [keyof NonNullable<OriginStats['revalidations']>, string][] = [
+      ['requested', 'Revalidations started here (endpoint, npm run revalidate, the app).'],
+      ['received', 'Revalidations from other processes applied here (IPC or pub/sub).'],
+      ['duplicates', 'Revalidations heard again on a second channel, applied once.'],
+      ['rejected', 'Revalidation messages from other processes that were malformed.'],
+    ];
+    for (const [key, help] of revalidationCounters) {
+      counter(`origin_revalidations_${key}_total`, help, (s) => s.revalidations?.[key]);
+    }
   }
 }

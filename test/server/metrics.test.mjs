@@ -193,6 +193,11 @@ describe('metrics (METRICS_PORT)', () => {
         assert.equal(total(metrics, name), health.renderCache[key], name);
       }
       assert.equal(total(metrics, 'origin_render_cache_entries'), 2);
+      assert.equal(
+        total(metrics, 'origin_revalidations_requested_total'),
+        health.revalidations.requested,
+      );
+      assert.equal(metrics.types.get('origin_revalidations_received_total'), 'counter');
       // Node's own process metrics, per process.
       assert.ok(total(metrics, 'process_cpu_seconds_total') > 0);
     } finally {
