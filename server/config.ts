@@ -62,6 +62,10 @@ export interface OriginConfig {
   cacheGroupAliases: GroupAlias[];
   /** The CDN purge hook (CDN_PURGE_*): undefined when CDN_PURGE_URL is unset. */
   cdnPurge: CdnPurgeConfig | undefined;
+  /** Port of the Prometheus endpoint (metrics/); undefined: no metrics at all. */
+  metricsPort: number | undefined;
+  /** Interface the metrics endpoint binds; undefined binds every interface, like HOST. */
+  metricsHost: string | undefined;
   logLevel: string;
 }
 
@@ -144,6 +148,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     revalidateToken: readRevalidateToken(env['REVALIDATE_TOKEN']),
     cacheGroupAliases: readGroupAliases(env['CACHE_GROUP_ALIASES']),
     cdnPurge: readCdnPurge(env),
+    ...readMetricsAddress(env),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
@@ -362,14 +367,36 @@ function readChoice<T extends string>(
   return value as T;
 }
 
-function readHost(value: string | undefined): string | undefined {
+function readHost(value: string | undefined, name = 'HOST'): string | undefined {
   if (value === undefined || value === '') {
     return undefined;
   }
   if (isIP(value) === 0 && !HOSTNAME.test(value.toLowerCase())) {
-    throw new ConfigError(`HOST must be an IP address or a host name to listen on, got "${value}"`);
+    throw new ConfigError(
+      `${name} must be an IP address or a host name to listen on, got "${value}"`,
+    );
   }
   return value;
+}
+
+/** METRICS_PORT unset: no metrics; set: its own port, never the public one. */
+function readMetricsAddress(
+  env: NodeJS.ProcessEnv,
+): Pick<OriginConfig, 'metricsPort' | 'metricsHost'> {
+  const value = env['METRICS_PORT'];
+  const metricsPort =
+    value === undefined || value === ''
+      ? undefined
+      : readInteger('METRICS_PORT', value, 0, 0, 65535);
+  const port = readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (the public port), got "${value}"`);
+  }
+  const metricsHost = readHost(env['METRICS_HOST'], 'METRICS_HOST');
+  if (metricsHost !== undefined && metricsPort === undefined) {
+    throw new ConfigError('METRICS_HOST needs METRICS_PORT');
+  }
+  return { metricsPort, metricsHost };
 }
 
 /**

@@ -9,6 +9,7 @@ import { fastPath } from './fast-path.ts';
 import { filesFromDisk, filesFromMemory } from './files/serve-files.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { throttledWarning } from './logger.ts';
+import type { ResponseTimer } from './metrics/timings.ts';
 import { healthEndpoints, type Readiness } from './process/health.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import type { CachedPages } from './render-cache/cached-pages.ts';
@@ -37,6 +38,8 @@ export interface OriginOptions {
   accessLog: boolean;
   /** Answer what Koa would answer from memory before Koa (fast-path.ts). */
   fastPath: boolean;
+  /** Times each response when metrics are on (metrics/timings.ts); undefined adds nothing. */
+  timeResponse?: ResponseTimer;
 }
 
 /** Errors a response meets when its client went away or speaks broken HTTP: routine. */
@@ -116,10 +119,23 @@ export function createOrigin(options: OriginOptions): RequestListener {
   const koa = app.callback();
   // Koa answers its own failures (errorHandler, then its onerror): nothing is left to catch here.
   const handle: RequestListener = (req, res) => void koa(req, res);
+  const time = options.timeResponse;
   if (!files || !options.fastPath || options.accessLog) {
-    return handle;
+    return time ? (req, res) => (time(res, 'koa', performance.now()), handle(req, res)) : handle;
   }
   const answeredFromMemory = fastPath(files.index, options.readiness, origins, options.cachedPages);
+  if (time) {
+    return (req, res) => {
+      const startMs = performance.now();
+      if (answeredFromMemory(req, res)) {
+        answeredBeforeKoa++;
+        time(res, 'fast-path', startMs);
+      } else {
+        time(res, 'koa', startMs);
+        handle(req, res);
+      }
+    };
+  }
   return (req, res) => {
     if (answeredFromMemory(req, res)) {
       answeredBeforeKoa++;

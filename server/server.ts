@@ -7,6 +7,7 @@ import { ConfigError, readConfig, type OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
 import { createLogger } from './logger.ts';
+import { recordMetrics, serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
 import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
@@ -97,8 +98,18 @@ export async function revalidate(request: {
 function start(): void {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
+  const metricsAddress =
+    config.metricsPort === undefined
+      ? undefined
+      : { port: config.metricsPort, host: config.metricsHost };
   if (config.workers > 1 && cluster.isPrimary) {
-    runPrimary(config.workers, config.shutdownGraceMs, log);
+    const supervise = () => runPrimary(config.workers, config.shutdownGraceMs, log);
+    // The endpoint binds first: a taken METRICS_PORT stops the start before any worker exists.
+    if (metricsAddress) {
+      serveClusterMetrics(metricsAddress, log, supervise, cannotStart);
+    } else {
+      supervise();
+    }
     return;
   }
   routeConsoleToLog(log);
@@ -151,6 +162,19 @@ function start(): void {
       csp,
     },
   );
+  // What /healthz reports, and what the metrics read: one source for both.
+  const stats = () => ({
+    pid: process.pid,
+    worker: cluster.worker?.id,
+    workers: config.workers,
+    engine: config.renderEngine,
+    renders: { started: renderer.started, ...limiter.stats },
+    renderCache: renderCache?.stats,
+    sharedCache: shared?.stats,
+    revalidations: revalidation.stats,
+  });
+  const timings = metricsAddress && recordMetrics(stats);
+  renderer.renderEnded = timings?.renderEnded;
   const listener = createOrigin({
     allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
@@ -173,19 +197,11 @@ function start(): void {
         : revalidateEndpoint(config.revalidateToken, (request: RevalidationRequest) =>
             revalidation.revalidate(request),
           ),
-    stats: () => ({
-      pid: process.pid,
-      worker: cluster.worker?.id,
-      workers: config.workers,
-      engine: config.renderEngine,
-      renders: { started: renderer.started, ...limiter.stats },
-      renderCache: renderCache?.stats,
-      sharedCache: shared?.stats,
-      revalidations: revalidation.stats,
-    }),
+    stats,
     log,
     accessLog: config.accessLog,
     fastPath: config.fastPath,
+    timeResponse: timings?.timeResponse,
   });
   const server = createServer(listener);
   // `Expect: 100-continue`: no route reads a request body, so the final answer (405 for a POST)
@@ -197,6 +213,10 @@ function start(): void {
     const url = `http://${config.host ?? 'localhost'}:${port}`;
     log.info({ url }, `Origin listening on ${url}`);
   });
+  // A cluster worker's metrics are served by its primary.
+  if (metricsAddress && !cluster.isWorker) {
+    serveOwnMetrics(metricsAddress, log, cannotStart);
+  }
   // Slow or stalled clients must not hold connections open forever.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

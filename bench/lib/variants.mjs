@@ -209,6 +209,15 @@ VARIANTS.push(
       'The origin with its Content-Security-Policy on: each HTML answer (prerendered, cached or rendered) gets a fresh nonce in its header and its tags.',
     env: { ...COMMON_ENV, CSP: 'strict' },
   },
+  {
+    ...ORIGIN,
+    name: 'origin-metrics',
+    ablation: true,
+    label: 'origin-metrics (METRICS_PORT set: Prometheus histograms observed on every response)',
+    about:
+      'The origin with its Prometheus endpoint on: each response and render is timed into a histogram.',
+    env: { ...COMMON_ENV, METRICS_PORT: '0' },
+  },
 );
 
 export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);

@@ -36,6 +36,8 @@ export class Renderer {
   readonly #log: Logger;
   /** Renders that got a slot and began, in this process: what a shared cache saves is counted here. */
   started = 0;
+  /** Told each render's seconds in its slot when metrics are on (metrics/timings.ts). */
+  renderEnded: ((seconds: number) => void) | undefined;
 
   constructor(engine: PageEngine, limiter: RenderLimiter, log: Logger) {
     this.#engine = engine;
@@ -57,7 +59,13 @@ export class Renderer {
     const captured: ConsoleCapture = { lines: [], errors: 0 };
     const task = () => {
       this.started++;
-      return collectConsole(captured, () => this.#engine(url, route, signal));
+      const render = () => collectConsole(captured, () => this.#engine(url, route, signal));
+      const ended = this.renderEnded;
+      if (ended === undefined) {
+        return render();
+      }
+      const startMs = performance.now();
+      return render().finally(() => ended((performance.now() - startMs) / 1000));
     };
     let output: EngineOutput;
     try {

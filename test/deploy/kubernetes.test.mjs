@@ -126,6 +126,27 @@ describe('Kubernetes manifests', () => {
     );
   });
 
+  it('has Prometheus scrape the metrics port METRICS_PORT opens, which the Service does not expose', () => {
+    const deployment = find('Deployment');
+    const [container] = deployment.spec.template.spec.containers;
+    const env = Object.fromEntries(container.env.map(({ name, value }) => [name, value]));
+    const metrics = container.ports.find((p) => p.name === 'metrics');
+    assert.equal(String(metrics.containerPort), env.METRICS_PORT);
+    assert.notEqual(env.METRICS_PORT, env.PORT);
+    assert.deepEqual(deployment.spec.template.metadata.annotations, {
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': env.METRICS_PORT,
+      'prometheus.io/path': '/metrics',
+    });
+    const service = find('Service');
+    assert.ok(
+      service.spec.ports.every(
+        (p) => p.targetPort !== 'metrics' && p.port !== metrics.containerPort,
+      ),
+      'metrics stay off the public Service',
+    );
+  });
+
   it('trusts X-Forwarded-* only with a proxy in front that sets them', () => {
     const [container] = find('Deployment').spec.template.spec.containers;
     const env = Object.fromEntries(container.env.map(({ name, value }) => [name, value]));

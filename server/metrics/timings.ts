@@ -1,0 +1,72 @@
+import type { ServerResponse } from 'node:http';
+import { Histogram } from 'prom-client';
+
+/** How a request was answered: before Koa from memory (fast-path.ts), or by the Koa chain. */
+export type Answer = 'fast-path' | 'koa';
+
+/** Told of a request as its answer starts, with performance.now() at its arrival. */
+export type ResponseTimer = (res: ServerResponse, answer: Answer, startMs: number) => void;
+
+export interface Timings {
+  /** A render ended (in its slot, however it ended), after this many seconds. */
+  renderEnded: (seconds: number) => void;
+  timeResponse: ResponseTimer;
+}
+
+/** Renders take milliseconds to RENDER_TIMEOUT_MS (5 s by default) and beyond. */
+const RENDER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** From a fast-path answer (~0.1 ms) to a slow render. */
+const RESPONSE_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+const ANSWERS: Answer[] = ['fast-path', 'koa'];
+
+/**
+ * The two histograms, in prom-client's global registry. Labels are bounded (2 answers × 5 status
+ * classes), never the URL: a label value per path would grow without end under a crawl.
+ */
+export function createTimings(): Timings {
+  const renders = new Histogram({
+    name: 'origin_render_duration_seconds',
+    help: 'Renders, from the start in their slot to their end (success, failure or timeout).',
+    buckets: RENDER_BUCKETS,
+  });
+  const responses = new Histogram({
+    name: 'origin_response_duration_seconds',
+    help: 'Responses, from the request to the last byte handed to the socket (finish).',
+    labelNames: ['answer', 'status'],
+    buckets: RESPONSE_BUCKETS,
+  });
+  // Every label pair bound once, so a response costs an array index, not a label lookup.
+  const bound = new Map(
+    ANSWERS.map((answer) => {
+      const byClass = STATUS_CLASSES.map((status) => {
+        if (status !== '1xx') {
+          // Series exported from the start, so that rate() sees their first increase.
+          responses.zero({ answer, status });
+        }
+        return responses.labels({ answer, status });
+      });
+      return [answer, byClass] as const;
+    }),
+  );
+  return {
+    renderEnded: (seconds) => renders.observe(seconds),
+    // Measured ~0.6 µs of CPU a response (prom-client's observe 0.25 of it): ≈1% of a fast-path answer's ~50 µs.
+    timeResponse: (res, answer, startMs) => {
+      const byClass = bound.get(answer)!;
+      const record = () => {
+        const index = Math.min(Math.max(Math.trunc(res.statusCode / 100), 1), 5) - 1;
+        byClass[index].observe((performance.now() - startMs) / 1000);
+      };
+      // A response that never finishes (its client left) is not a response time.
+      if (res.writableFinished) {
+        record();
+      } else {
+        // 'finish' comes once per response: `on` spares `once`'s wrapper.
+        res.on('finish', record);
+      }
+    },
+  };
+}
