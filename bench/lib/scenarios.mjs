@@ -173,8 +173,8 @@ const ALL_SCENARIOS = [
   {
     // Not per variant: the origin twice, with its own setups (bench/lib/shared-tier.mjs).
     name: 'ssr-shared',
-    title: `ssr-shared: ${R}, ${POPULAR_PRODUCTS} popular ids, two origin processes with and without a shared Redis`,
-    describe: `Two origin processes behind the same load (the connections split evenly between them, every request with the same \`Host\`, as a load balancer forwards it), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
+    title: `ssr-shared: ${R}, ${POPULAR_PRODUCTS} popular ids, two origin processes (and one, loaded as ssr-cached) with and without a shared Redis`,
+    describe: `Two origin processes behind the same load (the connections split evenly between them, every request with the same \`Host\`, as a load balancer forwards it), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full; on the pair, and on one process loaded as ssr-cached loads the origin, with and without REDIS_URL), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
     requests: () =>
       popularProducts().map((request) => ({ ...request, headers: { host: SHARED_HOST } })),
     pair: true,

@@ -7,9 +7,12 @@
 // - renders per distinct page: a fresh pair (fresh L1s) on a fresh Redis, and a fresh pair without
 //   one, loaded with the rotating popular ids, then every popular page asked of each process once
 //   more, so every page was requested of both; renders started (summed over both /healthz) ÷ pages.
-// - req/s and server CPU per response of three long-lived pairs: an L1 hit (REDIS_URL, default L1,
+// - req/s and server CPU per response of long-lived pairs: an L1 hit (REDIS_URL, default L1,
 //   caches full), a shared-tier hit (REDIS_URL, RENDER_CACHE_BYTES=1: L1 stores nothing, so every
 //   request is an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).
+// - the same L1 hit on ONE origin process, with REDIS_URL and without, loaded exactly as
+//   ssr-cached loads the origin (its requests, so its Host): the render cache's target (an L1 hit
+//   ≥ 0.8× ssg, one process each) compares like with like, where the pairs share the server CPUs.
 //   Each run also counts the renders it caused and samples Cache-Status, so a row that was not
 //   answered by the tier it names says so instead of passing for it.
 import { connect } from 'node:net';
@@ -23,12 +26,16 @@ import { checkScenario, judgeRun } from './validate.mjs';
 import { READY_LINE, ROOT, getVariant, variantEnv } from './variants.mjs';
 
 export const SHARED_SCENARIO = 'ssr-shared';
-/** Origin processes behind the load in every setup: the smallest number that can share anything. */
+/** Origin processes behind the load in a pair: the smallest number that can share anything. */
 export const PROCESSES = 2;
 
 /**
+ * `processes`: origins behind the load; `loadAs`: the scenario whose requests (and so Host) load
+ * them and whose check validates them: ssr-shared (one public Host for the pair) or ssr-cached
+ * (the origin as the variant grid loads it, for a one-process row beside ssg and ssr-cached).
  * @typedef {'l1' | 'shared' | 'render'} Tier
- * @typedef {{ name: string, label: string, redis: boolean, env: Record<string, string | undefined>, expect: Tier,
+ * @typedef {{ name: string, label: string, processes: number, loadAs: 'ssr-shared' | 'ssr-cached',
+ *   redis: boolean, env: Record<string, string | undefined>, expect: Tier,
  *   warmupKind: 'files' | 'renders' }} Setup
  */
 
@@ -37,7 +44,9 @@ export const PROCESSES = 2;
 export const SETUPS = [
   {
     name: 'l1-hit',
-    label: 'L1 hit (REDIS_URL set, in-process cache full)',
+    label: 'L1 hit (two processes, REDIS_URL set, in-process caches full)',
+    processes: PROCESSES,
+    loadAs: SHARED_SCENARIO,
     redis: true,
     env: { RENDER_CACHE_BYTES: undefined },
     expect: 'l1',
@@ -48,6 +57,8 @@ export const SETUPS = [
     // hit, with the same two processes sharing the same CPU (ssg is one process alone).
     name: 'l1-hit-no-redis',
     label: 'L1 hit without Redis (the same pair, no REDIS_URL)',
+    processes: PROCESSES,
+    loadAs: SHARED_SCENARIO,
     redis: false,
     env: { RENDER_CACHE_BYTES: undefined },
     expect: 'l1',
@@ -57,6 +68,8 @@ export const SETUPS = [
     name: 'shared-hit',
     label:
       'shared-tier hit (REDIS_URL, RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis)',
+    processes: PROCESSES,
+    loadAs: SHARED_SCENARIO,
     redis: true,
     env: { RENDER_CACHE_BYTES: '1' },
     expect: 'shared',
@@ -65,12 +78,43 @@ export const SETUPS = [
   {
     name: 'miss',
     label: 'miss (RENDER_CACHE_BYTES=0: every request renders)',
+    processes: PROCESSES,
+    loadAs: SHARED_SCENARIO,
     redis: false,
     env: { RENDER_CACHE_BYTES: '0' },
     expect: 'render',
     warmupKind: 'renders',
   },
+  {
+    // The render cache's target is an L1 hit ≥ 0.8× ssg, and ssg is one process: this is one
+    // origin with REDIS_URL, loaded as ssr-cached loads the origin (same requests, connections,
+    // duration, Host), its caches filled as l1-hit's are. The pairs above share the server CPUs
+    // between two processes and so cannot be held to a one-process figure.
+    name: 'l1-hit-1p',
+    label: 'L1 hit, one process with REDIS_URL (loaded as ssr-cached loads the origin)',
+    processes: 1,
+    loadAs: 'ssr-cached',
+    redis: true,
+    env: { RENDER_CACHE_BYTES: undefined },
+    expect: 'l1',
+    warmupKind: 'files',
+  },
+  {
+    // The same process without REDIS_URL: what configuring the shared tier costs one process's L1
+    // hit, and a check that these rows load the origin as ssr-cached does (same req/s, same run).
+    name: 'l1-hit-1p-no-redis',
+    label: 'L1 hit, one process without REDIS_URL (as ssr-cached)',
+    processes: 1,
+    loadAs: 'ssr-cached',
+    redis: false,
+    env: { RENDER_CACHE_BYTES: undefined },
+    expect: 'l1',
+    warmupKind: 'files',
+  },
 ];
+
+/** The Host each setup's requests carry: the pairs' public one, or (as ssr-cached) the server's own. */
+const hostHeaders = (setup) => (setup.loadAs === SHARED_SCENARIO ? { host: SHARED_HOST } : {});
 
 /** The renders-per-page measurements: a fresh pair with a fresh Redis, and one without. */
 export const COUNTS = [
@@ -80,7 +124,7 @@ export const COUNTS = [
 
 /** Seconds the whole scenario takes, roughly, for the runner's estimate. */
 export function sharedSeconds({ duration, rounds, warmup, renderWarmup }, startupS) {
-  const start = SETUPS.length * PROCESSES * startupS;
+  const start = SETUPS.reduce((sum, setup) => sum + setup.processes * startupS, 0);
   const warmups = SETUPS.reduce(
     (sum, setup) => sum + (setup.warmupKind === 'renders' ? renderWarmup : warmup),
     0,
@@ -143,14 +187,11 @@ async function untilSharedTierReady(servers) {
   }
 }
 
-/** Every popular page asked of each process once, one process after the other. */
-async function sweep(servers) {
+/** Every popular page asked of each process once, one process after the other, with the load's Host. */
+async function sweep(servers, headers = { host: SHARED_HOST }) {
   for (const server of servers)
     for (let k = 0; k < POPULAR_PRODUCTS; k++)
-      await request(server.url, renderedPathAt(k), {
-        headers: { host: SHARED_HOST },
-        timeoutMs: 30_000,
-      });
+      await request(server.url, renderedPathAt(k), { headers, timeoutMs: 30_000 });
 }
 
 /** Empties a local Redis (FLUSHALL, spoken in RESP over a socket: no client library for one command). */
@@ -188,11 +229,11 @@ async function purgeL1(servers) {
   }
 }
 
-/** Cache-Status of one popular page from each process. */
-async function sampleCacheStatus(servers) {
+/** Cache-Status of one popular page from each process, asked with the load's Host. */
+async function sampleCacheStatus(servers, headers = { host: SHARED_HOST }) {
   const statuses = [];
   for (const server of servers) {
-    const res = await request(server.url, renderedPathAt(0), { headers: { host: SHARED_HOST } });
+    const res = await request(server.url, renderedPathAt(0), { headers });
     statuses.push(String(res.headers['cache-status'] ?? '(none)'));
   }
   return statuses;
@@ -206,6 +247,7 @@ async function sampleCacheStatus(servers) {
  */
 export function createSharedBench({ options, pin, load, progress, build, settle, requestTimeout }) {
   const origin = getVariant('origin');
+  const requestsOf = (setup) => getScenario(setup.loadAs).requests(build, {});
   const requests = getScenario(SHARED_SCENARIO).requests(build, {});
   /** Redis and the origins run where the servers run: their CPU is the server side's. */
   const pinServer = (pid) => {
@@ -222,11 +264,11 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
   const runs = [];
   const counts = [];
 
-  const startPair = async (env, redisUrl) => {
+  const startPair = async (env, redisUrl, processes = PROCESSES) => {
     const command = origin.command();
     const servers = [];
     try {
-      for (let i = 0; i < PROCESSES; i++) {
+      for (let i = 0; i < processes; i++) {
         const server = await startServer({
           command: pin.enabled ? pinned(command, pin.serverCpus) : command,
           // REDIS_URL: undefined removes one the shell may have set from the pairs without Redis.
@@ -256,7 +298,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
     return undefined;
   };
 
-  /** Starts Redis and the three measured pairs, and checks each process's answers. */
+  /** Starts Redis and the measured setups' processes, and checks each process's answers. */
   const start = async () => {
     if (SETUPS.some((setup) => setup.redis)) {
       try {
@@ -276,7 +318,11 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
         continue;
       }
       try {
-        pair.servers = await startPair(setup.env, setup.redis ? redis.url : undefined);
+        pair.servers = await startPair(
+          setup.env,
+          setup.redis ? redis.url : undefined,
+          setup.processes,
+        );
         if (setup.redis) await untilSharedTierReady(pair.servers);
         pair.started = true;
       } catch (error) {
@@ -284,11 +330,11 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
         progress.log(`✗ ${SHARED_SCENARIO} · ${setup.name} did not start: ${pair.error}`);
         continue;
       }
-      // Both processes must answer the popular pages as the page they are (twice each, so the
+      // Every process must answer the popular pages as the page they are (twice each, so the
       // second answer comes from whatever cache the setup has, Redis included).
       const checks = [];
       for (const server of pair.servers)
-        checks.push(await checkScenario(server.url, SHARED_SCENARIO, build));
+        checks.push(await checkScenario(server.url, setup.loadAs, build));
       pair.check = {
         ...checks[0],
         valid: checks.every((check) => check.valid),
@@ -296,7 +342,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
         minBytesPerResponse: Math.min(...checks.map((check) => check.minBytesPerResponse)),
       };
       progress.log(
-        `✓ ${SHARED_SCENARIO} · ${setup.name}: ${PROCESSES} origins (pids ${pair.servers.map((s) => s.pid).join(', ')})${setup.redis ? ` + redis-server (pid ${redis.pid})` : ''} · ${pair.check.valid ? 'ok' : `INVALID: ${pair.check.problems.join('; ')}`}`,
+        `✓ ${SHARED_SCENARIO} · ${setup.name}: ${setup.processes} origin${setup.processes > 1 ? 's' : ''} (pids ${pair.servers.map((s) => s.pid).join(', ')})${setup.redis ? ` + redis-server (pid ${redis.pid})` : ''} · ${pair.check.valid ? 'ok' : `INVALID: ${pair.check.problems.join('; ')}`}`,
       );
     }
   };
@@ -362,23 +408,25 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
     const pair = pairs.get(setup.name);
     if (!pair?.started || pair.crashed || !pair.check?.valid) return;
     const { servers } = pair;
+    const headers = hostHeaders(setup);
     const job = {
       url: servers[0].url,
-      urls: servers.map((server) => server.url),
-      requests,
+      // One process: the load as the variant grid gives it (one autocannon instance, one url).
+      ...(servers.length > 1 ? { urls: servers.map((server) => server.url) } : {}),
+      requests: requestsOf(setup),
       connections: options.connections,
       pipelining: options.pipelining,
       timeout: requestTimeout,
     };
     const cached = setup.expect !== 'render';
-    // Every run starts with every entry just stored: emptied (both L1s, Redis) and filled again by
+    // Every run starts with every entry just stored: emptied (the L1s, Redis) and filled again by
     // one sweep, whose renders belong to no measured run. Rounds here come about a minute apart,
     // s-maxage is 60 s: entries kept from the last round would turn stale during the run, and
     // their refreshes and stale answers would be measured as hits.
     if (cached) {
       await purgeL1(servers);
       if (setup.redis) await flushRedis(redis.port);
-      await sweep(servers);
+      await sweep(servers, headers);
     }
     const warmup = setup.warmupKind === 'renders' ? options.renderWarmup : options.warmup;
     if (!pair.warmed && warmup > 0) {
@@ -394,7 +442,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
     // Which tier answers this setup, asked while nothing else runs: a sample after the load could
     // land in the second a saturated process's circuit breaker stays open (its counters, below, say
     // how many requests of the run went on without Redis).
-    const cacheStatus = await sampleCacheStatus(servers);
+    const cacheStatus = await sampleCacheStatus(servers, headers);
     progress.step(
       `round ${round}/${options.rounds} · ${SHARED_SCENARIO} · ${setup.name} · measuring`,
       options.duration + 1,
@@ -426,7 +474,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       problems.push(died);
     } else {
       for (const server of servers) {
-        const after = await checkScenario(server.url, SHARED_SCENARIO, build);
+        const after = await checkScenario(server.url, setup.loadAs, build);
         if (!after.valid)
           problems.push(...after.problems.map((problem) => `after load: ${problem}`));
       }
@@ -446,7 +494,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
       problems,
     });
     progress.log(
-      `  r${round} ${SHARED_SCENARIO} ${setup.name.padEnd(10)} ${Math.round(result.rps).toString().padStart(7)} req/s, ` +
+      `  r${round} ${SHARED_SCENARIO} ${setup.name.padEnd(18)} ${Math.round(result.rps).toString().padStart(7)} req/s, ` +
         `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, CPU server ${originCpu === undefined ? '?' : Math.round((originCpu + (redisCpu ?? 0)) * 100)}% / load ${Math.round(result.loadCpu * 100)}%, ` +
         `${done.renders} renders, ${done.sharedHits} shared hits, ${done.skipped} Redis skips, Cache-Status "${cacheStatus[0]}"` +
         (problems.length ? ` ✗ ${problems.join('; ')}` : ''),
@@ -472,6 +520,8 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
         return {
           name: setup.name,
           label: setup.label,
+          processes: setup.processes,
+          loadAs: setup.loadAs,
           expect: setup.expect,
           started: Boolean(pair?.started),
           error: pair?.error,
