@@ -396,9 +396,15 @@ describe('shared tier: builds never share', () => {
   });
 
   it('a page of one build is a miss for the next, then both are served side by side', async () => {
-    const old = await startOrigin({ env: { REDIS_URL: redis.url } });
-    const next = await startOrigin({ env: { REDIS_URL: redis.url }, dist: copy });
+    const started = [];
+    const start = async (options) => {
+      const origin = await startOrigin(options);
+      started.push(origin);
+      return origin;
+    };
     try {
+      const old = await start({ env: { REDIS_URL: redis.url } });
+      const next = await start({ env: { REDIS_URL: redis.url }, dist: copy });
       await sharedState([old, next], 'ready');
       await get(old, '/products/601');
       const res = await get(next, '/products/601');
@@ -408,7 +414,7 @@ describe('shared tier: builds never share', () => {
       const builds = new Set(keys.map((key) => /\{([^}]+)\}/.exec(key)?.[1]));
       assert.equal(builds.size, 2);
     } finally {
-      await Promise.all([old.stop(), next.stop()]);
+      await Promise.all(started.map((origin) => origin.stop()));
     }
   });
 });
