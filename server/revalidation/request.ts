@@ -51,7 +51,9 @@ export function parseRevalidationRequest(
   }
   const mode = record['mode'] ?? 'soft';
   if (!REVALIDATION_MODES.includes(mode as RevalidationMode)) {
-    return { error: `mode must be "soft" or "hard", got ${quote(String(JSON.stringify(mode)))}` };
+    // A string is quoted once; anything else (a number, an object) is shown as its JSON.
+    const shown = typeof mode === 'string' ? quote(mode) : quote(String(JSON.stringify(mode)));
+    return { error: `mode must be "soft" or "hard", got ${shown}` };
   }
   const items = paths.list.length + groups.list.length;
   if (items === 0) {
