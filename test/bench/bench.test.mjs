@@ -2,45 +2,15 @@
 // variant started, answered every scenario validly, the files and the chart were written), never
 // a timing: speed is the bench's output, not something a test on a shared machine can pin down.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBenchPackages } from '../../bench/install.mjs';
+import { isRunning, runBench } from '../helpers/bench.mjs';
 
-const ROOT = join(import.meta.dirname, '../..');
 const VARIANTS = ['origin', 'origin-cluster', 'stock'];
 const SCENARIOS = ['ssg', 'ssr', 'ssr-cached', 'asset', 'revalidate', 'mixed', 'mixed-cached'];
-
-/** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
-function runBench(args, timeoutMs) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    // SIGINT lets the runner take its servers down with it.
-    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function isRunning(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // The peers install once (bench/install.mjs; npm's cache makes it seconds) before the timed run,
 // which then finds them installed: a first install is not the bench's time to spend.

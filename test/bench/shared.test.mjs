@@ -2,16 +2,14 @@
 // redis-server and without. Asserts that it runs end to end and reports every row and target, and
 // what the counts prove whatever the machine's speed (renders are counted, not timed); never a timing.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
+import { isRunning, runBench } from '../helpers/bench.mjs';
 
-const ROOT = join(import.meta.dirname, '../..');
 /** Once the shared tier is in the origin, a shared-hit row must be answered by it. */
-const SHARED_TIER_BUILT = existsSync(join(ROOT, 'server/render-cache/shared-tier.ts'));
 /** Every measured row; the -1p ones are one origin loaded as ssr-cached loads it. */
 const SETUPS = [
   'l1-hit',
@@ -22,35 +20,6 @@ const SETUPS = [
   'l1-hit-1p-no-redis',
 ];
 const L1_SETUPS = ['l1-hit', 'l1-hit-no-redis', 'l1-hit-1p', 'l1-hit-1p-no-redis'];
-
-/** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
-function runBench(args, timeoutMs) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    // SIGINT lets the runner take its servers (and Redis) down with it.
-    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-function isRunning(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 250_000 }, () => {
   let out;
@@ -135,22 +104,13 @@ describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 
     assert.equal(setup('miss').answeredAsExpected, true, setup('miss').mismatch);
     assert.ok(setup('miss').rendersPerResponse >= 0.9);
     const sharedHit = setup('shared-hit');
-    if (SHARED_TIER_BUILT) {
-      // Sampled while nothing else runs; under the load itself a saturated machine may trip the
-      // circuit breaker for a moment (its bypasses are counted, not a failure of the harness).
-      assert.ok(
-        sharedHit.cacheStatus.every((value) => /(?:^|,)\s*shared-cache;\s*hit\b/.test(value)),
-        sharedHit.cacheStatus.join(' / '),
-      );
-      assert.ok(json.shared.runs.find((run) => run.setup === 'shared-hit').sharedHits > 0);
-    } else {
-      // No shared tier in this origin: the harness must not pass renders off as shared hits.
-      assert.equal(sharedHit.answeredAsExpected, false);
-      assert.match(
-        json.shared.summary.targets.find((t) => t.name.startsWith('shared-tier')).why,
-        /shared-hit row/,
-      );
-    }
+    // Sampled while nothing else runs; under the load itself a saturated machine may trip the
+    // circuit breaker for a moment (its bypasses are counted, not a failure of the harness).
+    assert.ok(
+      sharedHit.cacheStatus.every((value) => /(?:^|,)\s*shared-cache;\s*hit\b/.test(value)),
+      sharedHit.cacheStatus.join(' / '),
+    );
+    assert.ok(json.shared.runs.find((run) => run.setup === 'shared-hit').sharedHits > 0);
   });
 
   it('counts renders per distinct page on fresh processes, with Redis and without', () => {
@@ -159,12 +119,10 @@ describe('npm run bench -- --scenarios ssg,ssr-shared (smoke mode)', { timeout: 
     assert.deepEqual(renders['without-redis'].values, [2]);
     assert.equal(renders['with-redis'].values.length, 1);
     assert.equal(renders['with-redis'].pages, 100);
-    if (SHARED_TIER_BUILT)
-      assert.ok(
-        renders['with-redis'].median < renders['without-redis'].median,
-        `with Redis ${renders['with-redis'].median} renders per page, without ${renders['without-redis'].median}`,
-      );
-    else assert.deepEqual(renders['with-redis'].values, [2]);
+    assert.ok(
+      renders['with-redis'].median < renders['without-redis'].median,
+      `with Redis ${renders['with-redis'].median} renders per page, without ${renders['without-redis'].median}`,
+    );
   });
 
   it('stopped every origin and redis-server it started', () => {

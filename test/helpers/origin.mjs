@@ -1,10 +1,13 @@
 // The origin as the tests start it: on the tests' own app build (dist-test/, from test/app) unless
 // told otherwise, plus what only tests need (startup failures, raw bytes, the JSON log).
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnOrigin, startOrigin as startOriginOf } from '../../scripts/lib/origin-process.mjs';
 import { APP_DIST, ROOT, TEST_APP_DIST } from '../../scripts/lib/paths.mjs';
 
-export { request } from '../../scripts/lib/http.mjs';
+import { request } from '../../scripts/lib/http.mjs';
+
+export { request };
 export { APP_DIST, ROOT };
 /** The build the origin's tests run against: the tests' own app (test/app), not the one in src/. */
 export const DIST = TEST_APP_DIST;
@@ -69,4 +72,21 @@ export function logLines(origin) {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
+}
+
+/** /healthz as JSON (over a new connection: under a cluster, the next worker answers). */
+export async function health(origin) {
+  return JSON.parse((await request(origin.url, '/healthz')).text);
+}
+
+/** Polls /healthz (up to 10 s) until no render runs or waits, background refreshes included. */
+export async function rendersIdle(origin) {
+  for (let i = 0; i < 200; i++) {
+    const { renders } = await health(origin);
+    if (renders.running === 0 && renders.queued === 0 && renders.backgroundQueued === 0) {
+      return;
+    }
+    await sleep(50);
+  }
+  throw new Error('renders did not finish within 10 s');
 }

@@ -8,17 +8,13 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DIST,
+  health,
   logLines,
   rawRequest,
   request,
   runOriginExpectingExit,
   startOrigin,
 } from '../helpers/origin.mjs';
-
-/** /healthz over a new connection each time, so the primary hands it to the next worker. */
-async function health(origin) {
-  return JSON.parse((await request(origin.url, '/healthz')).text);
-}
 
 /** The pids of the workers that answered `count` health checks. */
 async function workerPids(origin, count = 20) {

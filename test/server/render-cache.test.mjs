@@ -4,25 +4,16 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import fc from 'fast-check';
-import { ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
-
-/** /healthz's render-cache counters and render load. */
-async function health(origin) {
-  return JSON.parse((await request(origin.url, '/healthz')).text);
-}
-
-/** Polls /healthz (up to 10 s) until no render runs or waits, background refreshes included. */
-async function idle(origin) {
-  for (let i = 0; i < 200; i++) {
-    const { renders } = await health(origin);
-    if (renders.running === 0 && renders.queued === 0 && renders.backgroundQueued === 0) {
-      return;
-    }
-    await sleep(50);
-  }
-  assert.fail('renders did not finish within 10 s');
-}
+import { assertCacheIsolation } from '../helpers/cache-isolation.mjs';
+import {
+  ROOT,
+  health,
+  logLines,
+  rawRequest,
+  rendersIdle as idle,
+  request,
+  startOrigin,
+} from '../helpers/origin.mjs';
 
 describe('render cache: what is stored and what is served', () => {
   let origin;
@@ -149,49 +140,12 @@ describe('render cache: what is stored and what is served', () => {
   });
 
   it('keeps any generated request from sharing a page unless it is plain, canonical and anonymous', async () => {
-    const ids = fc.constantFrom('404', '405', '406');
-    const spelling = fc.constantFrom('', '', '', '/', ';a', '?q=1', '//', '%2F');
-    const cookie = fc.option(fc.constantFrom('session=1', 'theme=dark', '_ga=GA1.2', 'a=b; c=d'));
-    const authorization = fc.option(fc.constantFrom('Bearer t', 'Basic eDp5'));
-    const expected = new Map();
-    await fc.assert(
-      fc.asyncProperty(
-        ids,
-        spelling,
-        cookie,
-        authorization,
-        async (id, tail, cookieValue, authorizationValue) => {
-          const path =
-            tail === '//'
-              ? `/products//${id}`
-              : tail === '%2F'
-                ? `/products%2F${id}`
-                : `/products/${id}${tail}`;
-          const headers = {
-            ...(cookieValue ? { cookie: cookieValue } : {}),
-            ...(authorizationValue ? { authorization: authorizationValue } : {}),
-          };
-          const res = await request(origin.url, path, { headers });
-          const status = res.headers['cache-status'] ?? '';
-          const shareable = !cookieValue && !authorizationValue && tail === '';
-          if (!shareable) {
-            assert.ok(
-              !/hit|collapsed|stored/.test(status),
-              `${path} ${JSON.stringify(headers)}: ${status}`,
-            );
-          } else {
-            assert.match(status, /hit|stored/, `${path}: ${status}`);
-          }
-          if (res.status === 200 && tail !== '%2F') {
-            // The page itself is the product's, whichever way it was answered.
-            const body = res.text.replace(/ng-server-context="[^"]*"/, '');
-            expected.set(id, expected.get(id) ?? body);
-            assert.equal(body, expected.get(id), path);
-          }
-        },
-      ),
-      { numRuns: 120 },
-    );
+    await assertCacheIsolation({
+      ids: ['404', '405', '406'],
+      shared: /hit|collapsed|stored/,
+      numRuns: 120,
+      send: (_, path, headers) => request(origin.url, path, { headers }),
+    });
   });
 
   it('renders once for concurrent misses of one page, and a waiter that leaves costs nothing', async () => {

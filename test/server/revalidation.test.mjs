@@ -12,7 +12,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { sharedCachePolicy } from '../../server/render-cache/policy.ts';
 import { RenderCache } from '../../server/render-cache/store.ts';
-import { ROOT, logLines, request, startOrigin } from '../helpers/origin.mjs';
+import {
+  ROOT,
+  health,
+  logLines,
+  rendersIdle as idle,
+  request,
+  startOrigin,
+} from '../helpers/origin.mjs';
 
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -36,22 +43,6 @@ async function closedPort() {
   const { port } = server.address();
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-async function health(origin) {
-  return JSON.parse((await request(origin.url, '/healthz')).text);
-}
-
-/** Polls /healthz (up to 10 s) until no render runs or waits, background refreshes included. */
-async function idle(origin) {
-  for (let i = 0; i < 200; i++) {
-    const { renders } = await health(origin);
-    if (renders.running === 0 && renders.queued === 0 && renders.backgroundQueued === 0) {
-      return;
-    }
-    await sleep(50);
-  }
-  assert.fail('renders did not finish within 10 s');
 }
 
 /** A page rendered and stored, then answered from the cache. */
