@@ -1,6 +1,6 @@
 // From raw runs to what a reader sees: medians per variant and scenario, ratios, validity, and the
 // same summary as a terminal table and as Markdown. Nothing here measures; nothing is typed by hand.
-import { median } from '../../scripts/lib/median.mjs';
+import { median, medianAndRange } from '../../scripts/lib/median.mjs';
 
 /**
  * @typedef {import('./load.mjs').LoadResult} LoadResult
@@ -71,12 +71,7 @@ export function summarize({ scenarios, variants, runs, rounds }) {
       }
       if (own.length > 0) {
         const values = own.map((run) => run.result.rps);
-        row.rps = {
-          median: median(values),
-          min: Math.min(...values),
-          max: Math.max(...values),
-          values,
-        };
+        row.rps = medianAndRange(values);
         // A run without a single response has no latency: a 0 there would look like the fastest.
         const answered = own.filter((run) => run.result.requests > 0);
         row.latencyP50 = median(answered.map((run) => run.result.latency.p50));

@@ -1,6 +1,6 @@
 // ssr-shared's figures, from its raw runs: medians per setup, renders per distinct page, the ratios
 // the shared render cache is held to, and the same summary as a terminal table and as Markdown.
-import { median } from '../../scripts/lib/median.mjs';
+import { median, medianAndRange } from '../../scripts/lib/median.mjs';
 import { CLIENT_BOUND } from './report.mjs';
 
 /** Renders per response at or under this: the run was answered from a cache (a refresh may slip in). */
@@ -98,12 +98,7 @@ export function summarizeShared({ shared, rows, rounds }) {
     if (mismatches.length) row.mismatch = mismatches[0];
     if (own.length > 0) {
       const values = own.map((run) => run.result.rps);
-      row.rps = {
-        median: median(values),
-        min: Math.min(...values),
-        max: Math.max(...values),
-        values,
-      };
+      row.rps = medianAndRange(values);
       row.latencyP50 = median(own.map((run) => run.result.latency.p50));
       row.latencyP99 = median(own.map((run) => run.result.latency.p99));
       const per = (pick) =>
