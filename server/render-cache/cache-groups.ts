@@ -1,5 +1,6 @@
 // HTTP Cache Groups (RFC 9875): the groups a page says it was made from, read from its final
 // `Cache-Groups` header (an RFC 8941 List of Strings), and the CDN aliases of that header.
+import { parseList } from 'structured-headers';
 
 /** The groups kept per page: enough for any real page, and a bound on what a render can make us hold. */
 export const MAX_GROUPS = 64;
@@ -25,17 +26,29 @@ export function isGroupName(group: string): boolean {
 const SF_STRING_CHARS = /^[\x20-\x7e]*$/;
 
 /**
- * The groups of a `Cache-Groups` value: the strings of an RFC 8941 List, their parameters ignored.
- * A value that is not a valid List of Strings yields undefined: RFC 9875 says to ignore the whole
- * field then. Past MAX_GROUPS members the rest are ignored; empty or over-long members too.
+ * The groups of a `Cache-Groups` value: the strings of an RFC 8941 List (read by
+ * `structured-headers`), their parameters ignored. A value that is not a valid List of Strings
+ * yields undefined: RFC 9875 says to ignore the whole field then. Past MAX_GROUPS members the rest
+ * are ignored; empty or over-long members too.
  */
 export function parseCacheGroups(value: string): string[] | undefined {
-  const parser = new ListParser(value);
+  let list: ReturnType<typeof parseList>;
   try {
-    return parser.parse();
+    list = parseList(value);
   } catch {
     return undefined;
   }
+  const groups: string[] = [];
+  for (const [item] of list) {
+    // An sf-string is a JS string; tokens, numbers, byte sequences and inner lists are not.
+    if (typeof item !== 'string') {
+      return undefined;
+    }
+    if (groups.length < MAX_GROUPS && item !== '' && item.length <= MAX_GROUP_LENGTH) {
+      groups.push(item);
+    }
+  }
+  return groups;
 }
 
 /**
@@ -53,110 +66,4 @@ export function aliasHeaders(groups: readonly string[], aliases: readonly GroupA
     }
   }
   return headers;
-}
-
-/** A strict RFC 8941 §4.2.1 List parser whose members must be Strings (Inner Lists and other items fail). */
-class ListParser {
-  #i = 0;
-  readonly #s: string;
-
-  constructor(value: string) {
-    this.#s = value;
-  }
-
-  parse(): string[] {
-    const groups: string[] = [];
-    this.#skip(' \t');
-    if (this.#i === this.#s.length) {
-      return groups;
-    }
-    for (;;) {
-      const group = this.#string();
-      this.#parameters();
-      if (groups.length < MAX_GROUPS && group !== '' && group.length <= MAX_GROUP_LENGTH) {
-        groups.push(group);
-      }
-      this.#skip(' \t');
-      if (this.#i === this.#s.length) {
-        return groups;
-      }
-      this.#expect(',');
-      this.#skip(' \t');
-      if (this.#i === this.#s.length) {
-        throw new SyntaxError('trailing comma');
-      }
-    }
-  }
-
-  #string(): string {
-    this.#expect('"');
-    let out = '';
-    while (this.#i < this.#s.length) {
-      const c = this.#s[this.#i++];
-      if (c === '\\') {
-        const next = this.#s[this.#i++];
-        if (next !== '"' && next !== '\\') {
-          throw new SyntaxError('bad escape');
-        }
-        out += next;
-      } else if (c === '"') {
-        return out;
-      } else if (c < ' ' || c > '~') {
-        throw new SyntaxError('not printable ASCII');
-      } else {
-        out += c;
-      }
-    }
-    throw new SyntaxError('unterminated string');
-  }
-
-  /** `;key[=bare-item]`…, read for validity only: RFC 9875 defines no parameter, unknown ones are ignored. */
-  #parameters(): void {
-    while (this.#s[this.#i] === ';') {
-      this.#i++;
-      this.#skip(' ');
-      this.#match(/[a-z*][a-z0-9_.*-]*/y, 'key');
-      if (this.#s[this.#i] === '=') {
-        this.#i++;
-        this.#bareItem();
-      }
-    }
-  }
-
-  #bareItem(): void {
-    const c = this.#s[this.#i];
-    if (c === '"') {
-      this.#string();
-    } else if (c === '?') {
-      this.#match(/\?[01]/y, 'boolean');
-    } else if (c === ':') {
-      this.#match(/:[A-Za-z0-9+/=]*:/y, 'byte sequence');
-    } else if (c === '-' || (c >= '0' && c <= '9')) {
-      this.#match(/-?\d{1,15}(?:\.\d{1,3})?/y, 'number');
-    } else {
-      this.#match(/[A-Za-z*][A-Za-z0-9!#$%&'*+.^_`|~:/-]*/y, 'token');
-    }
-  }
-
-  #match(pattern: RegExp, what: string): void {
-    pattern.lastIndex = this.#i;
-    const match = pattern.exec(this.#s);
-    if (match === null) {
-      throw new SyntaxError(`expected a ${what}`);
-    }
-    this.#i += match[0].length;
-  }
-
-  #expect(c: string): void {
-    if (this.#s[this.#i] !== c) {
-      throw new SyntaxError(`expected ${c}`);
-    }
-    this.#i++;
-  }
-
-  #skip(chars: string): void {
-    while (this.#i < this.#s.length && chars.includes(this.#s[this.#i])) {
-      this.#i++;
-    }
-  }
 }
