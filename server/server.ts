@@ -142,7 +142,7 @@ function start(): void {
   const cachedPages =
     renderCache &&
     new CachedPages({ cache: renderCache, renderer, lookupRoute, log, ...config, csp, shared });
-  revalidator = new Revalidator({
+  const revalidation = new Revalidator({
     cache: renderCache,
     // The cluster's IPC reaches this pod's other workers even while Redis is down; Redis reaches
     // every process of every replica (a message heard on both is applied once).
@@ -153,7 +153,7 @@ function start(): void {
     cdnPurge: config.cdnPurge && createCdnPurge(config.cdnPurge, log),
     log,
   });
-  const revalidation = revalidator;
+  revalidator = revalidation;
   const index = buildStaticIndex(
     browserDir,
     readPrerenderedRoutes(join(serverDir, '../prerendered-routes.json')),
