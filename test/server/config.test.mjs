@@ -108,6 +108,12 @@ describe('configuration', () => {
       },
       'CDN_PURGE_TOKEN_HEADER',
     ],
+    [{ METRICS_PORT: 'abc' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '-1' }, 'METRICS_PORT'],
+    [{ PORT: '4567', METRICS_PORT: '4567' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '0', METRICS_HOST: 'not a host' }, 'METRICS_HOST'],
+    [{ METRICS_HOST: '127.0.0.1' }, 'METRICS_HOST'],
   ];
   for (const [env, name] of bad) {
     it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {

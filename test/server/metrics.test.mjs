@@ -378,25 +378,6 @@ describe('metrics (METRICS_PORT)', () => {
       taken.close();
     }
   });
-
-  const bad = [
-    [{ METRICS_PORT: 'abc' }, 'METRICS_PORT'],
-    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
-    [{ METRICS_PORT: '-1' }, 'METRICS_PORT'],
-    [{ PORT: '4567', METRICS_PORT: '4567' }, 'METRICS_PORT'],
-    [{ METRICS_PORT: '0', METRICS_HOST: 'not a host' }, 'METRICS_HOST'],
-    [{ METRICS_HOST: '127.0.0.1' }, 'METRICS_HOST'],
-  ];
-  for (const [env, name] of bad) {
-    it(`stops with a one-line message naming ${name} for ${JSON.stringify(env)}`, async () => {
-      const { code, stdout, stderr } = await runOriginExpectingExit(env);
-      assert.equal(code, 1);
-      assert.equal(stdout, '');
-      const lines = stderr.trim().split('\n');
-      assert.equal(lines.length, 1, `expected one line, got:\n${stderr}`);
-      assert.match(lines[0], new RegExp(`^Cannot start: ${name} `));
-    });
-  }
 });
 
 async function waitFor(test, origin, timeoutMs = 15_000) {
