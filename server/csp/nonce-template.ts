@@ -221,7 +221,6 @@ export function noncedAnswer(
  * that says no-store keeps saying so. CDN-Cache-Control (RFC 9213) says the same to CDNs that
  * follow it in place of Cache-Control.
  */
-export function privateCacheControl(cacheControl: string): string {
+function privateCacheControl(cacheControl: string): string {
   return /\bno-store\b/i.test(cacheControl) ? cacheControl : 'private, no-cache';
 }
-export const CDN_CACHE_CONTROL = ['CDN-Cache-Control', 'no-store'];
