@@ -173,12 +173,54 @@ export function withFreshNonce(
 }
 
 /**
+ * An HTML answer as stored under a policy, whose body takes a fresh nonce per response: the page
+ * with its placeholders, where they are, its validator and the headers that go with it. Every
+ * nonced HTML answer (prerendered files, renders, the client-side shell) is made here.
+ */
+export interface NoncedAnswer {
+  /** The page with a nonce placeholder on every trusted tag (see nonceTemplate). */
+  body: Buffer;
+  slots: NonceSlots;
+  /** A weak ETag of the template (see templateEtag); undefined for an answer without validators. */
+  etag: string | undefined;
+  /**
+   * Flat (name, value, …): `Cache-Control` (the answer's own, made private), `CDN-Cache-Control:
+   * no-store`, then `ETag` if there is one. Also what a 304 repeats of them; the policy itself is
+   * added per response, never to a 304 (docs/content-security-policy.md).
+   */
+  headers: string[];
+}
+
+/**
+ * The nonced answer for `html`, from the Cache-Control it would have had without a policy.
+ * `validated` false leaves it without an ETag (like @koa/etag, no hash of an error page).
+ */
+export function noncedAnswer(
+  html: string,
+  policy: ContentSecurityPolicy,
+  cacheControl: string,
+  validated = true,
+): NoncedAnswer {
+  const { body, slots } = nonceTemplate(html, policy);
+  const etag = validated ? templateEtag(body, slots) : undefined;
+  const headers = [
+    'Cache-Control',
+    privateCacheControl(cacheControl),
+    'CDN-Cache-Control',
+    'no-store',
+  ];
+  if (etag !== undefined) {
+    headers.push('ETag', etag);
+  }
+  return { body, slots, etag, headers };
+}
+
+/**
  * Cache-Control for a page whose body changes per response: no shared cache may store it (a CDN
  * would serve one nonce to everyone); the browser keeps its own copy and revalidates it. An answer
  * that says no-store keeps saying so. CDN-Cache-Control (RFC 9213) says the same to CDNs that
  * follow it in place of Cache-Control.
  */
-export function privateCacheControl(cacheControl: string): string {
+function privateCacheControl(cacheControl: string): string {
   return /\bno-store\b/i.test(cacheControl) ? cacheControl : 'private, no-cache';
 }
-export const CDN_CACHE_CONTROL = ['CDN-Cache-Control', 'no-store'];

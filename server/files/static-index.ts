@@ -1,13 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { contentType } from 'mime-types';
-import {
-  CDN_CACHE_CONTROL,
-  nonceTemplate,
-  type NonceSlots,
-  privateCacheControl,
-  templateEtag,
-} from '../csp/nonce-template.ts';
+import { noncedAnswer, type NonceSlots } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { strongEtag } from '../entity-tag.ts';
 
@@ -218,17 +212,10 @@ function noncedFile(
   cacheControl: string,
   csp: ContentSecurityPolicy,
 ): StaticFile {
-  const { body, slots } = nonceTemplate(html.toString(), csp);
-  const validators = { etag: templateEtag(body, slots), 'last-modified': mtime.toUTCString() };
-  const notModifiedHeaders = [
-    'Cache-Control',
-    privateCacheControl(cacheControl),
-    ...CDN_CACHE_CONTROL,
-    'ETag',
-    validators.etag,
-    'Last-Modified',
-    validators['last-modified'],
-  ];
+  const nonced = noncedAnswer(html.toString(), csp, cacheControl);
+  const { body, slots } = nonced;
+  const validators = { etag: nonced.etag!, 'last-modified': mtime.toUTCString() };
+  const notModifiedHeaders = [...nonced.headers, 'Last-Modified', validators['last-modified']];
   const headers = [
     'Content-Type',
     type,

@@ -1,11 +1,5 @@
 import type { Logger } from 'pino';
-import {
-  CDN_CACHE_CONTROL,
-  nonceTemplate,
-  type NonceSlots,
-  privateCacheControl,
-  templateEtag,
-} from '../csp/nonce-template.ts';
+import { noncedAnswer, type NonceSlots } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { strongEtag } from '../entity-tag.ts';
 import { REVALIDATE } from '../files/static-index.ts';
@@ -56,33 +50,32 @@ export function pageOf(
   const final = output.headers;
   final.delete(HARMLESS_COOKIES_HEADER);
   const type = final.get('content-type') ?? HTML;
-  // With a policy, an HTML page is stored with placeholders where each response's nonce goes.
-  const nonced = csp && type.startsWith('text/html') ? nonceTemplate(output.html, csp) : undefined;
-  // A Buffer body spares Koa a regex and a byte count over the whole page.
-  const body = nonced?.body ?? Buffer.from(output.html);
   // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
   const validated = output.status >= 200 && output.status < 300;
-  const etag = !validated
-    ? undefined
-    : nonced
-      ? templateEtag(nonced.body, nonced.slots)
-      : strongEtag(body);
+  // With a policy, an HTML page is stored with placeholders where each response's nonce goes, and
+  // its Cache-Control, CDN-Cache-Control and ETag are those of a nonced answer.
+  const nonced =
+    csp && type.startsWith('text/html')
+      ? noncedAnswer(output.html, csp, final.get('cache-control') ?? REVALIDATE, validated)
+      : undefined;
+  // A Buffer body spares Koa a regex and a byte count over the whole page.
+  const body = nonced?.body ?? Buffer.from(output.html);
+  const etag = nonced ? nonced.etag : validated ? strongEtag(body) : undefined;
   const headers = ['Content-Type', type];
   for (const [name, value] of final) {
-    if (name === 'cache-control' && nonced) {
-      headers.push('Cache-Control', privateCacheControl(value));
-    } else if (name !== 'content-type') {
+    if (name !== 'content-type' && (name !== 'cache-control' || !nonced)) {
       headers.push(headerName(name), value);
     }
   }
-  if (!final.has('cache-control')) {
-    headers.push('Cache-Control', nonced ? privateCacheControl(REVALIDATE) : REVALIDATE);
-  }
   if (nonced) {
-    headers.push(...CDN_CACHE_CONTROL);
-  }
-  if (etag !== undefined) {
-    headers.push('ETag', etag);
+    headers.push(...nonced.headers);
+  } else {
+    if (!final.has('cache-control')) {
+      headers.push('Cache-Control', REVALIDATE);
+    }
+    if (etag !== undefined) {
+      headers.push('ETag', etag);
+    }
   }
   const groups = groupsOf(final, groupOptions?.log);
   if (groupOptions && groupOptions.cacheGroupAliases.length > 0) {

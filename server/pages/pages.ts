@@ -2,10 +2,9 @@ import { RenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import {
-  nonceTemplate,
-  privateCacheControl,
-  templateEtag,
+  noncedAnswer,
   withFreshNonce,
+  type NoncedAnswer,
   type NonceSlots,
 } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
@@ -48,17 +47,20 @@ export function pages(options: PagesOptions): Middleware {
     options.log,
     'render timed out: answered with the client-side shell',
   );
-  const shell = csp ? nonceTemplate(options.clientShell.toString(), csp) : undefined;
-  const shellEtag = shell && templateEtag(shell.body, shell.slots);
+  // The shell is answered with one of two Cache-Controls; under a policy, each its nonced answer.
+  const shellWith = (cacheControl: string): Shell => ({
+    cacheControl,
+    nonced: csp && noncedAnswer(options.clientShell.toString(), csp, cacheControl),
+  });
+  const clientOnlyShell = shellWith(REVALIDATE);
+  const timedOutShell = shellWith('no-store');
 
-  const answerShell = (ctx: Context, status: number, cacheControl: string) => {
+  const answerShell = (ctx: Context, status: number, { cacheControl, nonced }: Shell) => {
     ctx.status = status;
     ctx.set('Content-Type', HTML);
-    if (shell) {
-      ctx.set('Cache-Control', privateCacheControl(cacheControl));
-      ctx.set('CDN-Cache-Control', 'no-store');
-      ctx.set('ETag', shellEtag!);
-      answerNonced(ctx, shell.body, shell.slots);
+    if (nonced) {
+      setHeaders(ctx, nonced.headers);
+      answerNonced(ctx, nonced.body, nonced.slots);
       return;
     }
     ctx.set('Cache-Control', cacheControl);
@@ -66,13 +68,13 @@ export function pages(options: PagesOptions): Middleware {
   };
   const answerTimedOut = (ctx: Context) => {
     warnTimeout();
-    answerShell(ctx, 200, 'no-store');
+    answerShell(ctx, 200, timedOutShell);
   };
 
   return async (ctx) => {
     const route = lookupRoute(ctx.path);
     if (route.renderMode === RenderMode.Client) {
-      return answerShell(ctx, route.status ?? 200, REVALIDATE);
+      return answerShell(ctx, route.status ?? 200, clientOnlyShell);
     }
 
     const { origin } = ctx.state;
@@ -125,6 +127,12 @@ export function pages(options: PagesOptions): Middleware {
     }
     ctx.body = page.body;
   };
+}
+
+/** The client-side shell as answered with one Cache-Control: as is, or (under a policy) nonced. */
+interface Shell {
+  cacheControl: string;
+  nonced: NoncedAnswer | undefined;
 }
 
 /** Sets a flat (name, value, …) header list on Koa's response. */
