@@ -1,10 +1,15 @@
 // The render cache's rules and store on their own (Node runs the TypeScript sources directly, types
 // stripped): what may be stored and shared, keys, freshness with a clock the test moves, coalescing,
 // bounds and purging. test/server/render-cache.test.mjs proves the same over HTTP on the real build.
+// Angular's JIT compiler first: route-matcher.ts imports @angular/ssr, whose partially compiled
+// classes need it outside an Angular build.
+import '@angular/compiler';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { RenderMode } from '@angular/ssr';
 import fc from 'fast-check';
 import { serializeDictionary, Token } from 'structured-headers';
+import { createRouteLookup } from '../../server/pages/route-matcher.ts';
 import {
   cacheKey,
   routeCacheRules,
@@ -583,6 +588,40 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
     ]) {
       assert.equal(read(huge).significant, undefined);
     }
+  });
+
+  it('is reported once per route at startup, with the route and the value', () => {
+    const warnings = [];
+    const cacheable = { 'Cache-Control': SHARED };
+    createRouteLookup(
+      [
+        {
+          path: 'ok',
+          renderMode: RenderMode.Server,
+          headers: { ...cacheable, 'No-Vary-Search': 'params' },
+        },
+        {
+          path: 'bad',
+          renderMode: RenderMode.Server,
+          headers: { ...cacheable, 'No-Vary-Search': 'params, except=(page)' },
+        },
+        {
+          path: 'none',
+          renderMode: RenderMode.Server,
+          headers: { ...cacheable, 'No-Vary-Search': 'params=?0' },
+        },
+        // Not cacheable: the origin does not read its No-Vary-Search.
+        {
+          path: 'private',
+          renderMode: RenderMode.Server,
+          headers: { 'Cache-Control': 'private', 'No-Vary-Search': '(' },
+        },
+      ],
+      { warn: (fields, message) => warnings.push({ fields, message }) },
+    );
+    assert.equal(warnings.length, 1);
+    assert.deepEqual(warnings[0].fields, { route: 'bad', noVarySearch: 'params, except=(page)' });
+    assert.match(warnings[0].message, /No-Vary-Search/);
   });
 });
 
