@@ -67,17 +67,15 @@ function parseKey(key: string): string {
 }
 
 /**
- * The significant parameters of a variance as cacheKey asks for them, or undefined when it ignores
- * none (`params=?0` and `params=()`, which the draft equates with no header, or `key-order` alone):
- * every parameter counts then, and the cache treats that as no header (a query string is rendered,
- * not cached) instead of keeping a page per distinct query string.
+ * The significant parameters of a variance as cacheKey asks for them. A valid value that ignores
+ * none (`params=?0`, `params=()`, `key-order` alone) keeps a page per distinct query string, keyed
+ * by all its parameters, as the origin has always read it; the draft equates the first two with no
+ * header, which for this cache would mean not caching a query string at all.
  */
-export function significantParams(
-  variance: SearchVariance,
-): ((name: string) => boolean) | undefined {
+export function significantParams(variance: SearchVariance): (name: string) => boolean {
   if ('ignoreAllBut' in variance) {
     return (name) => variance.ignoreAllBut.has(name);
   }
   const ignored = variance.ignoreOnly;
-  return ignored.size === 0 ? undefined : (name) => !ignored.has(name);
+  return (name) => !ignored.has(name);
 }

@@ -372,10 +372,21 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
     }
   });
 
-  it('treats a valid value that ignores no parameter as no header, without calling it unreadable', () => {
+  it('keys by every parameter for a valid value that ignores none, without calling it unreadable', () => {
     for (const header of ['', 'params=?0', 'params=()', 'key-order', 'key-order=?0', 'foo=1']) {
-      assert.deepEqual(read(header), { significant: undefined, unreadable: [] }, header);
+      const { significant, unreadable } = read(header);
+      assert.deepEqual(unreadable, [], header);
+      assert.deepEqual(significantOf(header, ['page', 'utm_source', '']), [
+        'page',
+        'utm_source',
+        '',
+      ]);
+      assert.equal(typeof significant, 'function', header);
     }
+    const everyParam = routeCacheRules({ 'Cache-Control': SHARED, 'No-Vary-Search': 'params=?0' });
+    assert.deepEqual(cacheKey(everyParam, ORIGIN, '/list', 'utm_source=a&page=2', {}), {
+      key: `${ORIGIN}/list?page=2&utm_source=a`,
+    });
   });
 
   // sf-keys the draft does not define (RFC 9651: lowercase letter or `*` first).
@@ -468,15 +479,13 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
               probes.map((name) => kept.has(name)),
               header,
             );
-          } else if (Array.isArray(params) && params.length > 0) {
-            const ignored = new Set(params);
+          } else {
+            const ignored = new Set(Array.isArray(params) ? params : []);
             assert.deepEqual(
               probes.map((name) => significant(name)),
               probes.map((name) => !ignored.has(name)),
               header,
             );
-          } else {
-            assert.equal(significant, undefined, header);
           }
         },
       ),
