@@ -131,7 +131,7 @@ function start(): void {
       ? createAppEngine(config)
       : createCommonEngine({ app, browserDir, serverDir, ...config, csp });
   const renderer = new Renderer(engine, limiter, log);
-  const lookupRoute = createRouteLookup(app.serverRoutes);
+  const lookupRoute = createRouteLookup(app.serverRoutes, log);
   renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
   // With REDIS_URL, a miss here asks the tier every process of every replica shares.
   const build = buildId(browserDir, serverDir);

@@ -1,4 +1,5 @@
 import { RenderMode, type ServerRoute } from '@angular/ssr';
+import type { Logger } from 'pino';
 import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
@@ -7,7 +8,7 @@ export interface RouteInfo {
   /** Status the route declares; the page may still change it through RESPONSE_INIT. */
   status: number | undefined;
   headers: Record<string, string> | undefined;
-  /** Set when the route's headers let a shared cache store its pages (cache-policy.ts). */
+  /** Set when the route's headers let a shared cache store its pages (render-cache/policy.ts). */
   cacheRules: RouteCacheRules | undefined;
 }
 
@@ -21,9 +22,14 @@ const FALLBACK: RouteInfo = {
 /**
  * Matches a path against the server routes the way Angular does: segment by segment, where
  * `:name` and `*` match one segment and `**` matches the rest. Routes are compiled once; the
- * first route that matches wins, as in Angular's router.
+ * first route that matches wins, as in Angular's router. A No-Vary-Search it cannot read is
+ * logged here, once per route at startup: the route still works, but its query strings are never
+ * cached, and nothing else would say why.
  */
-export function createRouteLookup(routes: readonly ServerRoute[]): (pathname: string) => RouteInfo {
+export function createRouteLookup(
+  routes: readonly ServerRoute[],
+  log: Pick<Logger, 'warn'>,
+): (pathname: string) => RouteInfo {
   const compiled = routes.map((route) => ({
     segments: route.path.split('/').filter(Boolean),
     info: {
@@ -32,7 +38,12 @@ export function createRouteLookup(routes: readonly ServerRoute[]): (pathname: st
       headers: 'headers' in route ? route.headers : undefined,
       cacheRules:
         route.renderMode === RenderMode.Server && 'headers' in route
-          ? routeCacheRules(route.headers)
+          ? routeCacheRules(route.headers, (noVarySearch) =>
+              log.warn(
+                { route: route.path, noVarySearch },
+                'route: unreadable No-Vary-Search, ignored (query strings are rendered, not cached)',
+              ),
+            )
           : undefined,
     } satisfies RouteInfo,
   }));

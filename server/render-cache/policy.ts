@@ -1,6 +1,7 @@
 // What the render cache may store and serve, read from standard HTTP: a route's Cache-Control
 // (RFC 9111, RFC 5861) and No-Vary-Search, and the key a request's page is stored under.
 import { hasDotSegment } from '../url-path.ts';
+import { parseNoVarySearch, significantParams } from './no-vary-search.ts';
 
 /** How long a shared cache may use a response (RFC 9111 §4.2, RFC 5861), in milliseconds. */
 export interface SharedCachePolicy {
@@ -93,7 +94,8 @@ export interface RouteCacheRules {
   /**
    * Query parameters that select another page, from the route's No-Vary-Search header; every
    * other parameter is left out of the key and out of the URL rendered. `undefined`: the route
-   * declares nothing, so a request with a query string is rendered and never served from the cache.
+   * declares nothing usable (no header, one that cannot be read, or one that ignores no parameter),
+   * so a request with a query string is rendered and never served from the cache.
    */
   significantParams: ((name: string) => boolean) | undefined;
   /** Cookies that do not change the page (analytics, consent): a request with only these may share. */
@@ -105,12 +107,14 @@ export const HARMLESS_COOKIES_HEADER = 'render-cache-harmless-cookies';
 
 /**
  * The rules of a route whose declared headers make its pages cacheable, else undefined.
- * No-Vary-Search (a structured-field dictionary) is read for its `params` and `except` members:
- * `params` ignores every parameter, `params, except=("page")` all but those listed,
- * `params=("utm_source")` only those listed.
+ * No-Vary-Search says which query parameters matter (no-vary-search.ts): `params` ignores
+ * every parameter, `params, except=("page")` all but those listed, `params=("utm_source")` only
+ * those listed. A value it cannot read counts as no header (query strings are rendered, never
+ * cached), and is passed to `onUnreadable` so that the start can say so.
  */
 export function routeCacheRules(
   headers: Record<string, string> | undefined,
+  onUnreadable?: (noVarySearch: string) => void,
 ): RouteCacheRules | undefined {
   const byName = new Map(
     Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
@@ -125,30 +129,11 @@ export function routeCacheRules(
       .filter(Boolean),
   );
   const noVarySearch = byName.get('no-vary-search');
-  return {
-    significantParams: noVarySearch === undefined ? undefined : significantParams(noVarySearch),
-    harmlessCookies,
-  };
-}
-
-function significantParams(noVarySearch: string): (name: string) => boolean {
-  const members = new Map<string, string>();
-  for (const member of noVarySearch.split(/,(?![^(]*\))/)) {
-    const [name, value = '?1'] = member.trim().split(/=(.*)/s, 2);
-    members.set(name.trim(), value.trim());
+  const variance = noVarySearch === undefined ? undefined : parseNoVarySearch(noVarySearch);
+  if (noVarySearch !== undefined && variance === undefined) {
+    onUnreadable?.(noVarySearch);
   }
-  const params = members.get('params');
-  const listed = (value: string | undefined) =>
-    new Set([...(value ?? '').matchAll(/"([^"\\]*)"/g)].map((match) => match[1]));
-  if (params === undefined || params === '?0') {
-    return () => true;
-  }
-  if (params === '?1') {
-    const except = listed(members.get('except'));
-    return (name) => except.has(name);
-  }
-  const ignored = listed(params);
-  return (name) => !ignored.has(name);
+  return { significantParams: variance && significantParams(variance), harmlessCookies };
 }
 
 /** Why a request is rendered instead of served from (or stored in) the cache: the `detail` of Cache-Status. */

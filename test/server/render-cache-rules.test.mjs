@@ -1,9 +1,15 @@
 // The render cache's rules and store on their own (Node runs the TypeScript sources directly, types
 // stripped): what may be stored and shared, keys, freshness with a clock the test moves, coalescing,
 // bounds and purging. test/server/render-cache.test.mjs proves the same over HTTP on the real build.
+// Angular's JIT compiler first: route-matcher.ts imports @angular/ssr, whose partially compiled
+// classes need it outside an Angular build.
+import '@angular/compiler';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { RenderMode } from '@angular/ssr';
 import fc from 'fast-check';
+import { serializeDictionary, Token } from 'structured-headers';
+import { createRouteLookup } from '../../server/pages/route-matcher.ts';
 import {
   cacheKey,
   routeCacheRules,
@@ -246,6 +252,385 @@ describe('cacheKey', () => {
     assert.deepEqual(cacheKey(someIgnored, ORIGIN, '/list', 'utm_source=a&page=2', {}), {
       key: `${ORIGIN}/list?page=2`,
     });
+  });
+});
+
+describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-headers)', () => {
+  /** The rules of a cacheable route with this No-Vary-Search, and the values it reported unreadable. */
+  const read = (noVarySearch) => {
+    const unreadable = [];
+    const rules = routeCacheRules(
+      { 'Cache-Control': SHARED, 'No-Vary-Search': noVarySearch },
+      (value) => unreadable.push(value),
+    );
+    return { significant: rules.significantParams, unreadable };
+  };
+  /** The names of `names` that select another page, or undefined when the route declares none. */
+  const significantOf = (noVarySearch, names) => {
+    const { significant } = read(noVarySearch);
+    return significant && names.filter((name) => significant(name));
+  };
+  const PROBES = ['page', 'sort', 'utm_source', 'q', 'a"b', 'c\\d', 'café', 'a b', 'x&y=z', ''];
+
+  it('reads the documented forms, the draft examples, and strings with escapes', () => {
+    assert.deepEqual(significantOf('params', PROBES), []);
+    assert.deepEqual(significantOf('params=?1', PROBES), []);
+    assert.deepEqual(significantOf('params, except=("page")', PROBES), ['page']);
+    assert.deepEqual(significantOf('params, except=()', PROBES), []);
+    assert.deepEqual(significantOf('key-order, params, except=("page" "sort")', PROBES), [
+      'page',
+      'sort',
+    ]);
+    assert.deepEqual(
+      significantOf('params=("utm_source")', PROBES),
+      PROBES.filter((name) => name !== 'utm_source'),
+    );
+    // An sf-string's escapes (`\"`, `\\`) are read, not taken for its end.
+    assert.deepEqual(significantOf(String.raw`params, except=("a\"b" "c\\d")`, PROBES), [
+      'a"b',
+      'c\\d',
+    ]);
+    // Keys are decoded as query names are (the draft's "parse a key"): `+`, then %-encoded UTF-8.
+    assert.deepEqual(significantOf('params, except=("caf%C3%A9" "a+b" "x%26y%3Dz")', PROBES), [
+      'café',
+      'a b',
+      'x&y=z',
+    ]);
+    assert.deepEqual(significantOf('params, except=("x&y=z" "?q")', ['x&y=z', '?q', 'q']), [
+      'x&y=z',
+      '?q',
+    ]);
+    // Parameters on members and items, and members the draft does not define, change nothing.
+    assert.deepEqual(significantOf('params;a=1, except=("page";b=2);c, foo=(1 x :YQ==:)', PROBES), [
+      'page',
+    ]);
+  });
+
+  it('reads what RFC 9651 allows around members, and lets the last of a repeated member win', () => {
+    for (const header of [
+      '  params, except=("page")  ',
+      'params ,except=("page")',
+      'params,\texcept=("page")\t',
+      'params, except=(  "page"  )',
+      'params=("page"), params, except=("sort"), except=("page")',
+    ]) {
+      assert.deepEqual(significantOf(header, PROBES), ['page'], header);
+      assert.deepEqual(read(header).unreadable, [], header);
+    }
+  });
+
+  it('treats an unreadable or ill-typed value as no header, and reports it', () => {
+    for (const header of [
+      // The draft's own invalid examples.
+      'key-order="not a boolean"',
+      'params="not a boolean or inner list"',
+      'params=(not-a-string)',
+      'params=("a"), except=("x")',
+      'params=(), except=()',
+      'params=?0, except=("x")',
+      'params, except=(not-a-string)',
+      'params, except="not an inner list"',
+      'params, except=?1',
+      'except=("x")',
+      'except=()',
+      // Names as tokens (once silently ignored: every parameter ignored, `page` included).
+      'params, except=(page)',
+      'params=(utm_source)',
+      'params, except=("page" sort)',
+      // Not a Boolean, String or Inner List where one is needed.
+      'params=?2',
+      'params="x"',
+      'params=1',
+      'params=:YQ==:',
+      'params=%"x"',
+      'params=@1700000000',
+      'key-order=?0, params=tok',
+      'key-order=1',
+      // Not a Dictionary at all.
+      'params=("page"',
+      'params, except=("page"',
+      'params, except="page")',
+      'params=(("page"))',
+      'params, except=("page)',
+      String.raw`params, except=("pa\ge")`,
+      'params, except=("café")',
+      'Params',
+      'params,',
+      ',params',
+      'params,,except=("page")',
+      'params = ("page")',
+      'params=(\t"page")',
+      '\tparams',
+      'params\n',
+      'params\u00a0',
+      'params; except=("page")',
+      'params, except=("page") ; x',
+    ]) {
+      const { significant, unreadable } = read(header);
+      assert.equal(significant, undefined, header);
+      assert.deepEqual(unreadable, [header], header);
+    }
+  });
+
+  it('keys by every parameter for a valid value that ignores none, without calling it unreadable', () => {
+    for (const header of ['', 'params=?0', 'params=()', 'key-order', 'key-order=?0', 'foo=1']) {
+      const { significant, unreadable } = read(header);
+      assert.deepEqual(unreadable, [], header);
+      assert.deepEqual(significantOf(header, ['page', 'utm_source', '']), [
+        'page',
+        'utm_source',
+        '',
+      ]);
+      assert.equal(typeof significant, 'function', header);
+    }
+    const everyParam = routeCacheRules({ 'Cache-Control': SHARED, 'No-Vary-Search': 'params=?0' });
+    assert.deepEqual(cacheKey(everyParam, ORIGIN, '/list', 'utm_source=a&page=2', {}), {
+      key: `${ORIGIN}/list?page=2&utm_source=a`,
+    });
+  });
+
+  // sf-keys the draft does not define (RFC 9651: lowercase letter or `*` first).
+  const unknownKey = fc
+    .stringMatching(/^[a-z*][a-z0-9_\-.*]{0,8}$/)
+    .filter((key) => !['params', 'except', 'key-order'].includes(key));
+  // Any bare item, and any member value (an item or an inner list), each with parameters.
+  const parameters = fc
+    .uniqueArray(fc.tuple(unknownKey, fc.boolean()), { maxLength: 2, selector: ([key]) => key })
+    .map((entries) => new Map(entries));
+  const bareItem = fc.oneof(
+    fc.integer({ min: -1e6, max: 1e6 }),
+    fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((n) => Math.round(n * 1000) / 1000),
+    fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) }),
+    fc.stringMatching(/^[A-Za-z*][A-Za-z0-9!#$%&'*+.^_`|~:/-]{0,8}$/).map((t) => new Token(t)),
+    fc.boolean(),
+    fc.uint8Array({ maxLength: 6 }),
+  );
+  const item = fc.tuple(bareItem, parameters);
+  const memberValue = fc.oneof(item, fc.tuple(fc.array(item, { maxLength: 3 }), parameters));
+  const innerList = (items) => [items.map((value) => [value, new Map()]), new Map()];
+  /** A parameter name; the header carries it as a query string would (the draft's "parse a key"). */
+  const paramName = fc.oneof(
+    // Printable ASCII, `"` and `\` included (escaped by the serializer); `%` and `+` would be decoded.
+    fc.string({
+      unit: fc
+        .integer({ min: 0x20, max: 0x7e })
+        .map((c) => String.fromCharCode(c))
+        .filter((c) => c !== '%' && c !== '+'),
+      maxLength: 8,
+    }),
+    fc.constantFrom('page', 'sort', 'utm_source'),
+    fc.string({ unit: 'grapheme', maxLength: 4 }),
+  );
+  const encoded = (name) => new URLSearchParams([[name, '']]).toString().slice(0, -1);
+
+  it('reads any valid Dictionary as the model says, whatever else it carries', () => {
+    const declaration = fc.oneof(
+      fc.record({
+        params: fc.constant(true),
+        except: fc.option(fc.array(paramName, { maxLength: 4 })),
+      }),
+      fc.record({ params: fc.array(paramName, { maxLength: 4 }), except: fc.constant(null) }),
+      fc.record({ params: fc.constantFrom(false, undefined), except: fc.constant(null) }),
+    );
+    fc.assert(
+      fc.property(
+        declaration,
+        fc.option(fc.boolean()),
+        fc.uniqueArray(fc.tuple(unknownKey, memberValue), { maxLength: 3, selector: ([k]) => k }),
+        fc.array(paramName, { maxLength: 4 }),
+        fc.boolean(),
+        fc.nat(),
+        ({ params, except }, keyOrder, unknown, others, earlier, seed) => {
+          const members = [
+            ...(keyOrder === null ? [] : [['key-order', [keyOrder, new Map()]]]),
+            ...(params === undefined
+              ? []
+              : [
+                  [
+                    'params',
+                    Array.isArray(params) ? innerList(params.map(encoded)) : [params, new Map()],
+                  ],
+                ]),
+            ...(except === null ? [] : [['except', innerList(except.map(encoded))]]),
+            ...unknown,
+          ];
+          // Members in any order; with `earlier`, each first appears with another value, which
+          // the last one replaces (RFC 9651 §4.2.2).
+          const shuffled = members
+            .map((member, i) => [(seed * (i + 7)) % 13, member])
+            .sort(([a], [b]) => a - b)
+            .map(([, member]) => member);
+          const stale = shuffled.map(([key]) => [key, [new Token('stale'), new Map()]]);
+          const header =
+            (earlier && stale.length > 0 ? `${serializeDictionary(new Map(stale))}, ` : '') +
+            serializeDictionary(new Map(shuffled));
+
+          const probes = [
+            ...(params === true ? (except ?? []) : []),
+            ...(Array.isArray(params) ? params : []),
+            ...others,
+          ];
+          const { significant, unreadable } = read(header);
+          assert.deepEqual(unreadable, [], header);
+          if (params === true) {
+            const kept = new Set(except ?? []);
+            assert.deepEqual(
+              probes.map((name) => significant(name)),
+              probes.map((name) => kept.has(name)),
+              header,
+            );
+          } else {
+            const ignored = new Set(Array.isArray(params) ? params : []);
+            assert.deepEqual(
+              probes.map((name) => significant(name)),
+              probes.map((name) => !ignored.has(name)),
+              header,
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keys by the declared parameters alone, sorted, for any query', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(paramName, { maxLength: 4 }),
+        fc.array(fc.tuple(paramName, fc.string({ maxLength: 4 })), { maxLength: 6 }),
+        (except, pairs) => {
+          const rules = routeCacheRules({
+            'Cache-Control': SHARED,
+            'No-Vary-Search': serializeDictionary({
+              params: true,
+              except: innerList(except.map(encoded)),
+            }),
+          });
+          const query = new URLSearchParams(pairs).toString();
+          const decision = cacheKey(rules, ORIGIN, '/list', query, {});
+          const kept = [...new URLSearchParams(query)].filter(([name]) => except.includes(name));
+          kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+          assert.deepEqual(decision, {
+            key:
+              kept.length === 0 ? `${ORIGIN}/list` : `${ORIGIN}/list?${new URLSearchParams(kept)}`,
+          });
+        },
+      ),
+    );
+  });
+
+  it('renders every query string of a route whose value is ill-typed or broken', () => {
+    const notBoolean = memberValue.filter(([value]) => typeof value !== 'boolean');
+    const notInnerListOfStrings = memberValue.filter(
+      ([value]) => !Array.isArray(value) || value.some(([item]) => typeof item !== 'string'),
+    );
+    const strings = fc
+      .array(paramName, { maxLength: 3 })
+      .map((names) => innerList(names.map(encoded)));
+    // Each a Dictionary the draft rejects: one member of the wrong type, or `except` without `params`.
+    const illTyped = fc.oneof(
+      notBoolean.map((keyOrder) => ({ 'key-order': keyOrder, params: [true, new Map()] })),
+      notInnerListOfStrings
+        .filter(([value]) => typeof value !== 'boolean')
+        .map((params) => ({ params })),
+      notInnerListOfStrings.map((except) => ({ params: [true, new Map()], except })),
+      fc
+        .tuple(fc.option(fc.oneof(strings, fc.constant([false, new Map()]))), strings)
+        .map(([params, except]) => (params === null ? { except } : { params, except })),
+    );
+    const valid = fc.constantFrom('params', 'params, except=("page")', 'params=("utm_source")');
+    // Each breaks the Dictionary syntax wherever it is put (RFC 9651 §4.2.2).
+    const breakage = fc.constantFrom(
+      'params=("page"',
+      '(',
+      ')',
+      ',',
+      '"',
+      'params=?2',
+      'Params',
+      '=',
+      ' ;',
+      '\u00a0',
+      '\n',
+      'é',
+    );
+    const broken = fc
+      .tuple(valid, breakage, fc.boolean())
+      .map(([header, bad, before]) => (before ? `${bad}${header}` : `${header}${bad}`));
+    const header = fc.oneof(
+      fc
+        .tuple(
+          illTyped,
+          fc.uniqueArray(fc.tuple(unknownKey, memberValue), { maxLength: 2, selector: ([k]) => k }),
+        )
+        .map(([members, unknown]) =>
+          serializeDictionary(new Map([...Object.entries(members), ...unknown])),
+        ),
+      broken,
+    );
+    fc.assert(
+      fc.property(header, fc.string({ minLength: 1, maxLength: 12 }), (value, query) => {
+        const { significant, unreadable } = read(value);
+        assert.equal(significant, undefined, value);
+        assert.deepEqual(unreadable, [value]);
+        const rules = routeCacheRules({ 'Cache-Control': SHARED, 'No-Vary-Search': value });
+        assert.deepEqual(cacheKey(rules, ORIGIN, '/list', query, {}), { bypass: 'query' });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('reads huge values whole, and refuses huge broken ones without a crash', () => {
+    const names = Array.from({ length: 20_000 }, (_, i) => `p${i}_${'x'.repeat(40)}`);
+    const header = serializeDictionary({ params: true, except: innerList(names) });
+    assert.ok(header.length > 900_000);
+    const { significant } = read(header);
+    assert.equal(significant(names[0]), true);
+    assert.equal(significant(names.at(-1)), true);
+    assert.equal(significant('p20000'), false);
+    assert.equal(significantOf(`params=("${'a'.repeat(1_000_000)}")`, ['a']).length, 1);
+    for (const huge of [
+      '('.repeat(100_000),
+      `params=("${'a'.repeat(1_000_000)}`,
+      `params, except=(${'"a" '.repeat(100_000)}b)`,
+      `${'a=1, '.repeat(100_000)}params=tok`,
+    ]) {
+      assert.equal(read(huge).significant, undefined);
+    }
+  });
+
+  it('is reported once per route at startup, with the route and the value', () => {
+    const warnings = [];
+    const cacheable = { 'Cache-Control': SHARED };
+    createRouteLookup(
+      [
+        {
+          path: 'ok',
+          renderMode: RenderMode.Server,
+          headers: { ...cacheable, 'No-Vary-Search': 'params' },
+        },
+        {
+          path: 'bad',
+          renderMode: RenderMode.Server,
+          headers: { ...cacheable, 'No-Vary-Search': 'params, except=(page)' },
+        },
+        {
+          path: 'none',
+          renderMode: RenderMode.Server,
+          headers: { ...cacheable, 'No-Vary-Search': 'params=?0' },
+        },
+        // Not cacheable: the origin does not read its No-Vary-Search.
+        {
+          path: 'private',
+          renderMode: RenderMode.Server,
+          headers: { 'Cache-Control': 'private', 'No-Vary-Search': '(' },
+        },
+      ],
+      { warn: (fields, message) => warnings.push({ fields, message }) },
+    );
+    assert.equal(warnings.length, 1);
+    assert.deepEqual(warnings[0].fields, { route: 'bad', noVarySearch: 'params, except=(page)' });
+    assert.match(warnings[0].message, /No-Vary-Search/);
   });
 });
 
