@@ -94,8 +94,8 @@ export interface RouteCacheRules {
   /**
    * Query parameters that select another page, from the route's No-Vary-Search header; every
    * other parameter is left out of the key and out of the URL rendered. `undefined`: the route
-   * declares nothing usable (no header, one that cannot be read, or one that ignores no parameter),
-   * so a request with a query string is rendered and never served from the cache.
+   * declares nothing usable (no header, or one that cannot be read), so a request with a query
+   * string is rendered and never served from the cache.
    */
   significantParams: ((name: string) => boolean) | undefined;
   /** Cookies that do not change the page (analytics, consent): a request with only these may share. */
