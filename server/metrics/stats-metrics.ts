@@ -47,6 +47,19 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
         this.inc(read(current()) ?? 0);
       },
     });
+  /** `<prefix>_<name>_total` for each (key, name, help) of a table, read from one part of the stats. */
+  const counters = <T>(
+    prefix: string,
+    table: [keyof T, string, string][],
+    part: (s: OriginStats) => T | undefined,
+  ) => {
+    for (const [key, name, help] of table) {
+      counter(`${prefix}_${name}_total`, help, (s) => {
+        const value = part(s)?.[key];
+        return typeof value === 'number' ? value : undefined;
+      });
+    }
+  };
   const gauge = (name: string, help: string, read: Read) =>
     new Gauge({
       name,
@@ -97,9 +110,7 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
       ['refreshes', 'refreshes', 'Background refreshes of stale pages started.'],
       ['refreshFailures', 'refresh_failures', 'Background refreshes that failed.'],
     ];
-    for (const [key, name, help] of l1Counters) {
-      counter(`origin_render_cache_${name}_total`, help, (s) => l1(s)?.[key]);
-    }
+    counters('origin_render_cache', l1Counters, l1);
   }
 
   if (first.sharedCache) {
@@ -128,12 +139,7 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
       ['lockWaits', 'lock_waits', "Waits for another process's render of the same page."],
       ['unreadable', 'unreadable', 'Entries in Redis this process could not read.'],
     ];
-    for (const [key, name, help] of sharedCounters) {
-      counter(`origin_shared_cache_${name}_total`, help, (s) => {
-        const value = s.sharedCache?.[key];
-        return typeof value === 'number' ? value : undefined;
-      });
-    }
+    counters('origin_shared_cache', sharedCounters, (s) => s.sharedCache);
     new Counter({
       name: 'origin_shared_cache_skipped_total',
       help: 'Requests that went on without the shared tier, by reason.',
