@@ -100,8 +100,9 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
       `CRITICAL_CSS must be compiled with RENDER_ENGINE=app (Angular's engine inlines the build's plans), got "${criticalCss}"`,
     );
   }
+  const port = readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535);
   return {
-    port: readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535),
+    port,
     host: readHost(env['HOST']),
     allowedHosts: readAllowedHosts(env['NG_ALLOWED_HOSTS']),
     trustProxy: readBoolean('TRUST_PROXY', env['TRUST_PROXY'], false),
@@ -148,7 +149,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     revalidateToken: readRevalidateToken(env['REVALIDATE_TOKEN']),
     cacheGroupAliases: readGroupAliases(env['CACHE_GROUP_ALIASES']),
     cdnPurge: readCdnPurge(env),
-    ...readMetricsAddress(env),
+    ...readMetricsAddress(env, port),
     logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
   };
 }
@@ -382,13 +383,13 @@ function readHost(value: string | undefined, name = 'HOST'): string | undefined 
 /** METRICS_PORT unset: no metrics; set: its own port, never the public one. */
 function readMetricsAddress(
   env: NodeJS.ProcessEnv,
+  port: number,
 ): Pick<OriginConfig, 'metricsPort' | 'metricsHost'> {
   const value = env['METRICS_PORT'];
   const metricsPort =
     value === undefined || value === ''
       ? undefined
       : readInteger('METRICS_PORT', value, 0, 0, 65535);
-  const port = readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535);
   if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
     throw new ConfigError(`METRICS_PORT must differ from PORT (the public port), got "${value}"`);
   }
