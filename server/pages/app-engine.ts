@@ -30,7 +30,8 @@ export function createAppEngine(options: AppEngineOptions): PageEngine {
       // sends what it rendered around the error; here there is no page: a failed render (500).
       throw new Error(`Angular's engine rendered no page for ${url}: its navigation failed`);
     }
-    const html = await response.text();
+    // Its bytes, not its text: the page goes out as bytes (pageOf), and the SHA-1 of its ETag too.
+    const html = Buffer.from(await response.arrayBuffer());
     const headers = new Headers(response.headers);
     if (headers.get('content-type') === ANGULAR_HTML) {
       headers.delete('content-type');

@@ -56,10 +56,16 @@ export function pageOf(
   // its Cache-Control, CDN-Cache-Control and ETag are those of a nonced answer.
   const nonced =
     csp && type.startsWith('text/html')
-      ? noncedAnswer(output.html, csp, final.get('cache-control') ?? REVALIDATE, validated)
+      ? noncedAnswer(
+          output.html.toString(),
+          csp,
+          final.get('cache-control') ?? REVALIDATE,
+          validated,
+        )
       : undefined;
   // A Buffer body spares Koa a regex and a byte count over the whole page.
-  const body = nonced?.body ?? Buffer.from(output.html);
+  const body =
+    nonced?.body ?? (typeof output.html === 'string' ? Buffer.from(output.html) : output.html);
   const etag = nonced ? nonced.etag : validated ? strongEtag(body) : undefined;
   const headers = ['Content-Type', type];
   for (const [name, value] of final) {

@@ -5,7 +5,11 @@ import type { RouteInfo } from './route-matcher.ts';
 
 /** What an engine made of a URL: the page and what the app set through RESPONSE_INIT. */
 export interface EngineOutput {
-  html: string;
+  /**
+   * The page: CommonEngine's string, or the bytes of AngularNodeAppEngine's Response as they are
+   * (decoding them only to encode them again was ~9% of that engine's instructions per render).
+   */
+  html: string | Buffer;
   status: number;
   headers: Headers;
 }
