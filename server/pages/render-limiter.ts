@@ -13,10 +13,18 @@ interface Waiter {
   onAbort: () => void;
 }
 
+/** Longest a freed slot waits for its cohort while requests queue (see RenderLimiter). */
+export const COHORT_WAIT_MS = 10;
+
 /**
  * Bounds the renders running at once and the renders waiting for a slot. A render keeps its slot
  * until it settles, even after its request timed out or its client left, so slow renders cannot
  * pile up behind the backs of the requests that gave up on them.
+ *
+ * While requests queue, waiting ones start in cohorts: a freed slot is filled once all but a
+ * quarter of the slots are free (or after COHORT_WAIT_MS), not the moment it frees. Measured on
+ * `/products/N` at 50 connections (paired rounds, 2026-11-24): handing each freed slot straight on
+ * cost 1.08–1.15× the server CPU per render of unbounded renders; cohorts cost 0.94–0.98×.
  */
 export class RenderLimiter {
   private running = 0;
@@ -25,10 +33,15 @@ export class RenderLimiter {
   private readonly backgroundQueue: (() => void)[] = [];
   private readonly maxRunning: number;
   private readonly maxQueued: number;
+  /** Queued requests start once no more than this many renders run (a quarter of the slots). */
+  private readonly cohortAt: number;
+  /** Fills the free slots COHORT_WAIT_MS after the first freed one, when the cohort is late. */
+  private cohortTimer: NodeJS.Timeout | undefined;
 
   constructor(maxRunning: number, maxQueued: number) {
     this.maxRunning = maxRunning;
     this.maxQueued = maxQueued;
+    this.cohortAt = Math.floor(maxRunning / 4);
   }
 
   get stats(): { running: number; queued: number; backgroundQueued: number } {
@@ -42,7 +55,8 @@ export class RenderLimiter {
   /** Runs `task` when a slot is free. Rejects with OverloadedError or the signal's reason instead. */
   async run<T>(task: () => Promise<T>, signal: AbortSignal): Promise<T> {
     signal.throwIfAborted();
-    if (this.running >= this.maxRunning) {
+    // Behind requests that already wait (for their cohort), never ahead of them.
+    if (this.running >= this.maxRunning || this.queue.length > 0) {
       await this.waitForSlot(signal);
     } else {
       this.running++;
@@ -75,6 +89,10 @@ export class RenderLimiter {
   }
 
   private waitForSlot(signal: AbortSignal): Promise<void> {
+    if (this.queue.length >= this.maxQueued && this.running < this.maxRunning) {
+      // A full queue with a slot held for the cohort: the cohort starts now rather than shed.
+      this.startCohort();
+    }
     if (this.queue.length >= this.maxQueued) {
       return Promise.reject(new OverloadedError());
     }
@@ -97,12 +115,32 @@ export class RenderLimiter {
   }
 
   private release(): void {
-    // The slot passes straight to the next request, else to background work: `running` stays the same.
-    const next = this.queue.shift()?.start ?? this.backgroundQueue.shift();
-    if (next) {
-      next();
+    this.running--;
+    if (this.queue.length === 0) {
+      // No request waits: the slot passes straight to background work, if any.
+      const background = this.backgroundQueue.shift();
+      if (background) {
+        this.running++;
+        background();
+      }
+    } else if (this.running <= this.cohortAt) {
+      this.startCohort();
     } else {
-      this.running--;
+      this.cohortTimer ??= setTimeout(() => this.startCohort(), COHORT_WAIT_MS);
+    }
+  }
+
+  /** Fills every free slot from the queue, requests first; background work when none wait. */
+  private startCohort(): void {
+    clearTimeout(this.cohortTimer);
+    this.cohortTimer = undefined;
+    while (this.running < this.maxRunning) {
+      const next = this.queue.shift()?.start ?? this.backgroundQueue.shift();
+      if (!next) {
+        return;
+      }
+      this.running++;
+      next();
     }
   }
 }
