@@ -23,14 +23,14 @@ export function requestSignal(
   return { signal: controller.signal, settle: () => clearTimeout(deadline) };
 }
 
+/** A render given up on may still fail later: expected, and no unhandled rejection. */
+const ignoreLateFailure = () => undefined;
+
 /**
  * Settles with `promise`, or rejects with the signal's reason as soon as it aborts. A render that
  * is abandoned this way still runs to its end (Angular cannot cancel one) and holds its limiter
  * slot until then; its late failure is expected and must not become an unhandled rejection.
  */
-/** A render given up on may still fail later: expected, and no unhandled rejection. */
-const ignoreLateFailure = () => undefined;
-
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(ignoreLateFailure);
