@@ -24,7 +24,7 @@ export const COHORT_WAIT_MS = 10;
  * While requests queue, waiting ones start in cohorts: a freed slot is filled once all but a
  * quarter of the slots are free (or after COHORT_WAIT_MS), not the moment it frees. Measured on
  * `/products/N` at 50 connections (paired rounds, 2026-11-24): handing each freed slot straight on
- * cost 1.08–1.15× the server CPU per render of unbounded renders; cohorts cost 0.94–0.98×.
+ * cost 1.08–1.15× the server CPU per render of unbounded renders; cohorts cost 0.92–0.98×.
  */
 export class RenderLimiter {
   private running = 0;
