@@ -116,14 +116,8 @@ export class RenderLimiter {
 
   private release(): void {
     this.running--;
-    if (this.queue.length === 0) {
-      // No request waits: the slot passes straight to background work, if any.
-      const background = this.backgroundQueue.shift();
-      if (background) {
-        this.running++;
-        background();
-      }
-    } else if (this.running <= this.cohortAt) {
+    // With no request waiting, free slots go straight to background work, if any.
+    if (this.queue.length === 0 || this.running <= this.cohortAt) {
       this.startCohort();
     } else {
       this.cohortTimer ??= setTimeout(() => this.startCohort(), COHORT_WAIT_MS);
