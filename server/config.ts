@@ -7,6 +7,7 @@ import {
   parseCspDirectives,
   parseReportTo,
 } from './csp/policy.ts';
+import { type Admission, ADMISSIONS } from './render-cache/admission.ts';
 import { GROUP_ALIASES, type GroupAlias } from './render-cache/cache-groups.ts';
 import { type CdnPurgeConfig, purgeTarget } from './revalidation/cdn-purge.ts';
 import { DEFAULT_ALLOWED_HOSTS, HOSTNAME, isAllowedHostPattern } from './request-origin.ts';
@@ -38,6 +39,8 @@ export interface OriginConfig {
   staticMemoryBytes: number;
   /** Bytes of rendered pages the render cache holds (routes that declare a policy); 0 turns it off. */
   renderCacheBytes: number;
+  /** Which new pages a full render cache stores: `second` (asked for again) or `first` (every one). */
+  renderCacheAdmission: Admission;
   /**
    * How rendered pages get their critical CSS: `compiled` (stylesheets compiled at startup),
    * `per-request` (CommonEngine's full Beasties pass) or `off`.
@@ -139,6 +142,11 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
       64 * 1024 * 1024,
       0,
       2 ** 40,
+    ),
+    renderCacheAdmission: readChoice(
+      'RENDER_CACHE_ADMISSION',
+      env['RENDER_CACHE_ADMISSION'],
+      ADMISSIONS,
     ),
     criticalCss,
     renderEngine,

@@ -132,7 +132,10 @@ function start(): void {
       : createCommonEngine({ app, browserDir, serverDir, ...config, csp });
   const renderer = new Renderer(engine, limiter, log);
   const lookupRoute = createRouteLookup(app.serverRoutes, log);
-  renderCache = config.renderCacheBytes > 0 ? new RenderCache(config.renderCacheBytes) : undefined;
+  renderCache =
+    config.renderCacheBytes > 0
+      ? new RenderCache(config.renderCacheBytes, { admission: config.renderCacheAdmission })
+      : undefined;
   // With REDIS_URL, a miss here asks the tier every process of every replica shares.
   const build = buildId(browserDir, serverDir);
   const shared =

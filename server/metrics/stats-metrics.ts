@@ -109,6 +109,11 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
       ['coalescedWaits', 'coalesced_waits', 'Requests that waited for a render already running.'],
       ['refreshes', 'refreshes', 'Background refreshes of stale pages started.'],
       ['refreshFailures', 'refresh_failures', 'Background refreshes that failed.'],
+      [
+        'deferred',
+        'deferred',
+        'New pages not stored: the cache was full and they were asked for the first time.',
+      ],
     ];
     counters('origin_render_cache', l1Counters, l1);
   }

@@ -186,7 +186,7 @@ export class CachedPages {
     const shared = this.#shared;
     if (shared === undefined) {
       const { page, kept } = await this.#renderAndStore(key, route, signal);
-      return { page, shared: undefined, storedHere: kept !== undefined };
+      return { page, shared: undefined, storedHere: this.#storedHere(key, kept) };
     }
     const refreshing = signal === undefined;
     const patience = signal ?? AbortSignal.timeout(this.#renderTimeoutMs);
@@ -258,12 +258,17 @@ export class CachedPages {
             ? '; detail=too-large'
             : `; detail=not-stored-${outcome}`;
     }
-    return { page, shared, storedHere: kept !== undefined && this.#cache.peek(key) === kept };
+    return { page, shared, storedHere: this.#storedHere(key, kept) };
+  }
+
+  /** Whether this process's cache holds `kept` (it may go to the shared tier only: see #keep). */
+  #storedHere(key: string, kept: CachedPage | undefined): boolean {
+    return kept !== undefined && this.#cache.peek(key) === kept;
   }
 
   /**
    * Renders the page of a cache key (its URL) and stores it if the answer allows (`kept`: the entry
-   * as stored). `signal` aborts it only while it waits for a slot, once every request waiting for it
+   * for the caches, which this process's may have deferred). `signal` aborts it only while it waits for a slot, once every request waiting for it
    * has gone; without one it is a background refresh.
    */
   async #renderAndStore(
@@ -304,7 +309,11 @@ export class CachedPages {
     return { ...page, policy: storablePolicy(page.status, route.status, final) };
   }
 
-  /** Stores a render the app lets shared caches keep; one it no longer does is not served again. */
+  /**
+   * Stores a render the app lets shared caches keep; one it no longer does is not served again.
+   * The entry is returned for the shared tier even when this process's cache deferred it (Redis
+   * bounds its own memory), but never after a hard revalidation.
+   */
   #keep(key: string, candidate: Candidate): CachedPage | undefined {
     if (!candidate.policy) {
       // The app no longer lets this page be shared (a refresh said private, say): stop serving it.
@@ -318,7 +327,7 @@ export class CachedPages {
       refreshFailed: false,
     };
     // A hard revalidation during its render: kept nowhere, not even in the shared tier.
-    return this.#cache.store(key, page) ? page : undefined;
+    return this.#cache.store(key, page) === 'revalidated' ? undefined : page;
   }
 }
 

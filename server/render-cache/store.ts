@@ -2,6 +2,7 @@
 // for them. The store keeps its own statistics; what to render and how to answer is cached-pages.ts.
 import { LRUCache } from 'lru-cache';
 import type { Page } from '../pages/page.ts';
+import { type Admission, SecondRequestFilter } from './admission.ts';
 import type { SharedCachePolicy } from './policy.ts';
 
 /**
@@ -61,6 +62,22 @@ export interface RenderCacheStats {
   /** Revalidations applied here (whoever asked), and the pages they marked stale or deleted. */
   revalidations: number;
   revalidatedPages: number;
+  /** New pages not stored because the cache was full and they were asked for the first time. */
+  deferred: number;
+}
+
+/**
+ * What storing a page came to: `deferred` when the cache is full and the page is new (see
+ * Admission), `too-large` for a page larger than the whole cache, `revalidated` when a hard
+ * revalidation came while it rendered (keep it nowhere).
+ */
+export type StoreOutcome = 'stored' | 'deferred' | 'too-large' | 'revalidated';
+
+export interface RenderCacheOptions {
+  /** The cache's clock (tests move their own). */
+  now?: () => number;
+  /** Which new pages a full cache takes; `second` unless said otherwise. */
+  admission?: Admission;
 }
 
 /** A render for a key and the requests waiting for it. */
@@ -82,6 +99,19 @@ const RECENT_REVALIDATION_MS = 10 * 60_000;
 /** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
 const ENTRY_OVERHEAD_BYTES = 512;
 
+/** What a page counts against the cache's bytes. */
+function entryBytes(page: CachedPage, key: string): number {
+  return (
+    page.body.length +
+    key.length +
+    page.headers.reduce((sum, value) => sum + value.length, 0) +
+    ENTRY_OVERHEAD_BYTES
+  );
+}
+
+/** The keys a full cache remembers for second-request admission: a sixteenth of its bytes. */
+const ADMISSION_MEMORY_SHARE = 16;
+
 /**
  * Pages by cache key, bounded in bytes (least recently used out first, by lru-cache), with the
  * renders in flight per key so that concurrent misses render once.
@@ -92,6 +122,8 @@ export class RenderCache {
   /** The latest revalidations, oldest first (see RECENT_REVALIDATIONS). */
   readonly #recent: Revalidation[] = [];
   readonly #now: () => number;
+  /** Undefined with `first` admission. */
+  readonly #secondRequest: SecondRequestFilter | undefined;
   readonly #stats = {
     hits: 0,
     misses: 0,
@@ -102,18 +134,22 @@ export class RenderCache {
     refreshFailures: 0,
     revalidations: 0,
     revalidatedPages: 0,
+    deferred: 0,
   };
 
-  constructor(maxBytes: number, now: () => number = Date.now) {
+  constructor(maxBytes: number, { now = Date.now, admission = 'second' }: RenderCacheOptions = {}) {
     this.#now = now;
+    this.#secondRequest =
+      admission === 'second'
+        ? new SecondRequestFilter(
+            Math.max(64 * 1024, Math.floor(maxBytes / ADMISSION_MEMORY_SHARE)),
+            now,
+          )
+        : undefined;
     this.#pages = new LRUCache<string, CachedPage>({
       maxSize: maxBytes,
       // A page larger than the whole cache is not stored (lru-cache refuses it), never an error.
-      sizeCalculation: (page, key) =>
-        page.body.length +
-        key.length +
-        page.headers.reduce((sum, value) => sum + value.length, 0) +
-        ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: entryBytes,
       // Time is the cache's own clock (tests advance it); entries go once no rule can use them.
       perf: { now },
       // Read the clock on every check: its default caches it for 1 ms, behind a clock tests move.
@@ -158,21 +194,25 @@ export class RenderCache {
   }
 
   /**
-   * Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock). False when
-   * a hard revalidation came while it rendered: it must not be kept anywhere.
+   * Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock), if the
+   * cache admits it. `revalidated`: a hard revalidation came while it rendered, so it must not be
+   * kept anywhere.
    */
-  store(key: string, page: CachedPage): boolean {
+  store(key: string, page: CachedPage): StoreOutcome {
     page.storedAt = this.#now();
     const missed = this.#revalidationSince(key, page);
     if (missed === 'hard') {
       // Rendered from before a hard revalidation: never served; the next request renders anew.
       this.#pages.delete(key);
-      return false;
+      return 'revalidated';
     }
     page.revalidated = missed === 'soft';
+    if (!this.#admits(key, page)) {
+      return 'deferred';
+    }
     // Kept while some rule can still use it, and not a moment longer.
     this.#pages.set(key, page, { ttl: lifetimeMs(page.policy) });
-    return true;
+    return this.#pages.peek(key) === page ? 'stored' : 'too-large';
   }
 
   /** The page stored for `key`, whatever its state, without counting or reordering anything. */
@@ -182,11 +222,35 @@ export class RenderCache {
 
   /**
    * Keeps a page stored elsewhere (the shared tier) as it is, its age included; false if this
-   * cache would not hold it (too large for it, or already past its lifetime).
+   * cache would not hold it (too large for it, already past its lifetime, or not admitted).
    */
   adopt(key: string, page: CachedPage): boolean {
+    if (!this.#admits(key, page)) {
+      return false;
+    }
     this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt });
     return this.#pages.has(key);
+  }
+
+  /**
+   * Whether a page may go in: always while it fits beside the others or replaces its own key's;
+   * once it would evict another, with second-request admission, only when asked for again while a
+   * stored copy would still have answered (fresh or within stale-while-revalidate). One larger
+   * than the whole cache goes on to be refused as too large.
+   */
+  #admits(key: string, page: CachedPage): boolean {
+    const bytes = entryBytes(page, key);
+    if (
+      this.#secondRequest === undefined ||
+      this.#pages.calculatedSize + bytes <= this.#pages.maxSize ||
+      bytes > this.#pages.maxSize ||
+      this.#pages.peek(key, { allowStale: true }) !== undefined ||
+      this.#secondRequest.admits(key, page.policy.freshMs + page.policy.staleWhileRevalidateMs)
+    ) {
+      return true;
+    }
+    this.#stats.deferred++;
+    return false;
   }
 
   delete(key: string): void {

@@ -57,6 +57,8 @@ describe('configuration', () => {
     [{ RENDER_ENGINE: 'app', CRITICAL_CSS: 'per-request' }, 'CRITICAL_CSS'],
     [{ RENDER_ENGINE: 'app', CRITICAL_CSS: 'off' }, 'CRITICAL_CSS'],
     [{ STATIC_MEMORY_BYTES: '-5' }, 'STATIC_MEMORY_BYTES'],
+    [{ RENDER_CACHE_ADMISSION: 'third' }, 'RENDER_CACHE_ADMISSION'],
+    [{ RENDER_CACHE_ADMISSION: 'Second' }, 'RENDER_CACHE_ADMISSION'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ RENDER_CACHE_BYTES: '64M' }, 'RENDER_CACHE_BYTES'],
     [{ WORKERS: 'many' }, 'WORKERS'],

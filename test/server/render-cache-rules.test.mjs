@@ -634,10 +634,10 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
   });
 });
 
-/** A cache with a clock the test moves, and a page of `size` bytes under `policy`. */
-function clockedCache(maxBytes = 1024 * 1024) {
+/** A cache with a clock the test moves (second-request admission unless told otherwise). */
+function clockedCache(maxBytes = 1024 * 1024, admission = undefined) {
   const clock = { now: 1_000_000 };
-  return { clock, cache: new RenderCache(maxBytes, () => clock.now) };
+  return { clock, cache: new RenderCache(maxBytes, { now: () => clock.now, admission }) };
 }
 function page(body = 'page', policy = sharedCachePolicy(SHARED)) {
   const buffer = Buffer.from(body);
@@ -769,7 +769,7 @@ describe('RenderCache', () => {
 
   it('stays within its bytes under a flood of 100,000 distinct keys, and skips pages larger than itself', () => {
     const maxBytes = 2 * 1024 * 1024;
-    const { cache } = clockedCache(maxBytes);
+    const { cache } = clockedCache(maxBytes, 'first');
     for (let i = 0; i < 100_000; i++) {
       cache.store(`${ORIGIN}/products/${i}`, page('x'.repeat(500 + (i % 7) * 1000)));
       if (i % 1000 === 0) {
@@ -787,6 +787,117 @@ describe('RenderCache', () => {
     cache.store('huge', page('x'.repeat(maxBytes + 1)));
     assert.equal(cache.lookup('huge').state, 'miss');
     assert.ok(cache.stats.bytes <= maxBytes);
+  });
+
+  it('keeps what it holds through a scan of pages asked for once, and stores a page asked for again', () => {
+    const maxBytes = 2 * 1024 * 1024;
+    const { clock, cache } = clockedCache(maxBytes);
+    const key = (i) => `${ORIGIN}/products/${i}`;
+    const body = () => 'x'.repeat(2000);
+    // While pages fit, every one is stored on its first request, as with `first`.
+    let i = 0;
+    while (i < 10_000 && cache.store(key(i), page(body())) === 'stored') i++;
+    const held = cache.stats.entries;
+    assert.ok(held > 700, `${held} pages stored before the cache was full`);
+    for (i++; i < 100_000; i++) {
+      assert.equal(cache.store(key(i), page(body())), 'deferred');
+    }
+    // Not a single page of the scan displaced one stored before it.
+    assert.equal(cache.stats.entries, held);
+    assert.ok(cache.stats.bytes <= maxBytes);
+    assert.equal(cache.lookup(key(0)).state, 'fresh', 'the first page stays');
+    assert.equal(cache.lookup(key(99_999)).state, 'miss');
+    assert.equal(cache.stats.deferred, 100_000 - held);
+    // Asked for a second time within its freshness: stored, the least recently used page out.
+    assert.equal(cache.store(key(99_999), page(body())), 'stored');
+    assert.equal(cache.lookup(key(99_999)).state, 'fresh');
+    assert.equal(cache.stats.entries, held);
+    // Asked for again only after a stored copy would have stopped answering (s-maxage 60 and
+    // stale-while-revalidate 600): that counts as a first time.
+    assert.equal(cache.store(key(99_998), page(body())), 'stored', 'remembered from the scan');
+    assert.equal(cache.store(key(200_000), page(body())), 'deferred');
+    clock.now += 660_001;
+    assert.equal(cache.store(key(200_000), page(body())), 'deferred');
+    assert.equal(cache.store(key(200_000), page(body())), 'stored');
+    // A page already stored is always replaced (a refresh), full or not.
+    assert.equal(cache.store(key(99_999), page('new')), 'stored');
+    assert.equal(cache.lookup(key(99_999)).page.body.toString(), 'new');
+    // Larger than the whole cache: refused as such, not counted as deferred.
+    const deferred = cache.stats.deferred;
+    assert.equal(cache.store('huge', page('x'.repeat(maxBytes + 1))), 'too-large');
+    assert.equal(cache.stats.deferred, deferred);
+    assert.ok(cache.stats.bytes <= maxBytes);
+  });
+
+  it('admits pages as its model says, under either admission', () => {
+    // Pages never outlive the run (stale-if-error is a day); the doorkeeper's keys do (s-maxage 60
+    // and stale-while-revalidate 30).
+    const policy = sharedCachePolicy(
+      'public, s-maxage=60, stale-while-revalidate=30, stale-if-error=86400',
+    );
+    const keys = Array.from({ length: 10 }, (_, i) => `${ORIGIN}/p/${i}`);
+    const step = fc.oneof(
+      fc.record({
+        store: fc.nat({ max: keys.length - 1 }),
+        size: fc.integer({ min: 0, max: 3000 }),
+      }),
+      fc.record({ lookup: fc.nat({ max: keys.length - 1 }) }),
+      fc.record({ advance: fc.integer({ min: 0, max: 90_000 }) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom('second', 'first'),
+        fc.integer({ min: 2000, max: 12_000 }),
+        fc.array(step, { maxLength: 40 }),
+        (admission, maxBytes, steps) => {
+          const { clock, cache } = clockedCache(maxBytes, admission);
+          // The model: entries least recently used first, and when each key was last turned away.
+          let stored = [];
+          const seen = new Map();
+          const used = () => stored.reduce((sum, entry) => sum + entry.bytes, 0);
+          for (const s of steps) {
+            if ('advance' in s) {
+              clock.now += s.advance;
+            } else if ('lookup' in s) {
+              const key = keys[s.lookup];
+              const entry = stored.find((e) => e.key === key);
+              assert.equal(cache.lookup(key).state === 'miss', entry === undefined);
+              if (entry) stored = [...stored.filter((e) => e !== entry), entry];
+            } else {
+              const key = keys[s.store];
+              const p = page('x'.repeat(s.size), policy);
+              const bytes = s.size + key.length + p.headers.join('').length + 512;
+              const others = stored.filter((e) => e.key !== key);
+              let expected = 'deferred';
+              if (bytes > maxBytes) {
+                expected = 'too-large';
+              } else if (
+                admission === 'first' ||
+                others.length < stored.length ||
+                used() + bytes <= maxBytes ||
+                (seen.has(key) && clock.now - seen.get(key) <= 90_000)
+              ) {
+                expected = 'stored';
+              }
+              assert.equal(cache.store(key, p), expected, JSON.stringify(s));
+              if (expected === 'stored') {
+                seen.delete(key);
+                stored = [...others, { key, bytes }];
+                while (used() > maxBytes) stored.shift();
+              } else if (expected === 'deferred') {
+                seen.set(key, clock.now);
+              } else {
+                // lru-cache drops what the key held when it refuses a value for it.
+                stored = others;
+              }
+            }
+            assert.equal(cache.stats.entries, stored.length);
+            assert.equal(cache.stats.bytes, used());
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('purges one path, a prefix, or everything', () => {

@@ -204,14 +204,20 @@ describe('render cache: what is stored and what is served', () => {
     }
   });
 
-  it('stays within RENDER_CACHE_BYTES, least recently used out first', async () => {
-    // Room for about four pages: what one stored page of this app counts, measured.
+  /** Room for about four pages: what one stored page of this app counts, measured. */
+  async function fourPages(id) {
     const stored = (await health(origin)).renderCache.bytes;
-    assert.match((await request(origin.url, '/products/17')).headers['cache-status'], /stored/);
+    assert.match((await request(origin.url, `/products/${id}`)).headers['cache-status'], /stored/);
     const pageBytes = (await health(origin)).renderCache.bytes - stored;
     assert.ok(pageBytes > 1024, `${pageBytes} bytes a page`);
-    const maxBytes = 4 * pageBytes;
-    const small = await startOrigin({ env: { RENDER_CACHE_BYTES: String(maxBytes) } });
+    return 4 * pageBytes;
+  }
+
+  it('stays within RENDER_CACHE_BYTES, least recently used out first (RENDER_CACHE_ADMISSION=first)', async () => {
+    const maxBytes = await fourPages(17);
+    const small = await startOrigin({
+      env: { RENDER_CACHE_BYTES: String(maxBytes), RENDER_CACHE_ADMISSION: 'first' },
+    });
     try {
       for (let id = 1; id <= 30; id++) {
         await request(small.url, `/products/${id}`);
@@ -226,6 +232,36 @@ describe('render cache: what is stored and what is served', () => {
       );
       assert.match((await request(small.url, '/products/30')).headers['cache-status'], /hit/);
       assert.match((await request(small.url, '/products/1')).headers['cache-status'], /uri-miss/);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('keeps its pages through a scan once full, and stores a page asked for again (the default)', async () => {
+    const maxBytes = await fourPages(18);
+    const small = await startOrigin({ env: { RENDER_CACHE_BYTES: String(maxBytes) } });
+    try {
+      const statuses = [];
+      for (let id = 1; id <= 30; id++) {
+        statuses.push((await request(small.url, `/products/${id}`)).headers['cache-status']);
+      }
+      const { renderCache } = await health(small);
+      assert.ok(renderCache.bytes <= maxBytes, `${renderCache.bytes} bytes`);
+      const held = renderCache.entries;
+      assert.ok(held >= 3 && held <= 4, `${held} entries`);
+      assert.equal(renderCache.deferred, 30 - held);
+      // The pages stored while there was room, and no other: the scan evicted none of them.
+      const storedIds = statuses.flatMap((status, i) => (/; stored/.test(status) ? [i + 1] : []));
+      assert.equal(storedIds.length, held, statuses.join(' / '));
+      for (const id of storedIds) {
+        assert.match((await request(small.url, `/products/${id}`)).headers['cache-status'], /hit/);
+      }
+      // A deferred page asked for a second time: stored now, the least recently used page out.
+      const again = `/products/${statuses.findLastIndex((status) => !/; stored/.test(status)) + 1}`;
+      assert.match((await request(small.url, again)).headers['cache-status'], /uri-miss; stored/);
+      assert.match((await request(small.url, again)).headers['cache-status'], /hit/);
+      const { renderCache: after } = await health(small);
+      assert.ok(after.entries >= held - 1 && after.bytes <= maxBytes, JSON.stringify(after));
     } finally {
       await small.stop();
     }

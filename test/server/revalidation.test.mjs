@@ -68,7 +68,7 @@ describe('RenderCache.revalidate (the store, on its own clock)', () => {
   });
   const clocked = () => {
     const clock = { now: 1_000_000 };
-    return { clock, cache: new RenderCache(1024 * 1024, () => clock.now) };
+    return { clock, cache: new RenderCache(1024 * 1024, { now: () => clock.now }) };
   };
 
   it('soft: stale for as long as it is kept, even without stale-while-revalidate; a new page is fresh', () => {
