@@ -39,7 +39,7 @@ export interface OriginConfig {
   staticMemoryBytes: number;
   /** Bytes of rendered pages the render cache holds (routes that declare a policy); 0 turns it off. */
   renderCacheBytes: number;
-  /** Which new pages a full render cache stores: `second` (asked for again) or `first` (every one). */
+  /** Which new pages a full render cache stores: `second` (asked for again) or `first` (all). */
   renderCacheAdmission: Admission;
   /**
    * How rendered pages get their critical CSS: `compiled` (stylesheets compiled at startup),

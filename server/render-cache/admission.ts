@@ -14,13 +14,13 @@ export type Admission = 'second' | 'first';
 /** RENDER_CACHE_ADMISSION's values, the default first. */
 export const ADMISSIONS: readonly Admission[] = ['second', 'first'];
 
-/** Bytes a remembered key counts beyond its characters: its slot in the LRU and the string header. */
+/** Bytes a remembered key counts beyond its characters: its LRU slot and the string header. */
 const KEY_OVERHEAD_BYTES = 64;
 
 /**
  * The keys asked for once while the cache was full, each remembered for as long as its page would
- * have answered from the cache, and bounded in bytes (the least recently seen forgotten first): TinyLFU's doorkeeper,
- * without the frequency sketch.
+ * have answered from the cache, bounded in bytes (the least recently seen forgotten first):
+ * TinyLFU's doorkeeper, without the frequency sketch.
  */
 export class SecondRequestFilter {
   readonly #seen: LRUCache<string, true>;

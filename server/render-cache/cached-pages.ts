@@ -268,8 +268,8 @@ export class CachedPages {
 
   /**
    * Renders the page of a cache key (its URL) and stores it if the answer allows (`kept`: the entry
-   * for the caches, which this process's may have deferred). `signal` aborts it only while it waits for a slot, once every request waiting for it
-   * has gone; without one it is a background refresh.
+   * for the caches, which this process's may have deferred). `signal` aborts it only while it waits
+   * for a slot, once every request waiting for it has gone; without one it is a background refresh.
    */
   async #renderAndStore(
     key: string,
