@@ -1,6 +1,7 @@
 // The servers compared. All serve the same Angular build and render through the same app bundle;
 // only the server around it differs. Everything but `origin` lives under bench/ and never ships.
 import { join } from 'node:path';
+import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
 import { APP_DIST, ROOT } from '../../scripts/lib/paths.mjs';
 import { BUN } from '../install.mjs';
 
@@ -8,6 +9,13 @@ export { ROOT };
 export const DIST = APP_DIST;
 export const STOCK_DIST = join(ROOT, 'dist-bench/stock');
 const VARIANTS_DIR = join(ROOT, 'bench/variants');
+
+/**
+ * A Node variant's command: every one runs with the origin's own flags (NODE_FLAGS). Each sits idle
+ * while the others are loaded, and without them V8 shrinks an idle heap and then regrows it slowly,
+ * which charged the first variant of a round for its wait (1.3-1.5x CPU per render after 150 s).
+ */
+const node = (...args) => [process.execPath, ...NODE_FLAGS, ...args];
 
 /**
  * @typedef {{ name: string, label: string, runtime: 'node' | 'bun', about: string, criticalCss: string,
@@ -36,8 +44,8 @@ export const VARIANTS = [
       'stylesheets compiled at startup (beasties compiler/runtime, server/pages/critical-css.ts)',
     label: 'origin (this project: Koa + CommonEngine)',
     runtime: 'node',
-    about: "This project's Koa origin, run as users run it: node dist/server/server.mjs.",
-    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    about: `This project's Koa origin, run as users run it (npm run serve:ssr): node ${NODE_FLAGS.join(' ')} dist/server/server.mjs.`,
+    command: () => node(join(DIST, 'server/server.mjs')),
     env: COMMON_ENV,
     dist: DIST,
   },
@@ -49,7 +57,7 @@ export const VARIANTS = [
     // Beside `origin` (same server, other engine) and `stock` (same engine, Express around it).
     about:
       "The same server rendering through AngularNodeAppEngine (RENDER_ENGINE=app) instead of CommonEngine: everything around the render is the origin's.",
-    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    command: () => node(join(DIST, 'server/server.mjs')),
     env: { ...COMMON_ENV, RENDER_ENGINE: 'app' },
     dist: DIST,
   },
@@ -63,7 +71,7 @@ export const VARIANTS = [
     // pages costs a miss (`ssr`) and what the cache saves (`ssr-cached`, rendered every time here).
     about:
       'The origin with its render cache off (RENDER_CACHE_BYTES=0): every page rendered per request, nothing stored.',
-    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    command: () => node(join(DIST, 'server/server.mjs')),
     env: { ...COMMON_ENV, RENDER_CACHE_BYTES: '0' },
     dist: DIST,
   },
@@ -75,7 +83,7 @@ export const VARIANTS = [
     runtime: 'node',
     about:
       'The same server with WORKERS set to the CPUs the servers may use (at least 2): a node:cluster primary and that many workers sharing the port.',
-    command: () => [process.execPath, join(DIST, 'server/server.mjs')],
+    command: () => node(join(DIST, 'server/server.mjs')),
     env: COMMON_ENV,
     dist: DIST,
     workersPerCpu: true,
@@ -98,7 +106,7 @@ export const VARIANTS = [
     runtime: 'node',
     about:
       'The server.ts `ng new --ssr` generates in Angular 22.2, verbatim (bench/variants/stock/server.ts), built with the same app by the bench-stock configuration.',
-    command: () => [process.execPath, join(STOCK_DIST, 'server/server.mjs')],
+    command: () => node(join(STOCK_DIST, 'server/server.mjs')),
     env: COMMON_ENV,
     dist: STOCK_DIST,
   },
@@ -109,7 +117,7 @@ export const VARIANTS = [
     runtime: 'node',
     about:
       "The reference article's starting point: Express + express.static + CommonEngine + res.send (default ETag on).",
-    command: () => [process.execPath, join(VARIANTS_DIR, 'express-commonengine.mjs')],
+    command: () => node(join(VARIANTS_DIR, 'express-commonengine.mjs')),
     env: COMMON_ENV,
     dist: DIST,
   },
@@ -120,7 +128,7 @@ export const VARIANTS = [
     runtime: 'node',
     about:
       'Fastify 5 + @fastify/static (default options, 1-year max-age) + CommonEngine from the not-found handler.',
-    command: () => [process.execPath, join(VARIANTS_DIR, 'fastify.mjs')],
+    command: () => node(join(VARIANTS_DIR, 'fastify.mjs')),
     env: COMMON_ENV,
     dist: DIST,
   },
@@ -142,7 +150,7 @@ export const VARIANTS = [
     runtime: 'node',
     about:
       'The physical limit: node:http answering every file from a Buffer with a fixed ETag; node:http + CommonEngine (same render options as origin) for rendered pages.',
-    command: () => [process.execPath, join(VARIANTS_DIR, 'ceiling.mjs')],
+    command: () => node(join(VARIANTS_DIR, 'ceiling.mjs')),
     env: COMMON_ENV,
     dist: DIST,
   },
@@ -179,7 +187,7 @@ VARIANTS.push(
     runtime: 'node',
     about:
       "What Koa itself costs: the ceiling's work in a single Koa middleware, with nothing of the origin's steps.",
-    command: () => [process.execPath, join(VARIANTS_DIR, 'koa-floor.mjs')],
+    command: () => node(join(VARIANTS_DIR, 'koa-floor.mjs')),
     env: COMMON_ENV,
     dist: DIST,
   },

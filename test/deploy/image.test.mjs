@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
 import { DIST, ROOT, request } from '../helpers/origin.mjs';
 
 /** The instructions of the Dockerfile's stage named `stage`, continuation lines joined. */
@@ -78,8 +79,8 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     }
     assert.deepEqual(
       cmd,
-      ['node', 'dist/server/server.mjs'],
-      'the server itself is the command (PID 1)',
+      ['node', ...NODE_FLAGS, 'dist/server/server.mjs'],
+      "the server itself is the command (PID 1), with the origin's Node flags",
     );
     // The image's node is Node 24, as this one; loopback and a free port instead of 4000.
     server = spawn(process.execPath, cmd.slice(1), {
