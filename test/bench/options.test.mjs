@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseOptions } from '../../bench/lib/options.mjs';
-import { DEFAULT_VARIANT_NAMES, getVariant, variantEnv } from '../../bench/lib/variants.mjs';
+import {
+  DEFAULT_VARIANT_NAMES,
+  getVariant,
+  VARIANTS,
+  variantEnv,
+} from '../../bench/lib/variants.mjs';
+import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
 
 test('servers on CPU 1 and the load on CPU 0 unless told otherwise', () => {
   const options = parseOptions([]);
@@ -49,4 +55,12 @@ test('origin-app is the origin rendering through AngularNodeAppEngine, in the de
   assert.deepEqual(app.command(), getVariant('origin').command());
   assert.equal(getVariant('origin').env.RENDER_ENGINE, undefined);
   assert.ok(DEFAULT_VARIANT_NAMES.includes('origin-app'));
+});
+
+test("every Node variant runs with the origin's Node flags, and no Bun one", () => {
+  for (const variant of VARIANTS) {
+    const flags = variant.command().slice(1, 1 + NODE_FLAGS.length);
+    if (variant.runtime === 'node') assert.deepEqual(flags, NODE_FLAGS, variant.name);
+    else assert.notDeepEqual(flags, NODE_FLAGS, variant.name);
+  }
 });
