@@ -111,6 +111,8 @@ function entryBytes(page: CachedPage, key: string): number {
 
 /** The keys a full cache remembers for second-request admission: a sixteenth of its bytes. */
 const ADMISSION_MEMORY_SHARE = 16;
+/** …but room for a few hundred keys however small the cache. */
+const MIN_ADMISSION_MEMORY_BYTES = 64 * 1024;
 
 /**
  * Pages by cache key, bounded in bytes (least recently used out first, by lru-cache), with the
@@ -142,13 +144,13 @@ export class RenderCache {
     this.#secondRequest =
       admission === 'second'
         ? new SecondRequestFilter(
-            Math.max(64 * 1024, Math.floor(maxBytes / ADMISSION_MEMORY_SHARE)),
+            Math.max(MIN_ADMISSION_MEMORY_BYTES, Math.floor(maxBytes / ADMISSION_MEMORY_SHARE)),
             now,
           )
         : undefined;
     this.#pages = new LRUCache<string, CachedPage>({
       maxSize: maxBytes,
-      // A page larger than the whole cache is not stored (lru-cache refuses it), never an error.
+      // store and adopt pass the size they computed for admission; this is for any other set.
       sizeCalculation: entryBytes,
       // Time is the cache's own clock (tests advance it); entries go once no rule can use them.
       perf: { now },
@@ -207,12 +209,14 @@ export class RenderCache {
       return 'revalidated';
     }
     page.revalidated = missed === 'soft';
-    if (!this.#admits(key, page)) {
+    const bytes = entryBytes(page, key);
+    if (!this.#admits(key, page, bytes)) {
       return 'deferred';
     }
-    // Kept while some rule can still use it, and not a moment longer.
-    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy) });
-    return this.#pages.peek(key) === page ? 'stored' : 'too-large';
+    // Kept while some rule can still use it, and not a moment longer. lru-cache refuses an entry
+    // larger than the whole cache (and drops what the key held).
+    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), size: bytes });
+    return bytes > this.#pages.maxSize ? 'too-large' : 'stored';
   }
 
   /** The page stored for `key`, whatever its state, without counting or reordering anything. */
@@ -225,10 +229,11 @@ export class RenderCache {
    * cache would not hold it (too large for it, already past its lifetime, or not admitted).
    */
   adopt(key: string, page: CachedPage): boolean {
-    if (!this.#admits(key, page)) {
+    const bytes = entryBytes(page, key);
+    if (!this.#admits(key, page, bytes)) {
       return false;
     }
-    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt });
+    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt, size: bytes });
     return this.#pages.has(key);
   }
 
@@ -236,10 +241,9 @@ export class RenderCache {
    * Whether a page may go in: always while it fits beside the others or replaces its own key's;
    * once it would evict another, with second-request admission, only when asked for again while a
    * stored copy would still have answered (fresh or within stale-while-revalidate). One larger
-   * than the whole cache goes on to be refused as too large.
+   * than the whole cache (`bytes`, what it would count) goes on to be refused as too large.
    */
-  #admits(key: string, page: CachedPage): boolean {
-    const bytes = entryBytes(page, key);
+  #admits(key: string, page: CachedPage, bytes: number): boolean {
     if (
       this.#secondRequest === undefined ||
       this.#pages.calculatedSize + bytes <= this.#pages.maxSize ||
