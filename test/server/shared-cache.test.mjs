@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { connect, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,6 +37,56 @@ async function sharedState(origins, state, ms = 15_000) {
     }
   }
   assert.fail(`the shared tier did not become ${state} within ${ms} ms`);
+}
+
+/**
+ * A TCP proxy in front of Redis for one process that can hold back its next command naming
+ * `marker` (and everything after it on that connection) until the test lets it go: the
+ * interleavings between processes a test needs, with Redis and the origins as they are.
+ */
+async function redisGate(redisUrl) {
+  const proxied = new URL(redisUrl);
+  const { hostname, port } = proxied;
+  let gate;
+  const server = createTcpServer((client) => {
+    const upstream = connect(Number(port), hostname);
+    let held;
+    client.on('data', (chunk) => {
+      if (held === undefined && gate?.marker !== undefined && chunk.includes(gate.marker)) {
+        const { released } = gate;
+        gate.marker = undefined;
+        held = [];
+        released.then(() => {
+          upstream.write(Buffer.concat(held));
+          held = undefined;
+        });
+        gate.caught();
+      }
+      if (held === undefined) {
+        upstream.write(chunk);
+      } else {
+        held.push(chunk);
+      }
+    });
+    upstream.pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  proxied.port = String(server.address().port);
+  return {
+    url: proxied.href,
+    /** Holds the next command naming `marker`: `caught` resolves once it is held. */
+    hold(marker) {
+      const { promise: caught, resolve: onCaught } = Promise.withResolvers();
+      const { promise: released, resolve: release } = Promise.withResolvers();
+      gate = { marker, caught: onCaught, released };
+      return { caught, release };
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /** The page without the per-render server context id (the same page either way). */
@@ -101,6 +152,35 @@ describe('shared tier: one cache for every process', () => {
       waits.reduce((sum, s) => sum + s.lockWaits, 0) >= 1,
       'the other processes waited for the render instead of rendering',
     );
+  });
+
+  it('renders once when another process stores the page between its lookup and its lock', async () => {
+    // The race behind a rare second render in the test above, made certain: the late process's
+    // lock request waits at a proxy while another process renders, stores and lets go of the lock.
+    const gate = await redisGate(redis.url);
+    const late = await startOrigin({ env: { REDIS_URL: gate.url, REDIS_TIMEOUT_MS: '10000' } });
+    try {
+      await sharedState([late], 'ready');
+      const all = [...origins, late];
+      const before = await rendersStarted(all);
+      const held = gate.hold(':lock:');
+      const lateAnswer = get(late, '/products/508');
+      await held.caught;
+      const first = await get(origins[0], '/products/508');
+      assert.match(first.headers['cache-status'], /^shared-cache; fwd=uri-miss; stored/);
+      held.release();
+      const res = await lateAnswer;
+      assert.equal(res.status, 200);
+      assert.match(
+        res.headers['cache-status'],
+        /^shared-cache; hit; ttl=\d+, render-cache; fwd=uri-miss; stored$/,
+      );
+      assert.equal(pageOf(res), pageOf(first));
+      assert.equal((await rendersStarted(all)) - before, 1, 'one render for both processes');
+    } finally {
+      await late.stop();
+      await gate.close();
+    }
   });
 
   it('keeps pages over SHARED_CACHE_MAX_ENTRY_BYTES in their process only', async () => {
