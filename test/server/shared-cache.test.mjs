@@ -147,11 +147,39 @@ describe('shared tier: one cache for every process', () => {
     const renders = (await rendersStarted(origins)) - before;
     t.diagnostic(`100 concurrent first requests over 3 processes: ${renders} render(s)`);
     assert.equal(renders, 1, 'exactly one render');
-    const waits = await Promise.all(origins.map(async (o) => (await health(o)).sharedCache));
-    assert.ok(
-      waits.reduce((sum, s) => sum + s.lockWaits, 0) >= 1,
-      'the other processes waited for the render instead of rendering',
-    );
+  });
+
+  it('makes a process wait while another holds the render lock, then serves the page it stored', async () => {
+    // The holder's store waits at a proxy, so the other process must find the lock taken.
+    const gate = await redisGate(redis.url);
+    const holder = await startOrigin({ env: { REDIS_URL: gate.url, REDIS_TIMEOUT_MS: '10000' } });
+    try {
+      await sharedState([holder], 'ready');
+      const all = [...origins, holder];
+      const before = await rendersStarted(all);
+      const lockWaits = async () => (await health(origins[1])).sharedCache.lockWaits;
+      const waitsBefore = await lockWaits();
+      const held = gate.hold('HSET');
+      const first = get(holder, '/products/509');
+      await held.caught;
+      const waiting = get(origins[1], '/products/509');
+      for (let i = 0; i < 100 && (await lockWaits()) === waitsBefore; i++) {
+        await sleep(50);
+      }
+      assert.ok((await lockWaits()) > waitsBefore, 'the other process found the lock taken');
+      held.release();
+      const [rendered, waited] = await Promise.all([first, waiting]);
+      assert.equal(waited.status, 200);
+      assert.match(
+        waited.headers['cache-status'],
+        /^shared-cache; hit; ttl=\d+; collapsed, render-cache; fwd=uri-miss; stored$/,
+      );
+      assert.equal(pageOf(waited), pageOf(rendered));
+      assert.equal((await rendersStarted(all)) - before, 1, 'one render for both processes');
+    } finally {
+      await holder.stop();
+      await gate.close();
+    }
   });
 
   it('renders once when another process stores the page between its lookup and its lock', async () => {
