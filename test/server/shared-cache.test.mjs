@@ -89,6 +89,20 @@ async function redisGate(redisUrl) {
   };
 }
 
+/** Runs `use` with one more origin on the shared Redis, reaching it through a redisGate. */
+async function withGatedOrigin(redisUrl, use) {
+  const gate = await redisGate(redisUrl);
+  // A generous timeout: a command held at the gate must not count as Redis failing.
+  const origin = await startOrigin({ env: { REDIS_URL: gate.url, REDIS_TIMEOUT_MS: '10000' } });
+  try {
+    await sharedState([origin], 'ready');
+    await use(origin, gate);
+  } finally {
+    await origin.stop();
+    await gate.close();
+  }
+}
+
 /** The page without the per-render server context id (the same page either way). */
 const pageOf = (res) => res.text.replace(/ng-server-context="[^"]*"/, '');
 
@@ -150,11 +164,8 @@ describe('shared tier: one cache for every process', () => {
   });
 
   it('makes a process wait while another holds the render lock, then serves the page it stored', async () => {
-    // The holder's store waits at a proxy, so the other process must find the lock taken.
-    const gate = await redisGate(redis.url);
-    const holder = await startOrigin({ env: { REDIS_URL: gate.url, REDIS_TIMEOUT_MS: '10000' } });
-    try {
-      await sharedState([holder], 'ready');
+    // The holder's store waits at the gate, so the other process must find the lock taken.
+    await withGatedOrigin(redis.url, async (holder, gate) => {
       const all = [...origins, holder];
       const before = await rendersStarted(all);
       const lockWaits = async () => (await health(origins[1])).sharedCache.lockWaits;
@@ -176,19 +187,13 @@ describe('shared tier: one cache for every process', () => {
       );
       assert.equal(pageOf(waited), pageOf(rendered));
       assert.equal((await rendersStarted(all)) - before, 1, 'one render for both processes');
-    } finally {
-      await holder.stop();
-      await gate.close();
-    }
+    });
   });
 
   it('renders once when another process stores the page between its lookup and its lock', async () => {
-    // The race behind a rare second render in the test above, made certain: the late process's
-    // lock request waits at a proxy while another process renders, stores and lets go of the lock.
-    const gate = await redisGate(redis.url);
-    const late = await startOrigin({ env: { REDIS_URL: gate.url, REDIS_TIMEOUT_MS: '10000' } });
-    try {
-      await sharedState([late], 'ready');
+    // The race behind a rare second render in the 100-request test, made certain: the late
+    // process's lock request waits at the gate while another renders, stores and lets go of the lock.
+    await withGatedOrigin(redis.url, async (late, gate) => {
       const all = [...origins, late];
       const before = await rendersStarted(all);
       const held = gate.hold(':lock:');
@@ -205,10 +210,7 @@ describe('shared tier: one cache for every process', () => {
       );
       assert.equal(pageOf(res), pageOf(first));
       assert.equal((await rendersStarted(all)) - before, 1, 'one render for both processes');
-    } finally {
-      await late.stop();
-      await gate.close();
-    }
+    });
   });
 
   it('keeps pages over SHARED_CACHE_MAX_ENTRY_BYTES in their process only', async () => {
