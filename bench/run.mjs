@@ -27,6 +27,14 @@ import {
 } from './lib/process.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';
+import {
+  PAIRED_SCENARIO,
+  pairedRate,
+  pairedTable,
+  pairsIn,
+  runPairedRound,
+  summarizePairs,
+} from './lib/paired-cpu.mjs';
 import { updateReadme } from './lib/readme.mjs';
 import {
   equalLoadRate,
@@ -97,6 +105,7 @@ async function main() {
           : 'needs taskset and ≥ 2 CPUs',
   };
   const pairs = variantNames.length * variantScenarios.length;
+  const cpuPairs = options.pairedCpu > 0 ? pairsIn(variantNames, variantScenarios) : [];
   const plannedSeconds =
     variantNames.length * (STARTUP_ESTIMATE_S + 1) +
     variantNames.length * variantScenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
@@ -107,6 +116,9 @@ async function main() {
       CACHE_REFRESH_S +
     // Equal-load runs: as many rounds, as long as the flat-out ones.
     (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0) +
+    (options.pairedCpu > 0
+      ? options.rounds * cpuPairs.length * (options.duration + RUN_OVERHEAD_S)
+      : 0) +
     (sharedAsked ? sharedSeconds(options, STARTUP_ESTIMATE_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
@@ -184,6 +196,8 @@ async function main() {
   const runs = [];
   /** @type {import('./lib/report.mjs').EqualLoadRun[]} */
   const equalLoadRuns = [];
+  /** @type {import('./lib/paired-cpu.mjs').PairedRun[]} */
+  const pairedRuns = [];
   /** @type {ReturnType<typeof createSharedBench> | undefined} */
   let shared;
 
@@ -369,6 +383,57 @@ async function main() {
       }
     }
 
+    // CPU per render in pairs: see bench/lib/paired-cpu.mjs for why not back to back.
+    if (cpuPairs.length > 0) {
+      const throughput = summarize({
+        scenarios: variantScenarios,
+        variants: states,
+        runs,
+        rounds: options.rounds,
+      });
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const pair of cpuPairs) {
+          const rate = pairedRate(throughput, pair, options.pairedCpu);
+          const loaded = [pair.variant, pair.reference].map((name) =>
+            target(name, PAIRED_SCENARIO),
+          );
+          if (rate === undefined || loaded.some((one) => one === undefined)) continue;
+          await settle();
+          progress.step(
+            `paired · round ${round}/${options.rounds} · ${pair.variant} with ${pair.reference} · ${rate} req/s each`,
+            options.duration + RUN_OVERHEAD_S,
+          );
+          const measured = await runPairedRound({
+            jobs: [loaded[0].job, loaded[1].job],
+            pids: [loaded[0].server.pid, loaded[1].server.pid],
+            rate,
+            duration: options.duration,
+            run: load.run,
+            readCpuSeconds,
+          });
+          for (const one of loaded) {
+            const died = crashed(one.state, one.server);
+            if (died) measured.problems.push(died);
+          }
+          assertBuildUnchanged();
+          pairedRuns.push({
+            round,
+            variant: pair.variant,
+            reference: pair.reference,
+            rate,
+            ...measured,
+          });
+          const perRender = measured.cpuSeconds.map((seconds, i) =>
+            seconds === undefined ? '?' : Math.round((seconds * 1e6) / measured.answered[i]),
+          );
+          progress.log(
+            `  ≈ r${round} ${pair.variant} ${perRender[0]} µs/render, ${pair.reference} ${perRender[1]} µs/render at ${rate} req/s each` +
+              (measured.problems.length ? ` ✗ ${measured.problems.join('; ')}` : ''),
+          );
+        }
+      }
+    }
+
     // Latency at equal load. Flat out (above), latency is mostly queueing: connections ÷ throughput,
     // and a server that answers files faster sends its connections sooner to the render queue. Here
     // every variant gets the same fixed rate, one the slowest variant sustained in that scenario.
@@ -440,6 +505,7 @@ async function main() {
     title: (name) => getScenario(name).title,
     describe: (name) => getScenario(name).describe,
   };
+  const pairedSummary = summarizePairs(pairedRuns);
   const sharedResults = shared?.results();
   const sharedSummary = sharedResults
     ? summarizeShared({ shared: sharedResults, rows, rounds: options.rounds })
@@ -454,6 +520,7 @@ async function main() {
     warmup: options.warmup,
     renderWarmup: options.renderWarmup,
     equalLoad: options.equalLoad,
+    pairedCpu: options.pairedCpu,
     quick: options.quick,
     requestTimeout: REQUEST_TIMEOUT_S,
     pin,
@@ -483,6 +550,7 @@ async function main() {
     resultsFile: shown(files.json),
     startups,
     equalLoadRuns,
+    pairedSummary,
   });
   const md = sharedSummary
     ? `${mainMd}${sharedMarkdown(sharedSummary, getScenario(SHARED_SCENARIO)).join('\n')}\n`
@@ -511,7 +579,9 @@ async function main() {
     variants: states,
     runs,
     equalLoadRuns,
+    pairedRuns,
     summary: rows,
+    paired: pairedSummary,
     shared: sharedResults ? { ...sharedResults, summary: sharedSummary } : undefined,
     files: { md: shown(files.md), svg: shown(files.svg) },
   };
@@ -527,6 +597,10 @@ async function main() {
   if (equalLoadRuns.length > 0) {
     say();
     say(equalLoadTable(equalLoadRuns, variantNames, options.equalLoad));
+  }
+  if (pairedSummary.length > 0) {
+    say();
+    say(pairedTable(pairedSummary));
   }
   say();
   say(`Critical CSS: ${criticalCss}.`);

@@ -15,9 +15,17 @@ export const DEFAULTS = {
   warmup: 2,
   'render-warmup': 10,
   'equal-load': 0.7,
+  'paired-cpu': 0.3,
 };
 /** --quick: one short round, for a look or a smoke test (explicit flags still win). */
-const QUICK = { rounds: 1, duration: 1, warmup: 0.5, 'render-warmup': 0.5, 'equal-load': 0 };
+const QUICK = {
+  rounds: 1,
+  duration: 1,
+  warmup: 0.5,
+  'render-warmup': 0.5,
+  'equal-load': 0,
+  'paired-cpu': 0,
+};
 
 export const HELP = `Usage: npm run bench -- [options]
 
@@ -38,7 +46,11 @@ bench/results/<timestamp>.json, .md and .svg.
   --equal-load F       after the rounds, as many rounds of open-loop runs at one constant rate per
                        scenario, F × the slowest variant's median (at most ${MAX_EQUAL_LOAD_RATE}/s), for latency
                        at equal load (default ${DEFAULTS['equal-load']}; 0 skips them)
-  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load runs (explicit flags win)
+  --paired-cpu F       with ssr and both variants of a pair (origin and ceiling, origin-app and
+                       stock): as many rounds of the pair loaded together on the same CPU, each
+                       at F × the slower one's ssr median, for their CPU per render side by side
+                       (default ${DEFAULTS['paired-cpu']}; 0 skips them)
+  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load or paired runs (explicit flags win)
   --pin / --no-pin     pin the servers and the load generator to separate CPUs with taskset
                        (default: on when there are ≥ 2 CPUs and taskset works)
   --server-cpus LIST   the CPUs the servers are pinned to, as taskset takes them (default 1);
@@ -69,6 +81,7 @@ export function parseOptions(argv) {
       warmup: { type: 'string' },
       'render-warmup': { type: 'string' },
       'equal-load': { type: 'string' },
+      'paired-cpu': { type: 'string' },
       quick: { type: 'boolean', default: false },
       pin: { type: 'boolean' },
       'no-pin': { type: 'boolean' },
@@ -137,6 +150,8 @@ export function parseOptions(argv) {
     renderWarmup: number('render-warmup', { min: 0, integer: false }),
     // A share of the slowest variant's req/s.
     equalLoad: number('equal-load', { min: 0, max: 1, integer: false }),
+    // Above 0.5 the pair together would ask for more than the one CPU they share.
+    pairedCpu: number('paired-cpu', { min: 0, max: 0.5, integer: false }),
     quick: values.quick,
     /** true / false when asked, undefined for "decide from the machine" */
     pin: values.pin ? true : values['no-pin'] ? false : undefined,

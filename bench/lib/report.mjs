@@ -1,6 +1,7 @@
 // From raw runs to what a reader sees: medians per variant and scenario, ratios, validity, and the
 // same summary as a terminal table and as Markdown. Nothing here measures; nothing is typed by hand.
 import { median, medianAndRange } from '../../scripts/lib/median.mjs';
+import { pairedTable } from './paired-cpu.mjs';
 
 /**
  * @typedef {import('./load.mjs').LoadResult} LoadResult
@@ -310,6 +311,7 @@ export function markdown({
   resultsFile,
   startups = [],
   equalLoadRuns = [],
+  pairedSummary = [],
 }) {
   const date = startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const pin = settings.pin.enabled
@@ -376,6 +378,7 @@ export function markdown({
       equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, { markdown: true }),
     );
   }
+  if (pairedSummary.length > 0) lines.push('', pairedTable(pairedSummary, { markdown: true }));
   lines.push(...runtimeComparison(rows));
   const cached = renderCacheTarget(rows);
   if (cached) lines.push('', cached);

@@ -1,0 +1,167 @@
+// CPU per uncached render, measured in pairs: a server and its reference loaded at the same time,
+// on the same CPU, at the same constant rate, so that both see the same machine. Run back to back,
+// the same server swung from 3,897 to 5,993 µs per render within minutes on this 2-core VM
+// (2026-11-24, steal 0.0%), far more than the 5% these targets are about; loaded together, the
+// origin's ratio to the ceiling stayed within 0.99–1.07 in every round of two ad-hoc runs.
+import { median } from '../../scripts/lib/median.mjs';
+
+/** The scenario measured: every request a different page, so every request renders. */
+export const PAIRED_SCENARIO = 'ssr';
+
+/**
+ * The pairs and the targets the issues set for them: CPU per render of `variant` at most `target`×
+ * that of `reference`.
+ */
+export const PAIRS = [
+  { variant: 'origin', reference: 'ceiling', target: 1.05 },
+  { variant: 'origin-app', reference: 'stock', target: 1 },
+];
+
+/**
+ * @typedef {{ round: number, variant: string, reference: string, rate: number,
+ *   answered: [number, number], cpuSeconds: [number | undefined, number | undefined],
+ *   problems: string[] }} PairedRun
+ */
+
+/** The pairs whose two variants both run (and whose scenario does). */
+export function pairsIn(variantNames, scenarioNames) {
+  if (!scenarioNames.includes(PAIRED_SCENARIO)) return [];
+  return PAIRS.filter(
+    (pair) => variantNames.includes(pair.variant) && variantNames.includes(pair.reference),
+  );
+}
+
+/**
+ * The rate each of the two is loaded at: `share` × the slower one's flat-out median, so that
+ * together they keep the CPU busy 2 × share of the time and neither queues behind the other for
+ * long. Undefined when either has no valid flat-out median.
+ * @param {import('./report.mjs').SummaryRow[]} rows
+ */
+export function pairedRate(rows, pair, share) {
+  const rps = [pair.variant, pair.reference].map(
+    (name) =>
+      rows.find(
+        (row) => row.scenario === PAIRED_SCENARIO && row.variant === name && row.status === 'valid',
+      )?.rps?.median,
+  );
+  if (rps.some((value) => !value)) return undefined;
+  return Math.max(1, Math.round(Math.min(...rps) * share));
+}
+
+/**
+ * One round of a pair: both loaded together, each one's CPU read before and after. The open-loop
+ * load waits for every answer it is owed, so the CPU read afterwards is that of the renders
+ * answered, with none left in flight at either end of the window.
+ * @param {{ jobs: [object, object], pids: [number, number], rate: number, duration: number,
+ *   run: (job: object) => Promise<import('./load.mjs').LoadResult>,
+ *   readCpuSeconds: (pid: number) => number | undefined }} input
+ * @returns {Promise<Pick<PairedRun, 'answered' | 'cpuSeconds' | 'problems'>>}
+ */
+export async function runPairedRound({ jobs, pids, rate, duration, run, readCpuSeconds }) {
+  const before = pids.map(readCpuSeconds);
+  const results = await Promise.all(jobs.map((job) => run({ ...job, duration, rate })));
+  const after = pids.map(readCpuSeconds);
+  const problems = [];
+  results.forEach((result, i) => {
+    const failed = result.errors + result.timeouts;
+    const bad = Object.entries(result.statusCodes).filter(([code]) => code !== '200');
+    if (failed > 0) problems.push(`${i === 0 ? 'variant' : 'reference'}: ${failed} failed`);
+    if (bad.length > 0)
+      problems.push(
+        `${i === 0 ? 'variant' : 'reference'}: statuses ${JSON.stringify(result.statusCodes)}`,
+      );
+  });
+  const cpuSeconds = /** @type {[number | undefined, number | undefined]} */ (
+    pids.map((_, i) =>
+      before[i] === undefined || after[i] === undefined ? undefined : after[i] - before[i],
+    )
+  );
+  return {
+    answered: [results[0].requests, results[1].requests],
+    cpuSeconds,
+    problems,
+  };
+}
+
+/** µs of server CPU per answered render, or undefined. */
+function perRender(cpuSeconds, answered) {
+  return cpuSeconds === undefined || answered === 0 ? undefined : (cpuSeconds * 1e6) / answered;
+}
+
+/**
+ * Each pair's summary: per round, the variant's CPU per render over the reference's; the median of
+ * those ratios against the target. Rounds with problems are left out and counted.
+ * @param {PairedRun[]} runs
+ */
+export function summarizePairs(runs) {
+  return PAIRS.map((pair) => {
+    const own = runs.filter(
+      (run) => run.variant === pair.variant && run.reference === pair.reference,
+    );
+    if (own.length === 0) return undefined;
+    const valid = own.filter((run) => run.problems.length === 0);
+    const rounds = valid
+      .map((run) => {
+        const mine = perRender(run.cpuSeconds[0], run.answered[0]);
+        const theirs = perRender(run.cpuSeconds[1], run.answered[1]);
+        return mine && theirs
+          ? { round: run.round, mine, theirs, ratio: mine / theirs }
+          : undefined;
+      })
+      .filter((round) => round !== undefined);
+    const ratio = median(rounds.map((round) => round.ratio));
+    return {
+      ...pair,
+      rate: own[0].rate,
+      rounds,
+      invalidRounds: own.length - valid.length,
+      ratio,
+      mine: median(rounds.map((round) => round.mine)),
+      theirs: median(rounds.map((round) => round.theirs)),
+      met: ratio === undefined ? undefined : ratio <= pair.target,
+    };
+  }).filter((summary) => summary !== undefined);
+}
+
+const fixed = (value, digits) => (value === undefined ? '?' : value.toFixed(digits));
+const micro = (value) => (value === undefined ? '?' : Math.round(value).toLocaleString('en-US'));
+
+/** The pairs as a table, Markdown or plain text. */
+export function pairedTable(summaries, { markdown = false } = {}) {
+  const code = (name) => (markdown ? `\`${name}\`` : name);
+  const title =
+    "CPU per uncached render, in pairs (each pair loaded together on the same CPU at one constant rate; ratio = median over rounds of the two servers' CPU per render in that round)";
+  const headers = [
+    'pair',
+    'rate req/s each',
+    'µs/render',
+    'µs/render (reference)',
+    'ratio (median)',
+    'rounds',
+    'target',
+  ];
+  const rows = summaries.map((summary) => [
+    `${code(summary.variant)} ÷ ${code(summary.reference)}`,
+    String(summary.rate),
+    micro(summary.mine),
+    micro(summary.theirs),
+    fixed(summary.ratio, 3),
+    summary.rounds.map((round) => fixed(round.ratio, 2)).join(' ') +
+      (summary.invalidRounds ? ` (+${summary.invalidRounds} invalid)` : ''),
+    `≤ ${summary.target}: ${summary.met === undefined ? 'no valid round' : summary.met ? 'met' : 'missed'}`,
+  ]);
+  if (markdown) {
+    return [
+      `**${title}.**`,
+      '',
+      `| ${headers.join(' | ')} |`,
+      `|---|--:|--:|--:|--:|---|---|`,
+      ...rows.map((row) => `| ${row.join(' | ')} |`),
+    ].join('\n');
+  }
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => row[i].length)),
+  );
+  const line = (cells) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ');
+  return [`${title}:`, line(headers), ...rows.map(line)].join('\n');
+}

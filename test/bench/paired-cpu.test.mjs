@@ -1,0 +1,151 @@
+// The paired CPU runs: which pairs run, at what rate, how rounds become a ratio (plain functions),
+// and one real run of the bench with a pair (origin with the ceiling on the real build). Asserts
+// what was measured and reported, never a timing.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ensureBenchPackages } from '../../bench/install.mjs';
+import { pairedRate, pairedTable, pairsIn, summarizePairs } from '../../bench/lib/paired-cpu.mjs';
+import { runBench } from '../helpers/bench.mjs';
+
+const row = (variant, median, status = 'valid') => ({
+  scenario: 'ssr',
+  variant,
+  status,
+  rps: { median },
+});
+
+const run = (round, mine, theirs, problems = []) => ({
+  round,
+  variant: 'origin',
+  reference: 'ceiling',
+  rate: 50,
+  // 100 renders each: CPU seconds of 100 renders at `mine` and `theirs` µs.
+  answered: [100, 100],
+  cpuSeconds: [mine * 1e-4, theirs * 1e-4],
+  problems,
+});
+
+describe('paired CPU runs (plain functions)', () => {
+  it('runs a pair only when both of its variants and ssr run', () => {
+    assert.deepEqual(
+      pairsIn(['origin', 'stock', 'ceiling'], ['ssg', 'ssr']).map((pair) => pair.variant),
+      ['origin'],
+    );
+    assert.deepEqual(
+      pairsIn(['origin', 'origin-app', 'stock', 'ceiling'], ['ssr']).map((pair) => pair.variant),
+      ['origin', 'origin-app'],
+    );
+    assert.deepEqual(pairsIn(['origin', 'ceiling'], ['ssg']), []);
+    assert.deepEqual(pairsIn(['origin', 'stock'], ['ssr']), []);
+  });
+
+  it('loads both at a share of the slower one, and not at all without valid medians', () => {
+    const pair = { variant: 'origin', reference: 'ceiling', target: 1.05 };
+    assert.equal(pairedRate([row('origin', 200), row('ceiling', 250)], pair, 0.4), 80);
+    assert.equal(pairedRate([row('origin', 300), row('ceiling', 250)], pair, 0.4), 100);
+    assert.equal(
+      pairedRate([row('origin', 200, 'invalid'), row('ceiling', 250)], pair, 0.4),
+      undefined,
+    );
+    assert.equal(pairedRate([row('ceiling', 250)], pair, 0.4), undefined);
+  });
+
+  it('takes the median of the per-round ratios, leaving out rounds with problems', () => {
+    const [summary] = summarizePairs([
+      run(1, 5000, 5000),
+      run(2, 6300, 6000),
+      run(3, 4000, 5000, ['variant: 3 failed']),
+      run(4, 4400, 4000),
+    ]);
+    assert.equal(summary.invalidRounds, 1);
+    assert.deepEqual(
+      summary.rounds.map((round) => round.round),
+      [1, 2, 4],
+    );
+    // Ratios 1.00, 1.05, 1.10: the median is the round's ratio, not the ratio of the medians.
+    assert.ok(Math.abs(summary.ratio - 1.05) < 1e-9, String(summary.ratio));
+    assert.equal(summary.met, true);
+    const [missed] = summarizePairs([run(1, 5300, 5000), run(2, 5400, 5000)]);
+    assert.equal(missed.met, false);
+    assert.match(pairedTable([missed]), /origin ÷ ceiling .* ≤ 1\.05: missed/);
+    assert.match(pairedTable([summary], { markdown: true }), /\| `origin` ÷ `ceiling` \| 50 \|/);
+  });
+
+  it('says so when no round was valid', () => {
+    const [summary] = summarizePairs([run(1, 5000, 5000, ['reference: 1 failed'])]);
+    assert.equal(summary.ratio, undefined);
+    assert.equal(summary.met, undefined);
+    assert.match(pairedTable([summary]), /no valid round/);
+  });
+});
+
+before(() => ensureBenchPackages(), { timeout: 10 * 60_000 });
+
+describe('npm run bench with a pair', { timeout: 120_000 }, () => {
+  let out;
+  let result;
+  let json;
+
+  before(async () => {
+    out = mkdtempSync(join(tmpdir(), 'bench-paired-'));
+    result = await runBench(
+      [
+        '--variants',
+        'origin,ceiling',
+        '--scenarios',
+        'ssr',
+        '--quick',
+        '--rounds',
+        '2',
+        '--paired-cpu',
+        '0.2',
+        '--out',
+        out,
+      ],
+      110_000,
+    );
+    const name = readdirSync(out).find((file) => file.endsWith('.json'));
+    json = name ? JSON.parse(readFileSync(join(out, name), 'utf8')) : undefined;
+  });
+  after(() => {
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it('loads the pair together in every round and reports their CPU per render', () => {
+    assert.equal(result.code, 0, `exit ${result.code}\n${result.stdout}\n${result.stderr}`);
+    assert.equal(json.settings.pairedCpu, 0.2);
+    assert.deepEqual(
+      json.pairedRuns.map((one) => [one.round, one.variant, one.reference]),
+      [
+        [1, 'origin', 'ceiling'],
+        [2, 'origin', 'ceiling'],
+      ],
+    );
+    const slower = Math.min(
+      ...json.summary.filter((one) => one.scenario === 'ssr').map((one) => one.rps.median),
+    );
+    for (const one of json.pairedRuns) {
+      assert.deepEqual(one.problems, []);
+      assert.equal(one.rate, Math.max(1, Math.round(slower * 0.2)));
+      for (const i of [0, 1]) {
+        assert.ok(one.answered[i] > 0, `round ${one.round}: nothing answered`);
+        assert.ok(one.cpuSeconds[i] > 0, `round ${one.round}: no CPU read`);
+      }
+    }
+    const [summary] = json.paired;
+    assert.equal(summary.rounds.length, 2);
+    assert.ok(summary.ratio > 0);
+    assert.match(result.stdout, /^CPU per uncached render, in pairs/m);
+    const md = readFileSync(
+      join(
+        out,
+        readdirSync(out).find((file) => file.endsWith('.md')),
+      ),
+      'utf8',
+    );
+    assert.match(md, /\*\*CPU per uncached render, in pairs .*\n\n\| pair \|/);
+  });
+});
