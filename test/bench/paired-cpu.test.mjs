@@ -38,6 +38,10 @@ describe('paired CPU runs (plain functions)', () => {
       pairsIn(['origin', 'origin-app', 'stock', 'ceiling'], ['ssr']).map((pair) => pair.variant),
       ['origin', 'origin-app'],
     );
+    assert.deepEqual(
+      pairsIn(['origin', 'origin-nocache'], ['ssr']).map((pair) => pair.reference),
+      ['origin-nocache'],
+    );
     assert.deepEqual(pairsIn(['origin', 'ceiling'], ['ssg']), []);
     assert.deepEqual(pairsIn(['origin', 'stock'], ['ssr']), []);
   });
