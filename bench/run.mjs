@@ -116,9 +116,7 @@ async function main() {
       CACHE_REFRESH_S +
     // Equal-load runs: as many rounds, as long as the flat-out ones.
     (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0) +
-    (options.pairedCpu > 0
-      ? options.rounds * cpuPairs.length * (options.duration + RUN_OVERHEAD_S)
-      : 0) +
+    options.rounds * cpuPairs.length * (options.duration + RUN_OVERHEAD_S) +
     (sharedAsked ? sharedSeconds(options, STARTUP_ESTIMATE_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
@@ -383,14 +381,16 @@ async function main() {
       }
     }
 
+    // The flat-out medians, which set the rates of the paired and the equal-load runs.
+    const throughput = summarize({
+      scenarios: variantScenarios,
+      variants: states,
+      runs,
+      rounds: options.rounds,
+    });
+
     // CPU per render in pairs: see bench/lib/paired-cpu.mjs for why not back to back.
     if (cpuPairs.length > 0) {
-      const throughput = summarize({
-        scenarios: variantScenarios,
-        variants: states,
-        runs,
-        rounds: options.rounds,
-      });
       for (let round = 1; round <= options.rounds; round++) {
         for (const pair of cpuPairs) {
           const rate = pairedRate(throughput, pair, options.pairedCpu);
@@ -424,7 +424,9 @@ async function main() {
             ...measured,
           });
           const perRender = measured.cpuSeconds.map((seconds, i) =>
-            seconds === undefined ? '?' : Math.round((seconds * 1e6) / measured.answered[i]),
+            seconds === undefined || measured.answered[i] === 0
+              ? '?'
+              : Math.round((seconds * 1e6) / measured.answered[i]),
           );
           progress.log(
             `  ≈ r${round} ${pair.variant} ${perRender[0]} µs/render, ${pair.reference} ${perRender[1]} µs/render at ${rate} req/s each` +
@@ -439,12 +441,6 @@ async function main() {
     // every variant gets the same fixed rate, one the slowest variant sustained in that scenario.
     // Interleaved rounds as above: one run's p99 hangs on a few slow answers, the median of rounds less so.
     if (options.equalLoad > 0) {
-      const throughput = summarize({
-        scenarios: variantScenarios,
-        variants: states,
-        runs,
-        rounds: options.rounds,
-      });
       const rates = new Map(
         variantScenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]),
       );

@@ -48,9 +48,8 @@ bench/results/<timestamp>.json, .md and .svg.
                        at equal load (default ${DEFAULTS['equal-load']}; 0 skips them)
   --paired-cpu F       with ssr and both variants of a pair (origin and ceiling, origin-app and
                        stock, origin and origin-nocache): as many rounds of the pair loaded
-                       together on the same CPU, each
-                       at F × the slower one's ssr median, for their CPU per render side by side
-                       (default ${DEFAULTS['paired-cpu']}; 0 skips them)
+                       together on the same CPU, each at F × the slower one's ssr median, for
+                       their CPU per render side by side (default ${DEFAULTS['paired-cpu']}, at most 0.5; 0 skips them)
   --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load or paired runs (explicit flags win)
   --pin / --no-pin     pin the servers and the load generator to separate CPUs with taskset
                        (default: on when there are ≥ 2 CPUs and taskset works)
