@@ -30,6 +30,7 @@ import { roundOrder } from './lib/round-order.mjs';
 import {
   PAIRED_SCENARIO,
   pairedRate,
+  perRender,
   pairedTable,
   pairsIn,
   runPairedRound,
@@ -405,6 +406,7 @@ async function main() {
           );
           const measured = await runPairedRound({
             jobs: [loaded[0].job, loaded[1].job],
+            checks: [loaded[0].check, loaded[1].check],
             pids: [loaded[0].server.pid, loaded[1].server.pid],
             rate,
             duration: options.duration,
@@ -423,13 +425,12 @@ async function main() {
             rate,
             ...measured,
           });
-          const perRender = measured.cpuSeconds.map((seconds, i) =>
-            seconds === undefined || measured.answered[i] === 0
-              ? '?'
-              : Math.round((seconds * 1e6) / measured.answered[i]),
-          );
+          const [mine, theirs] = [0, 1].map((side) => {
+            const us = perRender(measured.cpuSeconds[side], measured.answered[side]);
+            return us === undefined ? '?' : Math.round(us);
+          });
           progress.log(
-            `  ≈ r${round} ${pair.variant} ${perRender[0]} µs/render, ${pair.reference} ${perRender[1]} µs/render at ${rate} req/s each` +
+            `  ≈ r${round} ${pair.variant} ${mine} µs/render, ${pair.reference} ${theirs} µs/render at ${rate} req/s each` +
               (measured.problems.length ? ` ✗ ${measured.problems.join('; ')}` : ''),
           );
         }

@@ -4,6 +4,7 @@
 // (2026-11-24, steal 0.0%), far more than the 5% these targets are about; loaded together, the
 // origin's ratio to the ceiling stayed within 0.99–1.07 in every round of two ad-hoc runs.
 import { median } from '../../scripts/lib/median.mjs';
+import { judgeRun } from './validate.mjs';
 
 /** The scenario measured: every request a different page, so every request renders. */
 export const PAIRED_SCENARIO = 'ssr';
@@ -53,26 +54,23 @@ export function pairedRate(rows, pair, share) {
 /**
  * One round of a pair: both loaded together, each one's CPU read before and after. The open-loop
  * load waits for every answer it is owed, so the CPU read afterwards is that of the renders
- * answered, with none left in flight at either end of the window.
- * @param {{ jobs: [object, object], pids: [number, number], rate: number, duration: number,
+ * answered, with none left in flight at either end of the window. Each side's answers are judged
+ * as every other run's are (judgeRun).
+ * @param {{ jobs: [object, object], checks: [import('./validate.mjs').ScenarioCheck, import('./validate.mjs').ScenarioCheck],
+ *   pids: [number, number], rate: number, duration: number,
  *   run: (job: object) => Promise<import('./load.mjs').LoadResult>,
  *   readCpuSeconds: (pid: number) => number | undefined }} input
  * @returns {Promise<Pick<PairedRun, 'answered' | 'cpuSeconds' | 'problems'>>}
  */
-export async function runPairedRound({ jobs, pids, rate, duration, run, readCpuSeconds }) {
+export async function runPairedRound({ jobs, checks, pids, rate, duration, run, readCpuSeconds }) {
   const before = pids.map(readCpuSeconds);
   const results = await Promise.all(jobs.map((job) => run({ ...job, duration, rate })));
   const after = pids.map(readCpuSeconds);
-  const problems = [];
-  results.forEach((result, i) => {
-    const failed = result.errors + result.timeouts;
-    const bad = Object.entries(result.statusCodes).filter(([code]) => code !== '200');
-    if (failed > 0) problems.push(`${i === 0 ? 'variant' : 'reference'}: ${failed} failed`);
-    if (bad.length > 0)
-      problems.push(
-        `${i === 0 ? 'variant' : 'reference'}: statuses ${JSON.stringify(result.statusCodes)}`,
-      );
-  });
+  const problems = results.flatMap((result, i) =>
+    judgeRun(result, checks[i]).map(
+      (problem) => `${i === 0 ? 'variant' : 'reference'}: ${problem}`,
+    ),
+  );
   const cpuSeconds = /** @type {[number | undefined, number | undefined]} */ (
     pids.map((_, i) =>
       before[i] === undefined || after[i] === undefined ? undefined : after[i] - before[i],
@@ -86,7 +84,7 @@ export async function runPairedRound({ jobs, pids, rate, duration, run, readCpuS
 }
 
 /** µs of server CPU per answered render, or undefined. */
-function perRender(cpuSeconds, answered) {
+export function perRender(cpuSeconds, answered) {
   return cpuSeconds === undefined || answered === 0 ? undefined : (cpuSeconds * 1e6) / answered;
 }
 
