@@ -392,9 +392,12 @@ async function main() {
 
     // CPU per render in pairs: see bench/lib/paired-cpu.mjs for why not back to back.
     if (cpuPairs.length > 0) {
+      const pairRates = new Map(
+        cpuPairs.map((pair) => [pair, pairedRate(throughput, pair, options.pairedCpu)]),
+      );
       for (let round = 1; round <= options.rounds; round++) {
         for (const pair of cpuPairs) {
-          const rate = pairedRate(throughput, pair, options.pairedCpu);
+          const rate = pairRates.get(pair);
           const loaded = [pair.variant, pair.reference].map((name) =>
             target(name, PAIRED_SCENARIO),
           );
