@@ -829,20 +829,55 @@ describe('RenderCache', () => {
     assert.ok(cache.stats.bytes <= maxBytes);
   });
 
+  it('drops pages past their lifetime before it turns a new page away', () => {
+    const maxBytes = 256 * 1024;
+    const { clock, cache } = clockedCache(maxBytes);
+    const key = (i) => `${ORIGIN}/products/${i}`;
+    // Of use for 60 s, then never again (no stale-while-revalidate, no stale-if-error).
+    const brief = sharedCachePolicy('public, s-maxage=60');
+    const body = () => 'x'.repeat(2000);
+    let i = 0;
+    while (cache.store(key(i), page(body(), brief)) === 'stored') i++;
+    const held = cache.stats.entries;
+    assert.ok(held > 50, `${held} pages stored before the cache was full`);
+    clock.now += 1_000;
+    assert.equal(cache.store(key(++i), page(body(), brief)), 'deferred', 'all still of use');
+    clock.now += 59_001;
+    // Nothing touched the pages since they stopped being of use: they still count, until now.
+    assert.equal(cache.stats.entries, held);
+    assert.equal(cache.store(key(++i), page(body(), brief)), 'stored', 'a first request');
+    assert.equal(cache.stats.entries, 1);
+    assert.equal(cache.lookup(key(i)).state, 'fresh');
+    // Full again; the scan for expired pages runs at most once a second.
+    while (cache.store(key(++i), page(body(), brief)) === 'stored');
+    clock.now += 60_000;
+    assert.equal(cache.store(key(++i), page(body(), brief)), 'deferred', 'scanned: none expired');
+    clock.now += 1;
+    assert.equal(cache.store(key(++i), page(body(), brief)), 'deferred', 'expired, not scanned');
+    clock.now += 999;
+    assert.equal(cache.store(key(i + 1), page(body(), brief)), 'stored', 'scanned again');
+  });
+
   it('admits pages as its model says, under either admission', () => {
-    // Pages never outlive the run (stale-if-error is a day); the doorkeeper's keys do (s-maxage 60
-    // and stale-while-revalidate 30).
-    const policy = sharedCachePolicy(
+    // Pages stored with `lasting` never outlive the run (stale-if-error is a day); the others stop
+    // being of use after s-maxage 60 and stale-while-revalidate 30, as the doorkeeper's keys do.
+    const lasting = sharedCachePolicy(
       'public, s-maxage=60, stale-while-revalidate=30, stale-if-error=86400',
     );
+    const brief = sharedCachePolicy('public, s-maxage=60, stale-while-revalidate=30');
+    const LIFETIME_MS = 90_000;
     const keys = Array.from({ length: 10 }, (_, i) => `${ORIGIN}/p/${i}`);
     const step = fc.oneof(
       fc.record({
         store: fc.nat({ max: keys.length - 1 }),
         size: fc.integer({ min: 0, max: 3000 }),
+        lasts: fc.boolean(),
       }),
       fc.record({ lookup: fc.nat({ max: keys.length - 1 }) }),
-      fc.record({ advance: fc.integer({ min: 0, max: 90_000 }) }),
+      // Long steps let pages expire, short ones come back within a second of a purge.
+      fc.record({
+        advance: fc.oneof(fc.integer({ min: 0, max: 90_000 }), fc.integer({ min: 0, max: 1500 })),
+      }),
     );
     fc.assert(
       fc.property(
@@ -851,38 +886,55 @@ describe('RenderCache', () => {
         fc.array(step, { maxLength: 40 }),
         (admission, maxBytes, steps) => {
           const { clock, cache } = clockedCache(maxBytes, admission);
-          // The model: entries least recently used first, and when each key was last turned away.
+          // The model: entries least recently used first (each with when it stops being of use,
+          // and counted until something touches it), when each key was last turned away, and when
+          // the cache last dropped its expired pages (at most once a second, when one does not fit).
           let stored = [];
           const seen = new Map();
+          let purgedAt = -Infinity;
           const used = () => stored.reduce((sum, entry) => sum + entry.bytes, 0);
+          const expired = (entry) => clock.now > entry.expiresAt;
+          const fits = (bytes) => {
+            if (used() + bytes <= maxBytes) return true;
+            if (clock.now - purgedAt < 1000) return false;
+            purgedAt = clock.now;
+            stored = stored.filter((e) => !expired(e));
+            return used() + bytes <= maxBytes;
+          };
           for (const s of steps) {
             if ('advance' in s) {
               clock.now += s.advance;
             } else if ('lookup' in s) {
               const key = keys[s.lookup];
-              const entry = stored.find((e) => e.key === key);
+              let entry = stored.find((e) => e.key === key);
+              if (entry && expired(entry)) {
+                // Asked for past its lifetime: gone.
+                stored = stored.filter((e) => e !== entry);
+                entry = undefined;
+              }
               assert.equal(cache.lookup(key).state === 'miss', entry === undefined);
               if (entry) stored = [...stored.filter((e) => e !== entry), entry];
             } else {
               const key = keys[s.store];
-              const p = page('x'.repeat(s.size), policy);
+              const p = page('x'.repeat(s.size), s.lasts ? lasting : brief);
               const bytes = s.size + key.length + p.headers.join('').length + 512;
-              const others = stored.filter((e) => e.key !== key);
               let expected = 'deferred';
               if (bytes > maxBytes) {
                 expected = 'too-large';
               } else if (
+                stored.some((e) => e.key === key) ||
+                fits(bytes) ||
                 admission === 'first' ||
-                others.length < stored.length ||
-                used() + bytes <= maxBytes ||
                 (seen.has(key) && clock.now - seen.get(key) <= 90_000)
               ) {
                 expected = 'stored';
               }
               assert.equal(cache.store(key, p), expected, JSON.stringify(s));
+              const others = stored.filter((e) => e.key !== key);
               if (expected === 'stored') {
                 seen.delete(key);
-                stored = [...others, { key, bytes }];
+                const expiresAt = s.lasts ? Infinity : clock.now + LIFETIME_MS;
+                stored = [...others, { key, bytes, expiresAt }];
                 while (used() > maxBytes) stored.shift();
               } else if (expected === 'deferred') {
                 seen.set(key, clock.now);
