@@ -1,280 +1,373 @@
+// The origin's settings, read once at startup from the environment: a table that names each
+// variable once with how to read it, then the sections each part of the origin is built from
+// (parts.ts), typed by the modules that use them. A value that cannot be used stops the start with
+// one line naming the variable.
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import {
   CSP_MODES,
   type CspDirectives,
-  type CspMode,
+  type CspSettings,
   parseCspDirectives,
   parseReportTo,
 } from './csp/policy.ts';
-import { type Admission, ADMISSIONS } from './render-cache/admission.ts';
+import type { StaticIndexOptions } from './files/static-index.ts';
+import type { LogSettings } from './logger.ts';
+import type { MetricsAddress } from './metrics/metrics-server.ts';
+import { CRITICAL_CSS_MODES, type CriticalCssMode } from './pages/common-engine.ts';
+import type { PageSettings } from './pages/pages.ts';
+import type { RenderLimits } from './pages/render-limiter.ts';
+import type { ListenAddress, ProcessSettings } from './process/lifecycle.ts';
+import type { RedisLinkOptions } from './redis/link.ts';
+import { ADMISSIONS } from './render-cache/admission.ts';
 import { GROUP_ALIASES, type GroupAlias } from './render-cache/cache-groups.ts';
+import type { SharedTierSettings } from './render-cache/shared-tier.ts';
+import type { RenderCacheOptions } from './render-cache/store.ts';
 import { type CdnPurgeConfig, purgeTarget } from './revalidation/cdn-purge.ts';
-import { DEFAULT_ALLOWED_HOSTS, HOSTNAME, isAllowedHostPattern } from './request-origin.ts';
+import {
+  DEFAULT_ALLOWED_HOSTS,
+  HOSTNAME,
+  type HostRules,
+  isAllowedHostPattern,
+} from './request/request-origin.ts';
 
-/** The origin's settings, read once at startup from the environment. */
+/** The origin's settings, by the part of the origin they set up. */
 export interface OriginConfig {
-  port: number;
-  /** Interface to bind; undefined binds every interface, like Node's default. */
-  host: string | undefined;
-  /** Host names a request may name in its Host header (`*.example.com` and `*` allowed). */
-  allowedHosts: string[];
-  /** Trust X-Forwarded-Proto/Host from a proxy in front (they are still checked against allowedHosts). */
-  trustProxy: boolean;
-  /** A render slower than this answers with the client-side shell instead. */
-  renderTimeoutMs: number;
-  /** Renders running at once; more wait in the queue. */
-  maxConcurrentRenders: number;
-  /** Renders waiting for a slot; more are shed with 503. */
-  renderQueueLimit: number;
-  /** After SIGTERM/SIGINT, how long in-flight requests may take before connections are cut. */
-  shutdownGraceMs: number;
-  /** Origin processes: 1 serves in this process; more run under a supervising primary (cluster.ts). */
-  workers: number;
-  /** One log line per request when true (off by default: it costs throughput). */
-  accessLog: boolean;
-  /** Answer files held in memory before Koa (fast-path.ts); off sends every request through Koa. */
-  fastPath: boolean;
-  /** Bytes of the browser build held in memory; 0 serves every file from disk through koa-static. */
-  staticMemoryBytes: number;
-  /** Bytes of rendered pages the render cache holds (routes that declare a policy); 0 turns it off. */
-  renderCacheBytes: number;
-  /** Which new pages a full render cache stores: `second` (asked for again) or `first` (all). */
-  renderCacheAdmission: Admission;
-  /**
-   * How rendered pages get their critical CSS: `compiled` (stylesheets compiled at startup),
-   * `per-request` (CommonEngine's full Beasties pass) or `off`.
-   */
-  criticalCss: CriticalCssMode;
-  /**
-   * What renders pages: `common` (CommonEngine, the default) or `app` (AngularNodeAppEngine). Both
-   * run from the same build; see docs/choosing-an-engine.md.
-   */
-  renderEngine: RenderEngine;
-  /** A Content-Security-Policy with a fresh nonce on every HTML answer (csp/): off, strict or report-only. */
-  csp: CspMode;
-  /** Directives added to the strict policy (CSP_DIRECTIVES). */
-  cspDirectives: CspDirectives;
-  /** Where browsers send CSP reports through the Reporting API (CSP_REPORT_TO); undefined for none. */
-  cspReportTo: string | undefined;
-  /** The render cache's shared tier (render-cache/shared-tier.ts); undefined: each process alone. */
-  sharedCache: SharedCacheConfig | undefined;
-  /** The bearer token of POST /_origin/revalidate (REVALIDATE_TOKEN); undefined: no endpoint. */
-  revalidateToken: string | undefined;
-  /** CDN spellings of a page's Cache-Groups also sent: Surrogate-Key, Cache-Tag (CACHE_GROUP_ALIASES). */
-  cacheGroupAliases: GroupAlias[];
-  /** The CDN purge hook (CDN_PURGE_*): undefined when CDN_PURGE_URL is unset. */
-  cdnPurge: CdnPurgeConfig | undefined;
-  /** Port of the Prometheus endpoint (metrics/); undefined: no metrics at all. */
-  metricsPort: number | undefined;
-  /** Interface the metrics endpoint binds; undefined binds every interface, like HOST. */
-  metricsHost: string | undefined;
-  logLevel: string;
-}
-
-/** Where the shared tier lives and how long a request may wait on it. */
-export interface SharedCacheConfig {
-  /** `redis://` or `rediss://` (TLS), user and password in the URL (REDIS_URL). */
-  url: string;
-  /** The longest a request waits on one Redis command before going on without it. */
-  timeoutMs: number;
-  /** Every key starts with this (REDIS_KEY_PREFIX): several origins can share one Redis. */
-  keyPrefix: string;
-  /** Pages larger than this stay in their process's cache only. */
-  maxEntryBytes: number;
+  listen: ListenAddress;
+  hosts: HostRules;
+  /** What renders pages (docs/choosing-an-engine.md) and how their critical CSS is inlined. */
+  engine: { name: RenderEngine; criticalCss: CriticalCssMode };
+  limits: RenderLimits;
+  pages: PageSettings;
+  processes: ProcessSettings;
+  /** Files from memory before Koa (fast-path.ts), and how many bytes of the build memory holds. */
+  files: StaticIndexOptions & { fastPath: boolean };
+  /** Undefined when RENDER_CACHE_BYTES is 0: no render cache. */
+  renderCache: RenderCacheOptions | undefined;
+  /** Undefined without REDIS_URL: each process caches alone. */
+  sharedCache: { link: RedisLinkOptions; tier: SharedTierSettings } | undefined;
+  /** Undefined when CSP is off. */
+  csp: CspSettings | undefined;
+  revalidation: {
+    /** The bearer token of POST /_origin/revalidate; undefined: no endpoint. */
+    token: string | undefined;
+    /** The CDN purge hook; undefined when CDN_PURGE_URL is unset. */
+    cdnPurge: CdnPurgeConfig | undefined;
+  };
+  /** Undefined without METRICS_PORT: no metrics at all. */
+  metrics: MetricsAddress | undefined;
+  log: LogSettings;
 }
 
 /** A setting that cannot be used: its message is one line naming the variable. */
 export class ConfigError extends Error {}
 
-export const DEFAULT_PORT = 4000;
-export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
-const CRITICAL_CSS_MODES: CriticalCssMode[] = ['compiled', 'per-request', 'off'];
 export type RenderEngine = 'common' | 'app';
 /** The first is the default (RENDER_ENGINE unset); `ng add --engine app` puts `app` first. */
 export const RENDER_ENGINES: RenderEngine[] = ['common', 'app'];
 
+const LOG_LEVELS = ['info', 'fatal', 'error', 'warn', 'debug', 'trace', 'silent'];
+const MIB = 1024 * 1024;
+/** Short tokens can be guessed; 32 characters is what `openssl rand -hex 16` prints. */
+const MIN_TOKEN_LENGTH = 32;
+
+/** How a variable is read: its value when unset (or blank), and what a set value becomes. */
+interface Variable<T> {
+  unset: T;
+  /** Throws a message that follows the variable's name (`must be …, got "…"`). */
+  read(value: string): T;
+}
+
+/** Every variable the origin reads, named once. Documented in docs/configuration.md. */
+const VARIABLES = {
+  PORT: integer(4000, 0, 65535),
+  HOST: optional(listenHost),
+  NG_ALLOWED_HOSTS: { unset: DEFAULT_ALLOWED_HOSTS, read: allowedHosts },
+  TRUST_PROXY: boolean(false),
+  RENDER_TIMEOUT_MS: integer(5000, 1, 600_000),
+  // 8: renders wait on timers between steps; more slots raised the p99 (docs/configuration.md).
+  MAX_CONCURRENT_RENDERS: integer(8, 1, 10_000),
+  RENDER_QUEUE_LIMIT: integer(256, 0, 1_000_000),
+  SHUTDOWN_GRACE_MS: integer(10_000, 0, 600_000),
+  WORKERS: { unset: 1, read: workers },
+  ACCESS_LOG: boolean(false),
+  FAST_PATH: boolean(true),
+  STATIC_MEMORY_BYTES: integer(64 * MIB, 0, 2 ** 40),
+  RENDER_CACHE_BYTES: integer(64 * MIB, 0, 2 ** 40),
+  RENDER_CACHE_ADMISSION: choice(ADMISSIONS),
+  CRITICAL_CSS: choice(CRITICAL_CSS_MODES),
+  RENDER_ENGINE: choice(RENDER_ENGINES),
+  CSP: choice(CSP_MODES),
+  CSP_DIRECTIVES: optional(cspDirectives),
+  CSP_REPORT_TO: optional(reportTo),
+  REDIS_URL: optional(redisUrl),
+  // 50 ms: a healthy Redis on the same network answers in well under 1 ms; past this, rendering is the better bet.
+  REDIS_TIMEOUT_MS: integer(50, 1, 10_000),
+  REDIS_KEY_PREFIX: { unset: 'origin', read: keyPrefix },
+  SHARED_CACHE_MAX_ENTRY_BYTES: integer(MIB, 1, 512 * MIB),
+  REVALIDATE_TOKEN: optional(revalidateToken),
+  CACHE_GROUP_ALIASES: { unset: [] as GroupAlias[], read: groupAliases },
+  CDN_PURGE_URL: optional(purgeUrl),
+  CDN_PURGE_METHOD: { unset: 'POST', read: purgeMethod },
+  CDN_PURGE_TOKEN: optional(printable),
+  CDN_PURGE_TOKEN_HEADER: optional(headerName),
+  METRICS_PORT: optional((value) => integer(0, 0, 65535).read(value)),
+  METRICS_HOST: optional(listenHost),
+  LOG_LEVEL: choice(LOG_LEVELS),
+} satisfies Record<string, Variable<unknown>>;
+
+type Values = { [Name in keyof typeof VARIABLES]: (typeof VARIABLES)[Name]['unset'] };
+
 export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
-  const renderEngine = readChoice('RENDER_ENGINE', env['RENDER_ENGINE'], RENDER_ENGINES);
-  const criticalCss = readChoice('CRITICAL_CSS', env['CRITICAL_CSS'], CRITICAL_CSS_MODES);
-  // Angular's engine always inlines the build's plans: it has no per-request pass and no way off.
-  if (renderEngine === 'app' && criticalCss !== 'compiled') {
-    throw new ConfigError(
-      `CRITICAL_CSS must be compiled with RENDER_ENGINE=app (Angular's engine inlines the build's plans), got "${criticalCss}"`,
-    );
-  }
-  const port = readInteger('PORT', env['PORT'], DEFAULT_PORT, 0, 65535);
+  const v = readVariables(env);
+  checkCombinations(v, env);
   return {
-    port,
-    host: readHost(env['HOST']),
-    allowedHosts: readAllowedHosts(env['NG_ALLOWED_HOSTS']),
-    trustProxy: readBoolean('TRUST_PROXY', env['TRUST_PROXY'], false),
-    renderTimeoutMs: readInteger('RENDER_TIMEOUT_MS', env['RENDER_TIMEOUT_MS'], 5000, 1, 600_000),
-    // 8: renders wait on timers between steps (1 slot: 2/3 the throughput of 8); 16–50 gave 5–10% more, at 1.3–5× the p99 (bench).
-    maxConcurrentRenders: readInteger(
-      'MAX_CONCURRENT_RENDERS',
-      env['MAX_CONCURRENT_RENDERS'],
-      8,
-      1,
-      10_000,
-    ),
-    renderQueueLimit: readInteger(
-      'RENDER_QUEUE_LIMIT',
-      env['RENDER_QUEUE_LIMIT'],
-      256,
-      0,
-      1_000_000,
-    ),
-    shutdownGraceMs: readInteger('SHUTDOWN_GRACE_MS', env['SHUTDOWN_GRACE_MS'], 10_000, 0, 600_000),
-    workers: readWorkers(env['WORKERS']),
-    accessLog: readBoolean('ACCESS_LOG', env['ACCESS_LOG'], false),
-    fastPath: readBoolean('FAST_PATH', env['FAST_PATH'], true),
-    staticMemoryBytes: readInteger(
-      'STATIC_MEMORY_BYTES',
-      env['STATIC_MEMORY_BYTES'],
-      64 * 1024 * 1024,
-      0,
-      2 ** 40,
-    ),
-    renderCacheBytes: readInteger(
-      'RENDER_CACHE_BYTES',
-      env['RENDER_CACHE_BYTES'],
-      64 * 1024 * 1024,
-      0,
-      2 ** 40,
-    ),
-    renderCacheAdmission: readChoice(
-      'RENDER_CACHE_ADMISSION',
-      env['RENDER_CACHE_ADMISSION'],
-      ADMISSIONS,
-    ),
-    criticalCss,
-    renderEngine,
-    csp: readChoice('CSP', env['CSP'], CSP_MODES),
-    cspDirectives: readCspDirectives(env['CSP_DIRECTIVES'], env['CSP']),
-    cspReportTo: readCspReportTo(env['CSP_REPORT_TO'], env['CSP']),
-    sharedCache: readSharedCache(env),
-    revalidateToken: readRevalidateToken(env['REVALIDATE_TOKEN']),
-    cacheGroupAliases: readGroupAliases(env['CACHE_GROUP_ALIASES']),
-    cdnPurge: readCdnPurge(env),
-    ...readMetricsAddress(env, port),
-    logLevel: readChoice('LOG_LEVEL', env['LOG_LEVEL'], LOG_LEVELS),
+    listen: { port: v.PORT, host: v.HOST },
+    hosts: { allowedHosts: v.NG_ALLOWED_HOSTS, trustProxy: v.TRUST_PROXY },
+    engine: { name: v.RENDER_ENGINE, criticalCss: v.CRITICAL_CSS },
+    limits: { maxRunning: v.MAX_CONCURRENT_RENDERS, maxQueued: v.RENDER_QUEUE_LIMIT },
+    pages: { renderTimeoutMs: v.RENDER_TIMEOUT_MS, cacheGroupAliases: v.CACHE_GROUP_ALIASES },
+    processes: { workers: v.WORKERS, shutdownGraceMs: v.SHUTDOWN_GRACE_MS },
+    files: { fastPath: v.FAST_PATH, maxTotalBytes: v.STATIC_MEMORY_BYTES },
+    renderCache:
+      v.RENDER_CACHE_BYTES === 0
+        ? undefined
+        : { maxBytes: v.RENDER_CACHE_BYTES, admission: v.RENDER_CACHE_ADMISSION },
+    sharedCache:
+      v.REDIS_URL === undefined
+        ? undefined
+        : {
+            link: { url: v.REDIS_URL, timeoutMs: v.REDIS_TIMEOUT_MS },
+            tier: { keyPrefix: v.REDIS_KEY_PREFIX, maxEntryBytes: v.SHARED_CACHE_MAX_ENTRY_BYTES },
+          },
+    csp:
+      v.CSP === 'off'
+        ? undefined
+        : {
+            mode: v.CSP,
+            directives: v.CSP_DIRECTIVES ?? new Map<string, string[]>(),
+            reportTo: v.CSP_REPORT_TO,
+          },
+    revalidation: {
+      token: v.REVALIDATE_TOKEN,
+      cdnPurge:
+        v.CDN_PURGE_URL === undefined
+          ? undefined
+          : {
+              url: v.CDN_PURGE_URL,
+              method: v.CDN_PURGE_METHOD,
+              token: v.CDN_PURGE_TOKEN,
+              tokenHeader: v.CDN_PURGE_TOKEN_HEADER,
+            },
+    },
+    metrics:
+      v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
+    log: { level: v.LOG_LEVEL, access: v.ACCESS_LOG },
   };
 }
 
-function readSharedCache(env: NodeJS.ProcessEnv): SharedCacheConfig | undefined {
-  const url = env['REDIS_URL']?.trim();
-  if (url === undefined || url === '') {
-    return undefined;
+/** Every variable of the table, read; an unset or blank one is its `unset` value. */
+function readVariables(env: NodeJS.ProcessEnv): Values {
+  const values: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(VARIABLES) as [string, Variable<unknown>][]) {
+    const value = env[name];
+    try {
+      values[name] =
+        value === undefined || value.trim() === '' ? variable.unset : variable.read(value);
+    } catch (error) {
+      throw new ConfigError(`${name} ${(error as Error).message}`);
+    }
   }
+  return values as Values;
+}
+
+/** Settings that are each valid but not together. */
+function checkCombinations(v: Values, env: NodeJS.ProcessEnv): void {
+  // Angular's engine always inlines the build's plans: it has no per-request pass and no way off.
+  if (v.RENDER_ENGINE === 'app' && v.CRITICAL_CSS !== 'compiled') {
+    fail(
+      `CRITICAL_CSS must be compiled with RENDER_ENGINE=app (Angular's engine inlines the build's plans), got "${v.CRITICAL_CSS}"`,
+    );
+  }
+  for (const name of ['CSP_DIRECTIVES', 'CSP_REPORT_TO'] as const) {
+    if (v[name] !== undefined && v.CSP === 'off') {
+      fail(`${name} needs CSP=strict or CSP=report-only`);
+    }
+  }
+  if (v.CDN_PURGE_URL === undefined) {
+    for (const name of ['CDN_PURGE_METHOD', 'CDN_PURGE_TOKEN', 'CDN_PURGE_TOKEN_HEADER']) {
+      if (env[name] !== undefined && env[name] !== '') {
+        fail(`${name} needs CDN_PURGE_URL`);
+      }
+    }
+  }
+  if (v.CDN_PURGE_TOKEN_HEADER !== undefined && v.CDN_PURGE_TOKEN === undefined) {
+    fail('CDN_PURGE_TOKEN_HEADER needs CDN_PURGE_TOKEN');
+  }
+  if (v.METRICS_PORT !== undefined && v.METRICS_PORT !== 0 && v.METRICS_PORT === v.PORT) {
+    fail(`METRICS_PORT must differ from PORT (the public port), got "${env['METRICS_PORT']}"`);
+  }
+  if (v.METRICS_HOST !== undefined && v.METRICS_PORT === undefined) {
+    fail('METRICS_HOST needs METRICS_PORT');
+  }
+}
+
+function fail(message: string): never {
+  throw new ConfigError(message);
+}
+
+function optional<T>(read: (value: string) => T): Variable<T | undefined> {
+  return { unset: undefined, read };
+}
+
+function integer(unset: number, min: number, max: number): Variable<number> {
+  return {
+    unset,
+    read(value) {
+      const number = Number(value);
+      if (!/^\d+$/.test(value) || number < min || number > max) {
+        throw new Error(`must be a whole number from ${min} to ${max}, got "${value}"`);
+      }
+      return number;
+    },
+  };
+}
+
+function boolean(unset: boolean): Variable<boolean> {
+  return {
+    unset,
+    read(value) {
+      if (['1', 'true', 'yes', 'on'].includes(value.toLowerCase())) {
+        return true;
+      }
+      if (['0', 'false', 'no', 'off'].includes(value.toLowerCase())) {
+        return false;
+      }
+      throw new Error(`must be true or false, got "${value}"`);
+    },
+  };
+}
+
+/** One of `choices`; the first is the default. */
+function choice<T extends string>(choices: readonly T[]): Variable<T> {
+  return {
+    unset: choices[0],
+    read(value) {
+      if (!choices.includes(value as T)) {
+        throw new Error(`must be one of ${choices.join(', ')}, got "${value}"`);
+      }
+      return value as T;
+    },
+  };
+}
+
+/** `auto`: the CPUs this process may use (cgroup limits included), else a count. */
+function workers(value: string): number {
+  if (value === 'auto') {
+    return availableParallelism();
+  }
+  if (!/^\d+$/.test(value)) {
+    throw new Error(`must be auto or a whole number from 1 to 1024, got "${value}"`);
+  }
+  return integer(1, 1, 1024).read(value);
+}
+
+function listenHost(value: string): string {
+  if (isIP(value) === 0 && !HOSTNAME.test(value.toLowerCase())) {
+    throw new Error(`must be an IP address or a host name to listen on, got "${value}"`);
+  }
+  return value;
+}
+
+/**
+ * Same format as Angular's own NG_ALLOWED_HOSTS: a comma-separated list of host names, where
+ * `*.example.com` allows every subdomain of example.com and `*` allows any host.
+ */
+function allowedHosts(value: string): string[] {
+  const hosts = value.split(',').map((entry) => entry.trim().toLowerCase());
+  const bad = hosts.find((host) => !isAllowedHostPattern(host));
+  if (bad !== undefined) {
+    throw new Error(
+      `must be a comma-separated list of host names such as "example.com,*.example.com", got "${bad}" in "${value}"`,
+    );
+  }
+  return hosts;
+}
+
+function cspDirectives(value: string): CspDirectives {
+  try {
+    return parseCspDirectives(value);
+  } catch (error) {
+    throw new Error(
+      `must be directives such as "img-src 'self' https://img.example; report-uri /csp": ` +
+        `${(error as Error).message}, got "${value}"`,
+      { cause: error },
+    );
+  }
+}
+
+function reportTo(value: string): string {
+  try {
+    return parseReportTo(value.trim());
+  } catch (error) {
+    throw new Error(`${(error as Error).message}, got "${value}"`, { cause: error });
+  }
+}
+
+function redisUrl(value: string): string {
+  const url = value.trim();
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError('REDIS_URL must be a URL such as redis://user:password@host:6379/0');
+    throw new Error('must be a URL such as redis://user:password@host:6379/0');
   }
   if ((parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || parsed.hostname === '') {
     // Never echo the value: it may hold a password.
-    throw new ConfigError(
-      `REDIS_URL must start with redis:// or rediss:// (TLS) and name a host, got a "${parsed.protocol}" URL`,
+    throw new Error(
+      `must start with redis:// or rediss:// (TLS) and name a host, got a "${parsed.protocol}" URL`,
     );
   }
-  const keyPrefix = env['REDIS_KEY_PREFIX'] ?? 'origin';
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(keyPrefix)) {
-    throw new ConfigError(
-      `REDIS_KEY_PREFIX must be 1 to 64 letters, digits, "_", "." or "-", got "${keyPrefix}"`,
-    );
-  }
-  return {
-    url,
-    // 50 ms: a healthy Redis on the same network answers in well under 1 ms; past this, rendering is the better bet.
-    timeoutMs: readInteger('REDIS_TIMEOUT_MS', env['REDIS_TIMEOUT_MS'], 50, 1, 10_000),
-    keyPrefix,
-    maxEntryBytes: readInteger(
-      'SHARED_CACHE_MAX_ENTRY_BYTES',
-      env['SHARED_CACHE_MAX_ENTRY_BYTES'],
-      1024 * 1024,
-      1,
-      512 * 1024 * 1024,
-    ),
-  };
+  return url;
 }
 
-function readCspDirectives(value: string | undefined, mode: string | undefined): CspDirectives {
-  if (value === undefined || value.trim() === '') {
-    return new Map();
+function keyPrefix(value: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(value)) {
+    throw new Error(`must be 1 to 64 letters, digits, "_", "." or "-", got "${value}"`);
   }
-  if (mode !== 'strict' && mode !== 'report-only') {
-    throw new ConfigError('CSP_DIRECTIVES needs CSP=strict or CSP=report-only');
-  }
-  try {
-    return parseCspDirectives(value);
-  } catch (error) {
-    throw new ConfigError(
-      `CSP_DIRECTIVES must be directives such as "img-src 'self' https://img.example; report-uri /csp": ` +
-        `${(error as Error).message}, got "${value}"`,
-    );
-  }
+  return value;
 }
 
-function readCspReportTo(value: string | undefined, mode: string | undefined): string | undefined {
-  if (value === undefined || value.trim() === '') {
-    return undefined;
-  }
-  if (mode !== 'strict' && mode !== 'report-only') {
-    throw new ConfigError('CSP_REPORT_TO needs CSP=strict or CSP=report-only');
-  }
-  try {
-    return parseReportTo(value.trim());
-  } catch (error) {
-    throw new ConfigError(`CSP_REPORT_TO ${(error as Error).message}, got "${value}"`);
-  }
-}
-
-/** Short tokens can be guessed; 32 characters is what `openssl rand -hex 16` prints. */
-const MIN_TOKEN_LENGTH = 32;
-
-function readRevalidateToken(value: string | undefined): string | undefined {
-  if (value === undefined || value === '') {
-    return undefined;
-  }
-  if (!/^[\x21-\x7e]+$/.test(value)) {
-    throw new ConfigError('REVALIDATE_TOKEN must be printable ASCII without spaces');
-  }
+function revalidateToken(value: string): string {
+  printable(value);
   if (value.length < MIN_TOKEN_LENGTH) {
     // The value is a secret: its length is all the message repeats.
-    throw new ConfigError(
-      `REVALIDATE_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32), got ${value.length}`,
+    throw new Error(
+      `must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32), got ${value.length}`,
     );
   }
   return value;
 }
 
-function readGroupAliases(value: string | undefined): GroupAlias[] {
-  if (value === undefined || value.trim() === '') {
-    return [];
+/** A secret: printable ASCII without spaces; never echoed. */
+function printable(value: string): string {
+  if (!/^[\x21-\x7e]+$/.test(value)) {
+    throw new Error('must be printable ASCII without spaces');
   }
+  return value;
+}
+
+function groupAliases(value: string): GroupAlias[] {
   const aliases = value.split(',').map((alias) => alias.trim().toLowerCase());
-  for (const alias of aliases) {
-    if (!GROUP_ALIASES.includes(alias as GroupAlias)) {
-      throw new ConfigError(
-        `CACHE_GROUP_ALIASES must be a comma-separated list of ${GROUP_ALIASES.join(', ')}, got "${value}"`,
-      );
-    }
+  if (!aliases.every((alias) => GROUP_ALIASES.includes(alias as GroupAlias))) {
+    throw new Error(
+      `must be a comma-separated list of ${GROUP_ALIASES.join(', ')}, got "${value}"`,
+    );
   }
   return [...new Set(aliases as GroupAlias[])];
 }
 
-function readCdnPurge(env: NodeJS.ProcessEnv): CdnPurgeConfig | undefined {
-  const url = env['CDN_PURGE_URL'];
-  if (url === undefined || url === '') {
-    for (const name of ['CDN_PURGE_METHOD', 'CDN_PURGE_TOKEN', 'CDN_PURGE_TOKEN_HEADER']) {
-      if (env[name] !== undefined && env[name] !== '') {
-        throw new ConfigError(`${name} needs CDN_PURGE_URL`);
-      }
-    }
-    return undefined;
-  }
+function purgeUrl(url: string): string {
   let parsed: URL | undefined;
   try {
     parsed = new URL(url.replaceAll(/\{(group|path|mode)\}/g, 'x'));
@@ -286,144 +379,24 @@ function readCdnPurge(env: NodeJS.ProcessEnv): CdnPurgeConfig | undefined {
     (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
     purgeTarget(url) === undefined
   ) {
-    throw new ConfigError(
-      `CDN_PURGE_URL must be an http(s) URL with either {group} or {path} (and optionally {mode}), ` +
+    throw new Error(
+      `must be an http(s) URL with either {group} or {path} (and optionally {mode}), ` +
         `such as "https://api.fastly.com/service/ID/purge/{group}", got "${url}"`,
     );
   }
-  const method = nonEmpty(env['CDN_PURGE_METHOD']) ?? 'POST';
-  if (!/^[A-Z]{1,16}$/.test(method)) {
-    throw new ConfigError(
-      `CDN_PURGE_METHOD must be an HTTP method in capitals such as POST or PURGE, got "${method}"`,
-    );
-  }
-  const token = nonEmpty(env['CDN_PURGE_TOKEN']);
-  if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
-    throw new ConfigError('CDN_PURGE_TOKEN must be printable ASCII without spaces');
-  }
-  const tokenHeader = nonEmpty(env['CDN_PURGE_TOKEN_HEADER']);
-  if (tokenHeader !== undefined && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(tokenHeader)) {
-    throw new ConfigError(
-      `CDN_PURGE_TOKEN_HEADER must be a header name such as Fastly-Key, got "${tokenHeader}"`,
-    );
-  }
-  if (tokenHeader !== undefined && token === undefined) {
-    throw new ConfigError('CDN_PURGE_TOKEN_HEADER needs CDN_PURGE_TOKEN');
-  }
-  return { url, method, token, tokenHeader };
+  return url;
 }
 
-/** An unset and an empty variable mean the same: the default. */
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === '' ? undefined : value;
-}
-
-function readInteger(
-  name: string,
-  value: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (value === undefined || value === '') {
-    return fallback;
-  }
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number < min || number > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  }
-  return number;
-}
-
-/** `auto`: the CPUs this process may use (cgroup limits included), else a count. */
-function readWorkers(value: string | undefined): number {
-  if (value === 'auto') {
-    return availableParallelism();
-  }
-  if (value !== undefined && value !== '' && !/^\d+$/.test(value)) {
-    throw new ConfigError(`WORKERS must be auto or a whole number from 1 to 1024, got "${value}"`);
-  }
-  return readInteger('WORKERS', value, 1, 1, 1024);
-}
-
-function readBoolean(name: string, value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === '') {
-    return fallback;
-  }
-  if (['1', 'true', 'yes', 'on'].includes(value.toLowerCase())) {
-    return true;
-  }
-  if (['0', 'false', 'no', 'off'].includes(value.toLowerCase())) {
-    return false;
-  }
-  throw new ConfigError(`${name} must be true or false, got "${value}"`);
-}
-
-const LOG_LEVELS = ['info', 'fatal', 'error', 'warn', 'debug', 'trace', 'silent'];
-
-/** One of `choices`; the first is the default. */
-function readChoice<T extends string>(
-  name: string,
-  value: string | undefined,
-  choices: readonly T[],
-): T {
-  if (value === undefined || value === '') {
-    return choices[0];
-  }
-  if (!choices.includes(value as T)) {
-    throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${value}"`);
-  }
-  return value as T;
-}
-
-function readHost(value: string | undefined, name = 'HOST'): string | undefined {
-  if (value === undefined || value === '') {
-    return undefined;
-  }
-  if (isIP(value) === 0 && !HOSTNAME.test(value.toLowerCase())) {
-    throw new ConfigError(
-      `${name} must be an IP address or a host name to listen on, got "${value}"`,
-    );
+function purgeMethod(value: string): string {
+  if (!/^[A-Z]{1,16}$/.test(value)) {
+    throw new Error(`must be an HTTP method in capitals such as POST or PURGE, got "${value}"`);
   }
   return value;
 }
 
-/** METRICS_PORT unset: no metrics; set: its own port, never the public one. */
-function readMetricsAddress(
-  env: NodeJS.ProcessEnv,
-  port: number,
-): Pick<OriginConfig, 'metricsPort' | 'metricsHost'> {
-  const value = env['METRICS_PORT'];
-  const metricsPort =
-    value === undefined || value === ''
-      ? undefined
-      : readInteger('METRICS_PORT', value, 0, 0, 65535);
-  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
-    throw new ConfigError(`METRICS_PORT must differ from PORT (the public port), got "${value}"`);
+function headerName(value: string): string {
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(value)) {
+    throw new Error(`must be a header name such as Fastly-Key, got "${value}"`);
   }
-  const metricsHost = readHost(env['METRICS_HOST'], 'METRICS_HOST');
-  if (metricsHost !== undefined && metricsPort === undefined) {
-    throw new ConfigError('METRICS_HOST needs METRICS_PORT');
-  }
-  return { metricsPort, metricsHost };
-}
-
-/**
- * Same format as Angular's own NG_ALLOWED_HOSTS: a comma-separated list of host names, where
- * `*.example.com` allows every subdomain of example.com and `*` allows any host.
- */
-function readAllowedHosts(value: string | undefined): string[] {
-  if (value === undefined || value.trim() === '') {
-    return DEFAULT_ALLOWED_HOSTS;
-  }
-  const hosts = value.split(',').map((entry) => entry.trim().toLowerCase());
-  for (const host of hosts) {
-    if (!isAllowedHostPattern(host)) {
-      throw new ConfigError(
-        `NG_ALLOWED_HOSTS must be a comma-separated list of host names such as "example.com,*.example.com", ` +
-          `got "${host}" in "${value}"`,
-      );
-    }
-  }
-  return hosts;
+  return value;
 }

@@ -1,6 +1,9 @@
+import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { freshNonce, type ContentSecurityPolicy } from './csp/policy.ts';
+import { NonceSlots } from './csp/nonce-template.ts';
+import type { ContentSecurityPolicy } from './csp/policy.ts';
+import { answer, type Answer, respond } from './http/answer.ts';
 
 interface HttpError {
   status?: number;
@@ -42,35 +45,55 @@ export function errorHandler(
           'request failed',
         );
       }
-      if (ctx.headerSent || !ctx.writable) {
+      if (ctx.headerSent) {
         return;
       }
       for (const name of ctx.res.getHeaderNames()) {
         ctx.res.removeHeader(name);
       }
-      ctx.set(headers);
-      ctx.set('Cache-Control', 'no-store');
-      ctx.status = code;
-      if (code >= 500) {
-        if (code === 503) {
-          ctx.set('Retry-After', '1');
-        }
-        ctx.type = 'html';
-        ctx.body = code === 503 ? OVERLOADED_PAGE : SERVER_ERROR_PAGE;
-        if (csp) {
-          // Like every HTML answer under a policy: the pages hold no script or style element, so
-          // the nonce is only in the header.
-          const headers = csp.headers(freshNonce());
-          for (let i = 0; i < headers.length; i += 2) {
-            ctx.set(headers[i], headers[i + 1]);
-          }
-        }
-      } else {
-        ctx.type = 'text';
-        ctx.body = expose && message ? message : ctx.message;
-      }
+      const extra = Object.entries(headers).flat();
+      respond(
+        ctx,
+        code >= 500
+          ? serverErrorPage(code, extra, csp)
+          : clientError(code, extra, expose && message ? message : (STATUS_CODES[code] ?? '')),
+      );
     }
   };
+}
+
+/** A 4xx answer: its short message as text. */
+function clientError(status: number, headers: string[], message: string): Answer {
+  return answer(
+    status,
+    [...headers, 'Cache-Control', 'no-store', 'Content-Type', 'text/plain; charset=utf-8'],
+    Buffer.from(message),
+  );
+}
+
+/**
+ * A 5xx answer: a static page with no detail. Under a policy, like every HTML answer, with its
+ * header and a fresh nonce (the page holds no script or style element that would carry it).
+ */
+function serverErrorPage(
+  status: number,
+  headers: string[],
+  csp: ContentSecurityPolicy | undefined,
+): Answer {
+  const body = status === 503 ? OVERLOADED_PAGE : SERVER_ERROR_PAGE;
+  return answer(
+    status,
+    [
+      ...headers,
+      'Cache-Control',
+      'no-store',
+      ...(status === 503 ? ['Retry-After', '1'] : []),
+      'Content-Type',
+      'text/html; charset=utf-8',
+    ],
+    body,
+    { perResponse: csp && new NonceSlots(body, [], csp) },
+  );
 }
 
 /** Static pages for failures: no render, no stack, nothing that could fail in turn. */

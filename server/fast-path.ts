@@ -1,18 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import accepts from 'accepts';
-import { representation, sendFile } from './files/send-file.ts';
+import { representation } from './files/serve-files.ts';
 import type { StaticIndex } from './files/static-index.ts';
+import { writeAnswer } from './http/answer.ts';
+import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, type Readiness } from './process/health.ts';
-import type { CachedPages } from './render-cache/cached-pages.ts';
+import { servedHeaders } from './render-cache/page-cache.ts';
 import { ORIGIN_PATH_PREFIX } from './revalidation/endpoint.ts';
-import { sendCachedPage } from './render-cache/send-cached-page.ts';
-import { countHostHeaders, type RequestOrigins } from './request-origin.ts';
+import { countHostHeaders, type RequestOrigins } from './request/request-origin.ts';
 
 /**
  * The fast path: requests Koa's steps would answer from memory, answered before Koa with the same
- * bytes (through the same sendFile and sendCachedPage), without Koa's context, compose and respond.
- * A 304 for `/` cost 37 µs of server CPU through Koa, 22 µs here; a fresh render-cache hit ~195 µs
- * against ~140 for a prerendered page (bench/README.md: origin-koa; ssr-cached vs ssg).
+ * answers through the same writer (http/answer.ts), without Koa's context, compose and respond: a
+ * fraction of the CPU per answer (bench/README.md#the-figures-behind-the-codes-comments).
  *
  * It answers, today, only a GET or HEAD with one Host header whose raw values the guard has
  * allowed before, while the process is ready (not draining), and whose target is either
@@ -28,7 +28,7 @@ export function fastPath(
   index: StaticIndex,
   readiness: Readiness,
   origins: RequestOrigins,
-  cachedPages: CachedPages | undefined,
+  pages: Pages | undefined,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !readiness.ready) {
@@ -48,22 +48,22 @@ export function fastPath(
     }
     const file = index.verbatim(target);
     if (file !== undefined) {
-      sendFile(req, res, file.encoded ? representation(file, accepts(req)) : file);
+      writeAnswer(req, res, file.encoded ? representation(file, accepts(req)) : file);
       return true;
     }
     if (
-      cachedPages === undefined ||
+      pages === undefined ||
       !PLAIN_PAGE_TARGET.test(target) ||
       index.get(target) ||
       index.onDisk(target)
     ) {
       return false;
     }
-    const fresh = cachedPages.freshAnswer(origin, target, req.headers);
+    const fresh = pages.fresh(origin, target, req.headers);
     if (fresh === undefined) {
       return false;
     }
-    sendCachedPage(req, res, fresh.page, fresh.cacheStatus, fresh.ageMs);
+    writeAnswer(req, res, fresh.answer, servedHeaders(fresh));
     return true;
   };
 }

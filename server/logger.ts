@@ -1,5 +1,12 @@
 import { pino, type Logger } from 'pino';
 
+export interface LogSettings {
+  /** LOG_LEVEL: pino's level names. */
+  level: string;
+  /** ACCESS_LOG: one line per request (off by default: it costs throughput). */
+  access: boolean;
+}
+
 /**
  * JSON lines on stdout, one per event: what log collectors expect from a container. Written
  * synchronously, so the line that explains an exit is never lost to process.exit().

@@ -4,29 +4,25 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import conditional from 'koa-conditional-get';
 import type { Logger } from 'pino';
+import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
 import { fastPath } from './fast-path.ts';
 import { filesFromDisk, filesFromMemory } from './files/serve-files.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { throttledWarning } from './logger.ts';
 import type { ResponseTimer } from './metrics/timings.ts';
+import type { Pages } from './pages/pages.ts';
 import { healthEndpoints, type Readiness } from './process/health.ts';
-import type { ContentSecurityPolicy } from './csp/policy.ts';
-import type { CachedPages } from './render-cache/cached-pages.ts';
-import { requestGuard } from './request-guard.ts';
-import { RequestOrigins } from './request-origin.ts';
+import { requestGuard } from './request/request-guard.ts';
+import { type HostRules, RequestOrigins } from './request/request-origin.ts';
 
 export interface OriginOptions {
-  /** Host names the origin answers for (config.ts); anything else gets 400 before any work. */
-  allowedHosts: readonly string[];
-  /** Take protocol and host from X-Forwarded-* (set only behind a proxy that sets them). */
-  trustProxy: boolean;
+  /** Which hosts the origin answers for, and whether a proxy's X-Forwarded-* is trusted. */
+  hosts: HostRules;
   /** The browser build and its index; undefined under `ng serve`, whose dev server serves files. */
   files: { browserDir: string; index: StaticIndex } | undefined;
   /** The pages step: prerendered, rendered, cached or the client-side shell. */
-  pages: Middleware;
-  /** The render cache's pages, for the fast path; undefined when there is no cache. */
-  cachedPages: CachedPages | undefined;
+  pages: Pages;
   /** The Content-Security-Policy of HTML answers, for the error pages too; undefined when off. */
   csp?: ContentSecurityPolicy;
   readiness: Readiness;
@@ -48,14 +44,37 @@ const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET'
 const FILE_LIKE = /\.[^/]*$/;
 
 /**
- * The origin's request path, top to bottom: each middleware is one named step of a request's
- * story. Returns the server's request listener, with the fast path in front when it applies.
+ * The origin's request path: Koa's chain, whose steps are a request's story top to bottom, with the
+ * fast path in front when it applies. Returns the server's request listener.
  */
 export function createOrigin(options: OriginOptions): RequestListener {
+  const origins = new RequestOrigins(options.hosts);
+  const counters = { answeredBeforeKoa: 0 };
+  const koa = koaChain(options, origins, () => counters).callback();
+  // Koa answers its own failures (errorHandler, then its onerror): nothing is left to catch here.
+  const handle: RequestListener = (req, res) => void koa(req, res);
+  const { files, timeResponse: time } = options;
+  if (!files || !options.fastPath || options.accessLog) {
+    return time ? (req, res) => (time(res, 'koa', performance.now()), handle(req, res)) : handle;
+  }
+  const fromMemory = fastPath(files.index, options.readiness, origins, options.pages);
+  return (req, res) => {
+    const startMs = time && performance.now();
+    const answered = fromMemory(req, res);
+    if (answered) {
+      counters.answeredBeforeKoa++;
+    }
+    time?.(res, answered ? 'fast-path' : 'koa', startMs!);
+    if (!answered) {
+      handle(req, res);
+    }
+  };
+}
+
+/** Koa's chain: each middleware is one named step. */
+function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () => object): Koa {
   const { log, files } = options;
-  const app = new Koa({ proxy: options.trustProxy });
-  const origins = new RequestOrigins(options.allowedHosts, options.trustProxy);
-  let answeredBeforeKoa = 0;
+  const app = new Koa({ proxy: options.hosts.trustProxy });
   // Errors of a response already on its way end up here. A client that went away mid-body, a file
   // stream closed early for HEAD or 304, or a client speaking broken HTTP is routine, not a warning.
   app.on('error', (error: NodeJS.ErrnoException) => {
@@ -70,7 +89,7 @@ export function createOrigin(options: OriginOptions): RequestListener {
   );
 
   // healthEndpoints: liveness and readiness for the supervisor and the load balancer.
-  app.use(healthEndpoints(options.readiness, () => ({ ...options.stats(), answeredBeforeKoa })));
+  app.use(healthEndpoints(options.readiness, () => ({ ...options.stats(), ...counters() })));
 
   // revalidateEndpoint: on-demand revalidation for a CMS webhook, which calls the service by its
   // internal name: before the Host guard, authenticated by its token instead. Never renders.
@@ -92,7 +111,8 @@ export function createOrigin(options: OriginOptions): RequestListener {
     app.use(filesFromMemory(files.index));
   }
 
-  // validators: for everything else, one place turns a matching If-None-Match into 304.
+  // validators: for what Koa itself sends (files from disk), one place turns a matching
+  // If-None-Match into 304.
   app.use(conditional());
   app.use(etag());
 
@@ -110,39 +130,12 @@ export function createOrigin(options: OriginOptions): RequestListener {
       ctx.body = 'Not Found';
       return;
     }
-    await options.pages(ctx, next);
+    await options.pages.step(ctx, next);
   });
   app.use(router.routes());
   // Pages answer GET and HEAD only: 405 with Allow for other methods, OPTIONS lists them.
   app.use(router.allowedMethods());
-
-  const koa = app.callback();
-  // Koa answers its own failures (errorHandler, then its onerror): nothing is left to catch here.
-  const handle: RequestListener = (req, res) => void koa(req, res);
-  const time = options.timeResponse;
-  if (!files || !options.fastPath || options.accessLog) {
-    return time ? (req, res) => (time(res, 'koa', performance.now()), handle(req, res)) : handle;
-  }
-  const answeredFromMemory = fastPath(files.index, options.readiness, origins, options.cachedPages);
-  if (time) {
-    return (req, res) => {
-      const startMs = performance.now();
-      if (answeredFromMemory(req, res)) {
-        answeredBeforeKoa++;
-        time(res, 'fast-path', startMs);
-      } else {
-        time(res, 'koa', startMs);
-        handle(req, res);
-      }
-    };
-  }
-  return (req, res) => {
-    if (answeredFromMemory(req, res)) {
-      answeredBeforeKoa++;
-    } else {
-      handle(req, res);
-    }
-  };
+  return app;
 }
 
 function accessLog(log: Logger): Middleware {

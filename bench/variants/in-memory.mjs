@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { createCriticalCss } from '../../server/pages/critical-css.ts';
-import { strongEtag } from '../../server/entity-tag.ts';
+import { strongEtag } from '../../server/http/entity-tag.ts';
 import {
   CommonEngine,
   RESPONSE_INIT,

@@ -1,14 +1,34 @@
-import type { ServerResponse } from 'node:http';
-import { strongEtag } from '../entity-tag.ts';
+import type { PerResponseBody } from '../http/answer.ts';
+import { strongEtag } from '../http/entity-tag.ts';
 import { type ContentSecurityPolicy, freshNonce, NONCE_LENGTH } from './policy.ts';
 
-/** An HTML page stored with its nonce placeholders, and where they are. */
-export interface NonceSlots {
-  policy: ContentSecurityPolicy;
+/**
+ * An HTML page stored with its nonce placeholders, and where they are: each response gets a fresh
+ * nonce in every slot and the policy that names it (http/answer.ts writes it).
+ */
+export class NonceSlots implements PerResponseBody {
+  readonly policy: ContentSecurityPolicy;
   /** Byte offsets of every placeholder in the stored body. */
-  offsets: number[];
-  /** The stored body between its placeholders (views, not copies): what goes out around each nonce. */
-  segments: Buffer[];
+  readonly offsets: readonly number[];
+  readonly segments: readonly Buffer[];
+
+  constructor(body: Buffer, offsets: readonly number[], policy: ContentSecurityPolicy) {
+    const segments: Buffer[] = [];
+    let previous = 0;
+    for (const offset of offsets) {
+      segments.push(body.subarray(previous, offset));
+      previous = offset + NONCE_LENGTH;
+    }
+    segments.push(body.subarray(previous));
+    this.policy = policy;
+    this.offsets = offsets;
+    this.segments = segments;
+  }
+
+  next(): { value: Buffer; headers: readonly string[] } {
+    const nonce = freshNonce();
+    return { value: Buffer.from(nonce, 'latin1'), headers: this.policy.headers(nonce) };
+  }
 }
 
 /**
@@ -33,7 +53,7 @@ export function nonceTemplate(
   ) {
     offsets.push(at);
   }
-  return { body, slots: slotsOf(body, offsets, policy) };
+  return { body, slots: new NonceSlots(body, offsets, policy) };
 }
 
 /**
@@ -54,18 +74,7 @@ export function nonceSlotsAt(
     body.write(policy.placeholder, offset, NONCE_LENGTH, 'latin1');
     previousEnd = offset + NONCE_LENGTH;
   }
-  return slotsOf(body, [...offsets], policy);
-}
-
-function slotsOf(body: Buffer, offsets: number[], policy: ContentSecurityPolicy): NonceSlots {
-  const segments: Buffer[] = [];
-  let previous = 0;
-  for (const offset of offsets) {
-    segments.push(body.subarray(previous, offset));
-    previous = offset + NONCE_LENGTH;
-  }
-  segments.push(body.subarray(previous));
-  return { policy, offsets, segments };
+  return new NonceSlots(body, [...offsets], policy);
 }
 
 /** A comment, or an open tag (its attribute values may hold `>`). */
@@ -127,49 +136,6 @@ export function templateEtag(body: Buffer, slots: NonceSlots): string {
     blank.fill(0x2d, offset, offset + NONCE_LENGTH);
   }
   return `W/${strongEtag(blank)}`;
-}
-
-/**
- * Answers with a stored page and a fresh nonce: `headers` plus the policy, then the page's pieces
- * around the nonce in one corked write (one writev). A copy of the page per response cost ~25 µs
- * for the demo's 84 kB home page (fresh memory faulted in), the pieces ~8 µs (measured; docs).
- */
-export function sendWithFreshNonce(
-  res: ServerResponse,
-  status: number,
-  headers: string[],
-  slots: NonceSlots,
-  head: boolean,
-): void {
-  const nonce = freshNonce();
-  res.writeHead(status, [...headers, ...slots.policy.headers(nonce)]);
-  if (head) {
-    res.end();
-    return;
-  }
-  const nonceBytes = Buffer.from(nonce, 'latin1');
-  const last = slots.segments.length - 1;
-  res.cork();
-  for (let i = 0; i < last; i++) {
-    res.write(slots.segments[i]);
-    res.write(nonceBytes);
-  }
-  res.end(slots.segments[last]);
-  res.uncork();
-}
-
-/** One response's body and policy headers, for Koa's answers: a fresh nonce spliced into a copy of the page. */
-export function withFreshNonce(
-  template: Buffer,
-  slots: NonceSlots,
-): { body: Buffer; headers: string[] } {
-  const nonce = freshNonce();
-  const body = Buffer.allocUnsafe(template.length);
-  template.copy(body);
-  for (const offset of slots.offsets) {
-    body.write(nonce, offset, NONCE_LENGTH, 'latin1');
-  }
-  return { body, headers: slots.policy.headers(nonce) };
 }
 
 /**

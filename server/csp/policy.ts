@@ -54,6 +54,16 @@ export function parseCspDirectives(text: string): CspDirectives {
   return directives;
 }
 
+/** The policy's settings (CSP, CSP_DIRECTIVES, CSP_REPORT_TO). */
+export interface CspSettings {
+  /** The header enforced (`strict`), or sent as Content-Security-Policy-Report-Only. */
+  mode: Exclude<CspMode, 'off'>;
+  /** Directives added to the strict policy. */
+  directives: CspDirectives;
+  /** Where browsers send reports through the Reporting API; undefined for none. */
+  reportTo: string | undefined;
+}
+
 /** The name CSP_REPORT_TO's URL gets in Reporting-Endpoints, which the policy's report-to names. */
 const REPORT_ENDPOINT = 'csp-endpoint';
 
@@ -79,7 +89,7 @@ const NONCE_BYTES = 16;
 /** A nonce as sent: 22 base64url characters. The placeholder has the same length, so a splice keeps every offset. */
 export const NONCE_LENGTH = 22;
 
-/** Random bytes drawn in batches (one randomFillSync per 256 nonces: 3 µs less per nonce); never reused. */
+/** Random bytes drawn in batches, one randomFillSync per 256 nonces (bench/README.md#the-figures-behind-the-codes-comments); never reused. */
 const pool = Buffer.alloc(NONCE_BYTES * 256);
 let drawn = pool.length;
 
@@ -108,7 +118,7 @@ export class ContentSecurityPolicy {
   /** The header split where the nonce goes: parts.join(nonce) is the header for that nonce. */
   readonly #parts: string[];
 
-  constructor(mode: Exclude<CspMode, 'off'>, extra: CspDirectives, reportTo?: string) {
+  constructor({ mode, directives: extra, reportTo }: CspSettings) {
     this.headerName =
       mode === 'strict' ? 'Content-Security-Policy' : 'Content-Security-Policy-Report-Only';
     const directives = new Map(STRICT.map(([name, sources]) => [name, [...sources]]));

@@ -1,8 +1,20 @@
 import { relative, sep } from 'node:path';
+import type { Accepts } from 'accepts';
 import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
-import { representation, sendFile } from './send-file.ts';
-import { cacheControlFor, type StaticIndex } from './static-index.ts';
+import { respond } from '../http/answer.ts';
+import { cacheControlFor, type StaticFile, type StaticIndex } from './static-index.ts';
+
+/**
+ * The build's .br copy of a file if the client accepts brotli, else its .gz copy if it accepts
+ * gzip, else the file itself: the rule koa-send applies to the files served from disk.
+ */
+export function representation(file: StaticFile, accept: Accepts): StaticFile {
+  return (
+    file.encoded?.find(({ encoding }) => accept.encodings(encoding, 'identity') === encoding)
+      ?.file ?? file
+  );
+}
 
 /**
  * Files of the browser build and prerendered pages, from memory: a Map lookup, precomputed headers,
@@ -16,8 +28,7 @@ export function filesFromMemory(index: StaticIndex): Middleware {
     if (file === undefined) {
       return next();
     }
-    ctx.respond = false;
-    ctx.status = sendFile(ctx.req, ctx.res, representation(file, ctx.accept));
+    respond(ctx, representation(file, ctx.accept));
     return undefined;
   };
 }

@@ -1,23 +1,18 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { contentType } from 'mime-types';
-import { noncedAnswer, type NonceSlots } from '../csp/nonce-template.ts';
+import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
-import { strongEtag } from '../entity-tag.ts';
+import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
+import { strongEtag } from '../http/entity-tag.ts';
 
-/** A file answered from memory: its bytes and every header, computed once at startup. */
-export interface StaticFile {
-  body: Buffer;
-  /** Every header of a 200, as a flat name, value, … list (one `writeHead` takes it as is). */
-  headers: string[];
-  /** What a 304 must repeat (RFC 9110 15.4.5), flat: nothing that describes a body it does not carry. */
-  notModifiedHeaders: string[];
-  /** The validators, in the shape `fresh` compares a request against. */
-  validators: { etag: string; 'last-modified': string };
+/**
+ * A file answered from memory: its bytes and every header, computed once at startup. An HTML page
+ * under a Content-Security-Policy holds nonce placeholders, filled per response.
+ */
+export interface StaticFile extends Answer {
   /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
   encoded?: { encoding: Encoding; file: StaticFile }[];
-  /** An HTML page under a Content-Security-Policy: `body` holds nonce placeholders, filled per response. */
-  nonceSlots?: NonceSlots;
 }
 
 /** A file over the memory limits, served from disk by koa-static. */
@@ -62,8 +57,6 @@ export interface StaticIndexOptions {
  * nobody sends for the build's files; REDbot flags it as unnecessary.
  */
 export const HASHED_ASSET_CACHE = 'max-age=31536000, immutable';
-/** Everything else may be stored, but is revalidated with its ETag before each use. */
-export const REVALIDATE = 'no-cache';
 /**
  * Bundles the application builder names `name-HASH.js|css` (outputHashing "all"), and the files it
  * copies to media/ with hashed names. Files from public/ keep their names and are revalidated.
@@ -90,25 +83,9 @@ export function buildStaticIndex(
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
-  const listed = new Map<string, { path: string; size: number; mtime: Date }>();
-  for (const path of listFiles(browserDir)) {
-    const { size, mtime } = statSync(path);
-    listed.set('/' + relative(browserDir, path).split(sep).join('/'), { path, size, mtime });
-  }
+  const listed = listBuild(browserDir);
   let precompressed = false;
-  // Each file's bytes are read once and counted once, also when a `.br` copy is both a file of its
-  // own and the compressed form of another.
-  const bodies = new Map<string, Buffer>();
-  let heldBytes = 0;
-  const read = (urlPath: string): Buffer => {
-    let body = bodies.get(urlPath);
-    if (body === undefined) {
-      body = readFileSync(listed.get(urlPath)!.path);
-      bodies.set(urlPath, body);
-      heldBytes += body.length;
-    }
-    return body;
-  };
+  const { read, bodies, held } = bodyReader(listed);
 
   for (const [urlPath, { size, mtime }] of listed) {
     const siblings = ENCODINGS.filter(({ extension }) => listed.has(urlPath + extension));
@@ -128,7 +105,7 @@ export function buildStaticIndex(
       files.set(urlPath, noncedFile(read(urlPath), mtime, type, cacheControl, csp));
       continue;
     }
-    if (size > maxFileBytes || heldBytes + unreadBytes > maxTotalBytes) {
+    if (size > maxFileBytes || held() + unreadBytes > maxTotalBytes) {
       largeFiles.set(urlPath, { encoded: siblings.length > 0 });
       continue;
     }
@@ -150,8 +127,52 @@ export function buildStaticIndex(
     files.set(urlPath, file);
   }
 
-  // A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html.
-  for (const route of prerenderedRoutes) {
+  addPrerenderedRoutes(prerenderedRoutes, files, largeFiles);
+  const verbatim = new Map([...files].filter(([path]) => PLAIN_PATH.test(path)));
+  return {
+    get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
+    verbatim: (target) => verbatim.get(target),
+    onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
+    precompressed,
+  };
+}
+
+/** Every file of the build by its URL path, with where it is, its size and its time. */
+function listBuild(browserDir: string): Map<string, { path: string; size: number; mtime: Date }> {
+  const listed = new Map<string, { path: string; size: number; mtime: Date }>();
+  for (const path of listFiles(browserDir)) {
+    const { size, mtime } = statSync(path);
+    listed.set('/' + relative(browserDir, path).split(sep).join('/'), { path, size, mtime });
+  }
+  return listed;
+}
+
+/**
+ * Reads a file of the build once and counts its bytes once, also when a `.br` copy is both a file
+ * of its own and the compressed form of another.
+ */
+function bodyReader(listed: Map<string, { path: string }>) {
+  const bodies = new Map<string, Buffer>();
+  let heldBytes = 0;
+  const read = (urlPath: string): Buffer => {
+    let body = bodies.get(urlPath);
+    if (body === undefined) {
+      body = readFileSync(listed.get(urlPath)!.path);
+      bodies.set(urlPath, body);
+      heldBytes += body.length;
+    }
+    return body;
+  };
+  return { read, bodies: bodies as ReadonlyMap<string, Buffer>, held: () => heldBytes };
+}
+
+/** A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html. */
+function addPrerenderedRoutes(
+  routes: readonly string[],
+  files: Map<string, StaticFile>,
+  largeFiles: Map<string, DiskFile>,
+): void {
+  for (const route of routes) {
     const pagePath = route === '/' ? '/index.html' : `${route}/index.html`;
     const page = files.get(pagePath);
     if (page) {
@@ -160,14 +181,6 @@ export function buildStaticIndex(
       largeFiles.set(route, largeFiles.get(pagePath)!);
     }
   }
-
-  const verbatim = new Map([...files].filter(([path]) => PLAIN_PATH.test(path)));
-  return {
-    get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
-    verbatim: (target) => verbatim.get(target),
-    onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
-    precompressed,
-  };
 }
 
 /** One representation of a file, with every header it is answered with. */
@@ -180,7 +193,10 @@ function staticFile(
   vary: boolean,
 ): StaticFile {
   const validators = { etag: strongEtag(body), 'last-modified': mtime.toUTCString() };
-  const notModifiedHeaders = [
+  const headers = [
+    'Content-Type',
+    type,
+    ...(encoding ? ['Content-Encoding', encoding] : []),
     'Cache-Control',
     cacheControl,
     'ETag',
@@ -189,19 +205,11 @@ function staticFile(
     validators['last-modified'],
     // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
     ...(vary ? ['Vary', 'Accept-Encoding'] : []),
-  ];
-  const headers = [
-    'Content-Type',
-    type,
-    ...(encoding ? ['Content-Encoding', encoding] : []),
-    ...notModifiedHeaders,
     // Whole files only: nothing in a browser build needs byte ranges (docs/architecture.md, HTTP behaviour).
     'Accept-Ranges',
     'none',
-    'Content-Length',
-    String(body.length),
   ];
-  return { body, validators, notModifiedHeaders, headers };
+  return answer(200, headers, body, { validators });
 }
 
 /** An HTML file stored with nonce placeholders: a weak ETag, and no shared cache may keep it. */
@@ -213,19 +221,17 @@ function noncedFile(
   csp: ContentSecurityPolicy,
 ): StaticFile {
   const nonced = noncedAnswer(html.toString(), csp, cacheControl);
-  const { body, slots } = nonced;
   const validators = { etag: nonced.etag!, 'last-modified': mtime.toUTCString() };
-  const notModifiedHeaders = [...nonced.headers, 'Last-Modified', validators['last-modified']];
   const headers = [
     'Content-Type',
     type,
-    ...notModifiedHeaders,
+    ...nonced.headers,
+    'Last-Modified',
+    validators['last-modified'],
     'Accept-Ranges',
     'none',
-    'Content-Length',
-    String(body.length),
   ];
-  return { body, validators, notModifiedHeaders, headers, nonceSlots: slots };
+  return answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
 }
 
 function* listFiles(dir: string): Generator<string> {

@@ -1,5 +1,6 @@
 import { Counter, Gauge } from 'prom-client';
-import type { SharedState, SharedTierStats } from '../render-cache/shared-tier.ts';
+import type { LinkState } from '../redis/link.ts';
+import type { SharedTierStats } from '../render-cache/shared-tier.ts';
 import type { RenderCacheStats } from '../render-cache/store.ts';
 
 /** The part of /healthz's figures the metrics read: one source of truth for both. */
@@ -16,9 +17,184 @@ const SHARED_STATES = Object.keys({
   ready: true,
   down: true,
   'circuit-open': true,
-} satisfies Record<SharedState, true>);
+} satisfies Record<LinkState, true>);
 
 type Read = (stats: OriginStats) => number | undefined;
+
+/** One metric: its kind, name, help text and where its figure is read. */
+type Metric = ['counter' | 'gauge', string, string, Read];
+
+/** What every process exports. */
+const RENDERS: Metric[] = [
+  [
+    'counter',
+    'origin_renders_started_total',
+    'Renders that got a slot and began (page requests and cache refreshes).',
+    (s) => s.renders.started,
+  ],
+  ['gauge', 'origin_renders_running', 'Renders holding a slot now.', (s) => s.renders.running],
+  [
+    'gauge',
+    'origin_renders_queued',
+    'Requests waiting for a render slot now.',
+    (s) => s.renders.queued,
+  ],
+  [
+    'gauge',
+    'origin_renders_background_queued',
+    'Cache refreshes waiting for a render slot now.',
+    (s) => s.renders.backgroundQueued,
+  ],
+];
+
+const l1 =
+  (read: (stats: RenderCacheStats) => number): Read =>
+  (s) =>
+    s.renderCache && read(s.renderCache);
+
+/** With a render cache (RENDER_CACHE_BYTES > 0). */
+const RENDER_CACHE: Metric[] = [
+  ['gauge', 'origin_render_cache_entries', 'Pages in the render cache (L1).', l1((c) => c.entries)],
+  ['gauge', 'origin_render_cache_bytes', 'Bytes the render cache (L1) holds.', l1((c) => c.bytes)],
+  [
+    'gauge',
+    'origin_render_cache_max_bytes',
+    'Bytes the render cache (L1) may hold (RENDER_CACHE_BYTES).',
+    l1((c) => c.maxBytes),
+  ],
+  [
+    'counter',
+    'origin_render_cache_hits_total',
+    'Fresh pages answered from the render cache (L1).',
+    l1((c) => c.hits),
+  ],
+  [
+    'counter',
+    'origin_render_cache_misses_total',
+    'Lookups in the render cache (L1) that found no usable page.',
+    l1((c) => c.misses),
+  ],
+  [
+    'counter',
+    'origin_render_cache_stale_served_total',
+    'Stale pages sent within stale-while-revalidate.',
+    l1((c) => c.staleServed),
+  ],
+  [
+    'counter',
+    'origin_render_cache_stale_on_error_total',
+    'Stale pages sent because a render failed (stale-if-error).',
+    l1((c) => c.staleOnError),
+  ],
+  [
+    'counter',
+    'origin_render_cache_coalesced_waits_total',
+    'Requests that waited for a render already running.',
+    l1((c) => c.coalescedWaits),
+  ],
+  [
+    'counter',
+    'origin_render_cache_refreshes_total',
+    'Background refreshes of stale pages started.',
+    l1((c) => c.refreshes),
+  ],
+  [
+    'counter',
+    'origin_render_cache_refresh_failures_total',
+    'Background refreshes that failed.',
+    l1((c) => c.refreshFailures),
+  ],
+  [
+    'counter',
+    'origin_render_cache_deferred_total',
+    'New pages not stored: the cache was full and they were asked for the first time.',
+    l1((c) => c.deferred),
+  ],
+];
+
+const l2 =
+  (read: (stats: SharedTierStats) => number): Read =>
+  (s) =>
+    s.sharedCache && read(s.sharedCache);
+
+/** With a shared tier (REDIS_URL); its state and skips are labelled metrics of their own. */
+const SHARED_CACHE: Metric[] = [
+  [
+    'counter',
+    'origin_shared_cache_hits_total',
+    'L1 misses answered fresh from the shared tier.',
+    l2((c) => c.hits),
+  ],
+  [
+    'counter',
+    'origin_shared_cache_stale_total',
+    'L1 misses answered stale from the shared tier (refreshed meanwhile).',
+    l2((c) => c.stale),
+  ],
+  [
+    'counter',
+    'origin_shared_cache_misses_total',
+    'Shared-tier lookups that found nothing usable.',
+    l2((c) => c.misses),
+  ],
+  [
+    'counter',
+    'origin_shared_cache_stores_total',
+    'Renders written to the shared tier.',
+    l2((c) => c.stores),
+  ],
+  [
+    'counter',
+    'origin_shared_cache_too_large_total',
+    'Pages over SHARED_CACHE_MAX_ENTRY_BYTES, kept by their process only.',
+    l2((c) => c.tooLarge),
+  ],
+  [
+    'counter',
+    'origin_shared_cache_lock_waits_total',
+    "Waits for another process's render of the same page.",
+    l2((c) => c.lockWaits),
+  ],
+  [
+    'counter',
+    'origin_shared_cache_unreadable_total',
+    'Entries in Redis this process could not read.',
+    l2((c) => c.unreadable),
+  ],
+];
+
+type RevalidationStats = NonNullable<OriginStats['revalidations']>;
+const revalidations =
+  (read: (stats: RevalidationStats) => number): Read =>
+  (s) =>
+    s.revalidations && read(s.revalidations);
+
+const REVALIDATIONS: Metric[] = [
+  [
+    'counter',
+    'origin_revalidations_requested_total',
+    'Revalidations started here (endpoint, npm run revalidate, the app).',
+    revalidations((r) => r.requested),
+  ],
+  [
+    'counter',
+    'origin_revalidations_received_total',
+    'Revalidations from other processes applied here (IPC or pub/sub).',
+    revalidations((r) => r.received),
+  ],
+  [
+    'counter',
+    'origin_revalidations_duplicates_total',
+    'Revalidations heard again on a second channel, applied once.',
+    revalidations((r) => r.duplicates),
+  ],
+  [
+    'counter',
+    'origin_revalidations_rejected_total',
+    'Revalidation messages from other processes that were malformed.',
+    revalidations((r) => r.rejected),
+  ],
+];
 
 /**
  * Registers in prom-client's global registry one metric per figure of `stats` (the function
@@ -37,136 +213,62 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
     }
     return snapshot;
   };
-  const counter = (name: string, help: string, read: Read) =>
-    new Counter({
-      name,
-      help,
-      collect() {
-        // A counter has no set(): start from zero and add the figure, which only ever grows.
-        this.reset();
-        this.inc(read(current()) ?? 0);
-      },
-    });
-  /** `<prefix>_<name>_total` for each (key, name, help) of a table, read from one part of the stats. */
-  const counters = <T>(
-    prefix: string,
-    table: [keyof T, string, string][],
-    part: (s: OriginStats) => T | undefined,
-  ) => {
-    for (const [key, name, help] of table) {
-      counter(`${prefix}_${name}_total`, help, (s) => {
-        const value = part(s)?.[key];
-        return typeof value === 'number' ? value : undefined;
+  const first = stats();
+  for (const [kind, name, help, read] of [
+    ...RENDERS,
+    ...(first.renderCache ? RENDER_CACHE : []),
+    ...(first.sharedCache ? SHARED_CACHE : []),
+    ...(first.revalidations ? REVALIDATIONS : []),
+  ]) {
+    if (kind === 'counter') {
+      new Counter({
+        name,
+        help,
+        collect() {
+          // A counter has no set(): start from zero and add the figure, which only ever grows.
+          this.reset();
+          this.inc(read(current()) ?? 0);
+        },
+      });
+    } else {
+      new Gauge({
+        name,
+        help,
+        aggregator: 'sum',
+        collect() {
+          this.set(read(current()) ?? 0);
+        },
       });
     }
-  };
-  const gauge = (name: string, help: string, read: Read) =>
-    new Gauge({
-      name,
-      help,
-      aggregator: 'sum',
-      collect() {
-        this.set(read(current()) ?? 0);
-      },
-    });
-
-  counter(
-    'origin_renders_started_total',
-    'Renders that got a slot and began (page requests and cache refreshes).',
-    (s) => s.renders.started,
-  );
-  gauge('origin_renders_running', 'Renders holding a slot now.', (s) => s.renders.running);
-  gauge(
-    'origin_renders_queued',
-    'Requests waiting for a render slot now.',
-    (s) => s.renders.queued,
-  );
-  gauge(
-    'origin_renders_background_queued',
-    'Cache refreshes waiting for a render slot now.',
-    (s) => s.renders.backgroundQueued,
-  );
-
-  const first = stats();
-  if (first.renderCache) {
-    const l1 = (s: OriginStats) => s.renderCache;
-    gauge('origin_render_cache_entries', 'Pages in the render cache (L1).', (s) => l1(s)?.entries);
-    gauge('origin_render_cache_bytes', 'Bytes the render cache (L1) holds.', (s) => l1(s)?.bytes);
-    gauge(
-      'origin_render_cache_max_bytes',
-      'Bytes the render cache (L1) may hold (RENDER_CACHE_BYTES).',
-      (s) => l1(s)?.maxBytes,
-    );
-    const l1Counters: [keyof RenderCacheStats, string, string][] = [
-      ['hits', 'hits', 'Fresh pages answered from the render cache (L1).'],
-      ['misses', 'misses', 'Lookups in the render cache (L1) that found no usable page.'],
-      ['staleServed', 'stale_served', 'Stale pages sent within stale-while-revalidate.'],
-      [
-        'staleOnError',
-        'stale_on_error',
-        'Stale pages sent because a render failed (stale-if-error).',
-      ],
-      ['coalescedWaits', 'coalesced_waits', 'Requests that waited for a render already running.'],
-      ['refreshes', 'refreshes', 'Background refreshes of stale pages started.'],
-      ['refreshFailures', 'refresh_failures', 'Background refreshes that failed.'],
-      [
-        'deferred',
-        'deferred',
-        'New pages not stored: the cache was full and they were asked for the first time.',
-      ],
-    ];
-    counters('origin_render_cache', l1Counters, l1);
   }
-
   if (first.sharedCache) {
-    new Gauge({
-      name: 'origin_shared_cache_state',
-      help: 'The shared tier state: 1 on the current one (summed over cluster workers: processes in that state).',
-      labelNames: ['state'],
-      aggregator: 'sum',
-      collect() {
-        const state = current().sharedCache?.state;
-        for (const known of SHARED_STATES) {
-          this.set({ state: known }, known === state ? 1 : 0);
-        }
-      },
-    });
-    const sharedCounters: [keyof SharedTierStats, string, string][] = [
-      ['hits', 'hits', 'L1 misses answered fresh from the shared tier.'],
-      ['stale', 'stale', 'L1 misses answered stale from the shared tier (refreshed meanwhile).'],
-      ['misses', 'misses', 'Shared-tier lookups that found nothing usable.'],
-      ['stores', 'stores', 'Renders written to the shared tier.'],
-      [
-        'tooLarge',
-        'too_large',
-        'Pages over SHARED_CACHE_MAX_ENTRY_BYTES, kept by their process only.',
-      ],
-      ['lockWaits', 'lock_waits', "Waits for another process's render of the same page."],
-      ['unreadable', 'unreadable', 'Entries in Redis this process could not read.'],
-    ];
-    counters('origin_shared_cache', sharedCounters, (s) => s.sharedCache);
-    new Counter({
-      name: 'origin_shared_cache_skipped_total',
-      help: 'Requests that went on without the shared tier, by reason.',
-      labelNames: ['reason'],
-      collect() {
-        this.reset();
-        for (const [reason, count] of Object.entries(current().sharedCache?.skipped ?? {})) {
-          this.inc({ reason }, count);
-        }
-      },
-    });
+    registerSharedLabels(current);
   }
+}
 
-  if (first.revalidations) {
-    const revalidationCounters: [keyof NonNullable<OriginStats['revalidations']>, string][] = [
-      ['requested', 'Revalidations started here (endpoint, npm run revalidate, the app).'],
-      ['received', 'Revalidations from other processes applied here (IPC or pub/sub).'],
-      ['duplicates', 'Revalidations heard again on a second channel, applied once.'],
-      ['rejected', 'Revalidation messages from other processes that were malformed.'],
-    ];
-    for (const [key, help] of revalidationCounters) {
-      counter(`origin_revalidations_${key}_total`, help, (s) => s.revalidations?.[key]);
-    }
-  }
+/** The shared tier's state (one series per state) and its skips (one per reason). */
+function registerSharedLabels(current: () => OriginStats): void {
+  new Gauge({
+    name: 'origin_shared_cache_state',
+    help: 'The shared tier state: 1 on the current one (summed over cluster workers: processes in that state).',
+    labelNames: ['state'],
+    aggregator: 'sum',
+    collect() {
+      const state = current().sharedCache?.state;
+      for (const known of SHARED_STATES) {
+        this.set({ state: known }, known === state ? 1 : 0);
+      }
+    },
+  });
+  new Counter({
+    name: 'origin_shared_cache_skipped_total',
+    help: 'Requests that went on without the shared tier, by reason.',
+    labelNames: ['reason'],
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(current().sharedCache?.skipped ?? {})) {
+        this.inc({ reason }, count);
+      }
+    },
+  });
 }

@@ -53,7 +53,7 @@ export function createTimings(): Timings {
   );
   return {
     renderEnded: (seconds) => renders.observe(seconds),
-    // Measured ~0.6 µs of CPU a response (prom-client's observe 0.25 of it): ≈1% of a fast-path answer's ~50 µs.
+    // About 1% of a fast-path answer (bench/README.md#the-figures-behind-the-codes-comments).
     timeResponse: (res, answer, startMs) => {
       const byClass = bound.get(answer)!;
       const record = () => {

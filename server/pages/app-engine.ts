@@ -30,8 +30,8 @@ export function createAppEngine(options: AppEngineOptions): PageEngine {
       // sends what it rendered around the error; here there is no page: a failed render (500).
       throw new Error(`Angular's engine rendered no page for ${url}: its navigation failed`);
     }
-    // Its bytes, not its text: decoding them and encoding the page again took 2.6 M of 28.7 M
-    // instructions per render (callgrind, 2026-11-24, bench/README "Where a render's time goes").
+    // Its bytes, not its text: decoding them to encode the page again showed in the render's
+    // instruction count (bench/README.md#the-figures-behind-the-codes-comments).
     const html = Buffer.from(await response.arrayBuffer());
     const headers = new Headers(response.headers);
     if (headers.get('content-type') === ANGULAR_HTML) {

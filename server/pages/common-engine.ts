@@ -1,11 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as AppServerBundle from '../main.server.mjs';
-import type { CriticalCssMode } from '../config.ts';
 import { nonceTemplate } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { createCriticalCss } from './critical-css.ts';
 import type { PageEngine } from './renderer.ts';
+
+/**
+ * How rendered pages get their critical CSS (CRITICAL_CSS): `compiled` (stylesheets compiled at
+ * startup), `per-request` (CommonEngine's full Beasties pass) or `off`.
+ */
+export type CriticalCssMode = 'compiled' | 'per-request' | 'off';
+export const CRITICAL_CSS_MODES: readonly CriticalCssMode[] = ['compiled', 'per-request', 'off'];
 
 export interface CommonEngineOptions {
   /** The app's server bundle (dist/server/main.server.mjs): bootstrap, engine and tokens. */
@@ -32,7 +38,7 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const document =
     options.csp &&
     nonceTemplate(readFileSync(documentFilePath, 'utf8'), options.csp).body.toString();
-  // Compiled at startup (the default): ~2 ms less per render than CommonEngine's Beasties pass.
+  // Compiled at startup (the default): cheaper per render than CommonEngine's Beasties pass (bench/README.md#the-figures-behind-the-codes-comments).
   const inlineCompiledCss =
     options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
   return async (url, route) => {

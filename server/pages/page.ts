@@ -1,9 +1,16 @@
+// A render as the origin answers it: one Answer (http/answer.ts) with its headers decided once,
+// and the cache groups it declared.
 import type { Logger } from 'pino';
-import { noncedAnswer, type NonceSlots } from '../csp/nonce-template.ts';
+import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
-import { strongEtag } from '../entity-tag.ts';
-import { REVALIDATE } from '../files/static-index.ts';
-import { aliasHeaders, type GroupAlias, parseCacheGroups } from '../render-cache/cache-groups.ts';
+import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
+import { strongEtag } from '../http/entity-tag.ts';
+import {
+  aliasHeaders,
+  GROUP_HEADERS,
+  type GroupAlias,
+  parseCacheGroups,
+} from '../render-cache/cache-groups.ts';
 import { HARMLESS_COOKIES_HEADER } from '../render-cache/policy.ts';
 import type { EngineOutput } from './renderer.ts';
 
@@ -17,21 +24,15 @@ export interface CacheGroupOptions {
   log: Logger;
 }
 
-/** A rendered page as answered: status, every header (flat: name, value, …) and body. */
+/** A rendered page: its answer and the cache groups (RFC 9875) it declared. */
 export interface Page {
-  status: number;
-  headers: string[];
-  body: Buffer;
-  /** For a 2xx answer only: like @koa/etag, an error page is sent whole every time. */
-  etag: string | undefined;
-  /** With a Content-Security-Policy: `body` holds nonce placeholders, filled per response. */
-  nonceSlots?: NonceSlots;
-  /**
-   * The cache groups (RFC 9875) the app declared in its `Cache-Groups` header: what on-demand
-   * revalidation by group matches (server/revalidation/). Empty when none or the header is invalid.
-   */
-  groups: string[];
+  answer: Answer;
+  /** What on-demand revalidation by group matches; empty when none or the header is invalid. */
+  groups: readonly string[];
 }
+
+/** Cache-Groups and its aliases describe the full answer: never on a 304. */
+const FULL_ONLY: ReadonlySet<string> = new Set(GROUP_HEADERS.map((name) => name.toLowerCase()));
 
 /**
  * The answer for a render: Content-Type, the headers the app set through RESPONSE_INIT (less the
@@ -63,7 +64,7 @@ export function pageOf(
           validated,
         )
       : undefined;
-  // A Buffer body spares Koa a regex and a byte count over the whole page.
+  // A Buffer body: the writer sends it as it is, with no regex or byte count over the page.
   const body =
     nonced?.body ?? (typeof output.html === 'string' ? Buffer.from(output.html) : output.html);
   const etag = nonced ? nonced.etag : validated ? strongEtag(body) : undefined;
@@ -88,7 +89,14 @@ export function pageOf(
     headers.push(...aliasHeaders(groups, groupOptions.cacheGroupAliases));
   }
   return {
-    page: { status: output.status, headers, body, etag, nonceSlots: nonced?.slots, groups },
+    page: {
+      answer: answer(output.status, headers, body, {
+        validators: etag === undefined ? undefined : { etag },
+        perResponse: nonced?.slots,
+        fullOnly: FULL_ONLY,
+      }),
+      groups,
+    },
     final,
   };
 }
@@ -108,8 +116,7 @@ function groupsOf(final: Headers, log: Logger | undefined): string[] {
 
 /** Names as the origin sends its own (`Cache-Control`): Headers hands them over in lower case. */
 function headerName(lowerCase: string): string {
-  // Remembered: the regex cost 6–13 µs per rendered answer in CPU profiles of the miss path
-  // (2026-11-24, bench/README "What the origin adds around a render").
+  // Remembered: the regex showed in CPU profiles of the miss path (bench/README.md#the-figures-behind-the-codes-comments).
   let name = SPELLED.get(lowerCase);
   if (name === undefined) {
     name =

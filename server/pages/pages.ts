@@ -1,158 +1,224 @@
+// The pages step: everything that is not a file is the Angular app's to answer. Each route's
+// render mode comes from the app's server routes; a route whose headers declare a shared-cache
+// policy is answered through the render cache, which this step hands the way to produce its pages.
+import type { IncomingHttpHeaders } from 'node:http';
 import { RenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import {
-  noncedAnswer,
-  withFreshNonce,
-  type NoncedAnswer,
-  type NonceSlots,
-} from '../csp/nonce-template.ts';
+import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
-import { REVALIDATE } from '../files/static-index.ts';
+import { answer, type Answer, REVALIDATE, respond } from '../http/answer.ts';
+import { strongEtag } from '../http/entity-tag.ts';
 import { throttledWarning } from '../logger.ts';
-import type { CachedPages } from '../render-cache/cached-pages.ts';
-import { cacheKey } from '../render-cache/policy.ts';
-import { CACHE_NAME } from '../render-cache/send-cached-page.ts';
-import { GROUP_HEADERS, type GroupAlias } from '../render-cache/cache-groups.ts';
-import { HTML, pageOf } from './page.ts';
-import { requestSignal, TIMED_OUT, untilAborted } from './render-signal.ts';
-import type { Rendered, Renderer } from './renderer.ts';
+import type { GroupAlias } from '../render-cache/cache-groups.ts';
+import { cacheStatusHeader } from '../render-cache/cache-status.ts';
+import { PageCache, type Produce, type Served, servedHeaders } from '../render-cache/page-cache.ts';
+import { cacheKey, storablePolicy } from '../render-cache/policy.ts';
+import type { SharedTier } from '../render-cache/shared-tier.ts';
+import { pathOf, type RenderCache } from '../render-cache/store.ts';
+import { untilAborted } from '../until-aborted.ts';
+import { HTML, pageOf, type CacheGroupOptions } from './page.ts';
+import { requestSignal, TIMED_OUT } from './render-signal.ts';
+import type { Renderer } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
 
-export interface PagesOptions {
+/** The pages' own settings (RENDER_TIMEOUT_MS, CACHE_GROUP_ALIASES). */
+export interface PageSettings {
+  /** A render slower than this answers with the client-side shell instead. */
+  renderTimeoutMs: number;
+  /** CDN spellings of a page's Cache-Groups also sent: Surrogate-Key, Cache-Tag. */
+  cacheGroupAliases: readonly GroupAlias[];
+}
+
+export interface PagesOptions extends PageSettings {
   renderer: Renderer;
   lookupRoute: (path: string) => RouteInfo;
   /** The build's client-side shell: client-only routes, and renders that ran out of time. */
   clientShell: Buffer;
-  renderTimeoutMs: number;
-  /** Pages of routes that declare a shared-cache policy; undefined when RENDER_CACHE_BYTES is 0. */
-  cachedPages: CachedPages | undefined;
+  /** The render cache's store, and its shared tier; undefined when RENDER_CACHE_BYTES is 0. */
+  cache: { store: RenderCache; shared: SharedTier | undefined } | undefined;
   /** A fresh nonce on every HTML answer; undefined when CSP is off. */
   csp: ContentSecurityPolicy | undefined;
-  /** CDN spellings of a page's Cache-Groups (CACHE_GROUP_ALIASES). */
-  cacheGroupAliases: readonly GroupAlias[];
   log: Logger;
 }
 
+export interface Pages {
+  /** The Koa step. */
+  step: Middleware;
+  /**
+   * For the fast path: the page of a plain request (no query, nothing to decode) that is fresh in
+   * the render cache, or undefined to leave the request to Koa.
+   */
+  fresh(origin: string, path: string, headers: IncomingHttpHeaders): Served | undefined;
+}
+
 /**
- * Answers a page request. Each route's render mode comes from the app's server routes: client-only
- * routes get the client-side shell, the rest are rendered (CommonEngine itself answers prerendered
- * routes from their files). Renders are bounded in number and in time: a render that takes too
- * long is answered with the client-side shell, which the browser renders. Routes whose headers
- * declare a shared-cache policy are answered by the render cache (render-cache/).
+ * Client-only routes get the client-side shell; the rest are rendered (CommonEngine itself answers
+ * prerendered routes from their files), through the render cache when their route says it may
+ * share them. Renders are bounded in number and in time: one that takes too long is answered with
+ * the client-side shell, which the browser renders.
  */
-export function pages(options: PagesOptions): Middleware {
-  const { renderer, lookupRoute, cachedPages, csp } = options;
-  const warnTimeout = throttledWarning(
-    options.log,
-    'render timed out: answered with the client-side shell',
-  );
-  // The shell is answered with one of two Cache-Controls; under a policy, each its nonced answer.
-  const shellWith = (cacheControl: string): Shell => ({
-    cacheControl,
-    nonced: csp && noncedAnswer(options.clientShell.toString(), csp, cacheControl),
-  });
-  const clientOnlyShell = shellWith(REVALIDATE);
-  const timedOutShell = shellWith('no-store');
+export function createPages(options: PagesOptions): Pages {
+  return new PageAnswers(options);
+}
 
-  const answerShell = (ctx: Context, status: number, { cacheControl, nonced }: Shell) => {
-    ctx.status = status;
-    ctx.set('Content-Type', HTML);
-    if (nonced) {
-      setHeaders(ctx, nonced.headers);
-      answerNonced(ctx, nonced.body, nonced.slots);
-      return;
-    }
-    ctx.set('Cache-Control', cacheControl);
-    ctx.body = options.clientShell;
-  };
-  const answerTimedOut = (ctx: Context) => {
-    warnTimeout();
-    answerShell(ctx, 200, timedOutShell);
-  };
+class PageAnswers implements Pages {
+  readonly #options: PagesOptions;
+  readonly #groupOptions: CacheGroupOptions;
+  readonly #shells: Shells;
+  readonly #cache: PageCache | undefined;
+  readonly #warnTimeout: () => void;
 
-  return async (ctx) => {
-    const route = lookupRoute(ctx.path);
+  constructor(options: PagesOptions) {
+    this.#options = options;
+    this.#groupOptions = options;
+    this.#shells = createShells(options.clientShell, options.csp);
+    this.#warnTimeout = throttledWarning(
+      options.log,
+      'render timed out: answered with the client-side shell',
+    );
+    this.#cache =
+      options.cache &&
+      new PageCache({
+        ...options.cache,
+        produce: producePages(options, this.#groupOptions),
+        patienceMs: options.renderTimeoutMs,
+        log: options.log,
+      });
+  }
+
+  readonly step: Middleware = async (ctx) => {
+    const route = this.#options.lookupRoute(ctx.path);
     if (route.renderMode === RenderMode.Client) {
-      return answerShell(ctx, route.status ?? 200, clientOnlyShell);
+      return respond(ctx, this.#shells.clientOnly(route.status ?? 200));
     }
-
+    if (this.#cache === undefined || route.cacheRules === undefined) {
+      return this.#answerRendered(ctx, route);
+    }
     const { origin } = ctx.state;
-    let cacheStatus: string | undefined;
-    if (cachedPages && route.cacheRules) {
-      const decision = cacheKey(route.cacheRules, origin, ctx.path, ctx.querystring, ctx.headers);
-      if ('key' in decision) {
-        if ((await cachedPages.answer(ctx, decision.key, route)) === 'gave-up') {
-          answerTimedOut(ctx);
-        }
-        return;
-      }
-      cacheStatus = `${CACHE_NAME}; fwd=bypass; detail=${decision.bypass}`;
+    const decision = cacheKey(route.cacheRules, origin, ctx.path, ctx.querystring, ctx.headers);
+    if ('key' in decision) {
+      return this.#answerCached(ctx, this.#cache, decision.key);
     }
+    const bypassed = cacheStatusHeader({ local: { fwd: 'bypass', detail: decision.bypass } });
+    return this.#answerRendered(ctx, route, bypassed);
+  };
 
+  fresh(origin: string, path: string, headers: IncomingHttpHeaders): Served | undefined {
+    const rules = this.#cache && this.#options.lookupRoute(path).cacheRules;
+    const decision = rules && cacheKey(rules, origin, path, '', headers);
+    return this.#cache && decision && 'key' in decision
+      ? this.#cache.fresh(decision.key)
+      : undefined;
+  }
+
+  /** Rendered for this request alone, as every page of a route without a shared-cache policy. */
+  async #answerRendered(ctx: Context, route: RouteInfo, extra?: readonly string[]): Promise<void> {
     // The origin the guard parsed and allowed, then the request target: nothing else of the
     // headers (an extra port, path or query in Host) can change the page rendered.
-    const url = `${origin}${ctx.path}${ctx.search}`;
-    const { signal, settle } = requestSignal(ctx, options.renderTimeoutMs);
-    let rendered: Rendered;
+    const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
+    const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
     try {
-      rendered = await untilAborted(renderer.render(url, route, signal), signal);
+      // Given up at the signal; the render itself holds its slot to its end (Angular cannot stop one).
+      const rendered = await untilAborted(
+        this.#options.renderer.render(url, route, signal),
+        signal,
+      );
+      respond(ctx, pageOf(rendered, this.#options.csp, this.#groupOptions).page.answer, extra);
     } catch (error) {
-      if (error !== signal.reason) {
-        throw error;
-      }
-      if (signal.reason === TIMED_OUT) {
-        answerTimedOut(ctx);
-      }
-      // Otherwise the client left: nothing to answer.
-      return;
+      this.#giveUpOrThrow(ctx, error, signal);
     } finally {
       settle();
     }
-    const { page } = pageOf(rendered, csp, options);
-    ctx.status = page.status;
-    for (let i = 0; i < page.headers.length; i += 2) {
-      ctx.append(page.headers[i], page.headers[i + 1]);
-    }
-    if (ctx.fresh) {
-      // A 304 is coming (koa-conditional-get, or answerNonced): groups are for the full answer only.
-      GROUP_HEADERS.forEach((name) => ctx.remove(name));
-    }
-    if (cacheStatus !== undefined) {
-      ctx.set('Cache-Status', cacheStatus);
-    }
-    if (page.nonceSlots) {
-      answerNonced(ctx, page.body, page.nonceSlots);
-      return;
-    }
-    ctx.body = page.body;
-  };
-}
+  }
 
-/** The client-side shell as answered with one Cache-Control: as is, or (under a policy) nonced. */
-interface Shell {
-  cacheControl: string;
-  nonced: NoncedAnswer | undefined;
-}
+  /** From the render cache, which renders it once however many ask. */
+  async #answerCached(ctx: Context, cache: PageCache, key: string): Promise<void> {
+    const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
+    try {
+      const served = await cache.serve(key, signal);
+      respond(ctx, served.answer, servedHeaders(served));
+    } catch (error) {
+      this.#giveUpOrThrow(ctx, error, signal);
+    } finally {
+      settle();
+    }
+  }
 
-/** Sets a flat (name, value, …) header list on Koa's response. */
-function setHeaders(ctx: Context, headers: string[]): void {
-  for (let i = 0; i < headers.length; i += 2) {
-    ctx.set(headers[i], headers[i + 1]);
+  /** A render given up on: the shell if it timed out, nothing if the client left; any other failure is thrown. */
+  #giveUpOrThrow(ctx: Context, error: unknown, signal: AbortSignal): void {
+    if (error !== signal.reason) {
+      throw error;
+    }
+    if (signal.reason === TIMED_OUT) {
+      this.#warnTimeout();
+      respond(ctx, this.#shells.timedOut);
+    }
   }
 }
 
 /**
- * An HTML answer with a fresh nonce, its headers set. A request whose copy is current gets its 304
- * here, without a policy: koa-conditional-get would send it with the policy of a nonce the
- * browser's copy does not hold, and a 304's headers replace the stored ones (RFC 9111 §4.3.4).
+ * How the render cache gets a page: the key is the URL rendered (the validated origin, the path and
+ * the significant query parameters), in a slot for a request or in the background for a refresh.
+ * A render that reported an error is sent as Angular rendered it, and never stored.
  */
-function answerNonced(ctx: Context, template: Buffer, slots: NonceSlots): void {
-  if (ctx.fresh) {
-    ctx.status = 304;
-    return;
-  }
-  const { body, headers } = withFreshNonce(template, slots);
-  setHeaders(ctx, headers);
-  ctx.body = body;
+function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce {
+  const { renderer, lookupRoute, csp } = options;
+  return async (key, signal) => {
+    const route = lookupRoute(pathOf(key));
+    const rendered = signal
+      ? await renderer.render(key, route, signal)
+      : await renderer.renderInBackground(key, route);
+    const { page, final } = pageOf(rendered, csp, groupOptions);
+    return {
+      answer: page.answer,
+      groups: page.groups,
+      policy: rendered.reportedError
+        ? undefined
+        : storablePolicy(page.answer.status, route.status, final),
+      failed: rendered.reportedError,
+    };
+  };
+}
+
+/**
+ * The client-side shell's answers, made once: for client-only routes (revalidated before each use,
+ * with the route's status) and for renders that ran out of time (never stored). Under a policy,
+ * each is nonced.
+ */
+interface Shells {
+  clientOnly: (status: number) => Answer;
+  timedOut: Answer;
+}
+
+function createShells(shell: Buffer, csp: ContentSecurityPolicy | undefined): Shells {
+  const shellWith = (status: number, cacheControl: string): Answer => {
+    // Like @koa/etag: validators for 2xx answers only.
+    const validated = status >= 200 && status < 300;
+    if (csp) {
+      const nonced = noncedAnswer(shell.toString(), csp, cacheControl, validated);
+      return answer(status, ['Content-Type', HTML, ...nonced.headers], nonced.body, {
+        validators: nonced.etag === undefined ? undefined : { etag: nonced.etag },
+        perResponse: nonced.slots,
+      });
+    }
+    const etag = validated ? strongEtag(shell) : undefined;
+    const headers = ['Content-Type', HTML, 'Cache-Control', cacheControl];
+    return answer(status, etag === undefined ? headers : [...headers, 'ETag', etag], shell, {
+      validators: etag === undefined ? undefined : { etag },
+    });
+  };
+  // One answer per status a client-only route declares: a handful, made on first use.
+  const byStatus = new Map<number, Answer>();
+  return {
+    clientOnly: (status) => {
+      let shellAnswer = byStatus.get(status);
+      if (shellAnswer === undefined) {
+        shellAnswer = shellWith(status, REVALIDATE);
+        byStatus.set(status, shellAnswer);
+      }
+      return shellAnswer;
+    },
+    timedOut: shellWith(200, 'no-store'),
+  };
 }

@@ -13,6 +13,14 @@ interface Waiter {
   onAbort: () => void;
 }
 
+/** How many renders run at once and how many wait (MAX_CONCURRENT_RENDERS, RENDER_QUEUE_LIMIT). */
+export interface RenderLimits {
+  /** Renders running at once; more wait in the queue. */
+  maxRunning: number;
+  /** Renders waiting for a slot; more are shed with 503. */
+  maxQueued: number;
+}
+
 /** Longest a freed slot waits for its cohort while requests queue (see RenderLimiter). */
 export const COHORT_WAIT_MS = 10;
 
@@ -22,33 +30,33 @@ export const COHORT_WAIT_MS = 10;
  * pile up behind the backs of the requests that gave up on them.
  *
  * While requests queue, waiting ones start in cohorts: a freed slot is filled once all but a
- * quarter of the slots are free (or after COHORT_WAIT_MS), not the moment it frees. Measured on
- * `/products/N` at 50 connections (paired rounds, 2026-11-24): handing each freed slot straight on
- * cost 1.08–1.15× the server CPU per render of unbounded renders; cohorts cost 0.92–0.98×.
+ * quarter of the slots are free (or after COHORT_WAIT_MS), not the moment it frees: handing each
+ * freed slot straight on cost more server CPU per render than unbounded renders, cohorts less
+ * (bench/README.md#the-figures-behind-the-codes-comments).
  */
 export class RenderLimiter {
-  private running = 0;
-  private readonly queue: Waiter[] = [];
+  #running = 0;
+  readonly #queue: Waiter[] = [];
   /** Background renders (cache refreshes): a slot goes to them only when no request waits. */
-  private readonly backgroundQueue: (() => void)[] = [];
-  private readonly maxRunning: number;
-  private readonly maxQueued: number;
+  readonly #backgroundQueue: (() => void)[] = [];
+  readonly #maxRunning: number;
+  readonly #maxQueued: number;
   /** Queued requests start once no more than this many renders run (a quarter of the slots). */
-  private readonly cohortAt: number;
+  readonly #cohortAt: number;
   /** Fills the free slots COHORT_WAIT_MS after the first freed one, when the cohort is late. */
-  private cohortTimer: NodeJS.Timeout | undefined;
+  #cohortTimer: NodeJS.Timeout | undefined;
 
-  constructor(maxRunning: number, maxQueued: number) {
-    this.maxRunning = maxRunning;
-    this.maxQueued = maxQueued;
-    this.cohortAt = Math.floor(maxRunning / 4);
+  constructor({ maxRunning, maxQueued }: RenderLimits) {
+    this.#maxRunning = maxRunning;
+    this.#maxQueued = maxQueued;
+    this.#cohortAt = Math.floor(maxRunning / 4);
   }
 
   get stats(): { running: number; queued: number; backgroundQueued: number } {
     return {
-      running: this.running,
-      queued: this.queue.length,
-      backgroundQueued: this.backgroundQueue.length,
+      running: this.#running,
+      queued: this.#queue.length,
+      backgroundQueued: this.#backgroundQueue.length,
     };
   }
 
@@ -56,15 +64,15 @@ export class RenderLimiter {
   async run<T>(task: () => Promise<T>, signal: AbortSignal): Promise<T> {
     signal.throwIfAborted();
     // Behind requests that already wait (for their cohort), never ahead of them.
-    if (this.running >= this.maxRunning || this.queue.length > 0) {
-      await this.waitForSlot(signal);
+    if (this.#running >= this.#maxRunning || this.#queue.length > 0) {
+      await this.#waitForSlot(signal);
     } else {
-      this.running++;
+      this.#running++;
     }
     try {
       return await task();
     } finally {
-      this.release();
+      this.#release();
     }
   }
 
@@ -73,27 +81,27 @@ export class RenderLimiter {
    * delays a request. At most as many wait as requests may; past that it is refused (OverloadedError).
    */
   async runInBackground<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.maxRunning || this.queue.length > 0) {
-      if (this.backgroundQueue.length >= this.maxQueued) {
+    if (this.#running >= this.#maxRunning || this.#queue.length > 0) {
+      if (this.#backgroundQueue.length >= this.#maxQueued) {
         throw new OverloadedError();
       }
-      await new Promise<void>((resolve) => this.backgroundQueue.push(resolve));
+      await new Promise<void>((resolve) => this.#backgroundQueue.push(resolve));
     } else {
-      this.running++;
+      this.#running++;
     }
     try {
       return await task();
     } finally {
-      this.release();
+      this.#release();
     }
   }
 
-  private waitForSlot(signal: AbortSignal): Promise<void> {
-    if (this.queue.length >= this.maxQueued && this.running < this.maxRunning) {
+  #waitForSlot(signal: AbortSignal): Promise<void> {
+    if (this.#queue.length >= this.#maxQueued && this.#running < this.#maxRunning) {
       // A full queue with a slot held for the cohort: the cohort starts now rather than shed.
-      this.startCohort();
+      this.#startCohort();
     }
-    if (this.queue.length >= this.maxQueued) {
+    if (this.#queue.length >= this.#maxQueued) {
       return Promise.reject(new OverloadedError());
     }
     return new Promise((resolve, reject) => {
@@ -105,35 +113,35 @@ export class RenderLimiter {
         },
         // A client that leaves while queued costs nothing more: it never gets a slot.
         onAbort: () => {
-          this.queue.splice(this.queue.indexOf(waiter), 1);
+          this.#queue.splice(this.#queue.indexOf(waiter), 1);
           reject(signal.reason as Error);
         },
       };
       signal.addEventListener('abort', waiter.onAbort, { once: true });
-      this.queue.push(waiter);
+      this.#queue.push(waiter);
     });
   }
 
-  private release(): void {
-    this.running--;
+  #release(): void {
+    this.#running--;
     // With no request waiting, free slots go straight to background work, if any.
-    if (this.queue.length === 0 || this.running <= this.cohortAt) {
-      this.startCohort();
+    if (this.#queue.length === 0 || this.#running <= this.#cohortAt) {
+      this.#startCohort();
     } else {
-      this.cohortTimer ??= setTimeout(() => this.startCohort(), COHORT_WAIT_MS);
+      this.#cohortTimer ??= setTimeout(() => this.#startCohort(), COHORT_WAIT_MS);
     }
   }
 
   /** Fills every free slot from the queue, requests first; background work when none wait. */
-  private startCohort(): void {
-    clearTimeout(this.cohortTimer);
-    this.cohortTimer = undefined;
-    while (this.running < this.maxRunning) {
-      const next = this.queue.shift()?.start ?? this.backgroundQueue.shift();
+  #startCohort(): void {
+    clearTimeout(this.#cohortTimer);
+    this.#cohortTimer = undefined;
+    while (this.#running < this.#maxRunning) {
+      const next = this.#queue.shift()?.start ?? this.#backgroundQueue.shift();
       if (!next) {
         return;
       }
-      this.running++;
+      this.#running++;
       next();
     }
   }

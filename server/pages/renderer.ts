@@ -7,7 +7,7 @@ import type { RouteInfo } from './route-matcher.ts';
 export interface EngineOutput {
   /**
    * The page: CommonEngine's string, or the bytes of AngularNodeAppEngine's Response as they are
-   * (decoding them only to encode them again was ~9% of that engine's instructions per render).
+   * (never decoded only to be encoded again: bench/README.md#the-figures-behind-the-codes-comments).
    */
   html: string | Buffer;
   status: number;

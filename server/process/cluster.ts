@@ -44,97 +44,112 @@ const MAX_DELAY_MS = 30_000;
  * does) and exit 0, or 1 if a worker did not exit cleanly or past the grace period.
  */
 export function runPrimary(workers: number, graceMs: number, log: Logger): void {
-  let draining = false;
-  let exitCode = 0;
-  let earlyExits = 0;
-  const startedAt = new Map<Worker, number>();
+  new Primary(graceMs, log).start(workers);
+}
 
-  const fork = () => {
-    const worker = cluster.fork();
-    startedAt.set(worker, Date.now());
-  };
+class Primary {
+  readonly #graceMs: number;
+  readonly #log: Logger;
+  /** The live workers, with when each started. */
+  readonly #startedAt = new Map<Worker, number>();
+  #draining = false;
+  #exitCode = 0;
+  /** Workers in a row that exited before STABLE_AFTER_MS. */
+  #earlyExits = 0;
 
-  cluster.on('message', (worker, message) => {
-    if (message === EXITING) {
-      worker.send(EXIT_OK);
-    } else {
-      // A worker's revalidation goes to every other worker (revalidation/cluster-channel.ts).
-      relayRevalidation(worker, message, startedAt.keys());
-    }
-  });
+  constructor(graceMs: number, log: Logger) {
+    this.#graceMs = graceMs;
+    this.#log = log;
+  }
 
-  cluster.on('exit', (worker, code, signal) => {
-    const uptimeMs = Date.now() - (startedAt.get(worker) ?? Date.now());
-    startedAt.delete(worker);
-    if (draining) {
-      if (code !== 0) {
-        exitCode = 1;
+  start(workers: number): void {
+    cluster.on('message', (worker, message) => {
+      if (message === EXITING) {
+        worker.send(EXIT_OK);
+      } else {
+        // A worker's revalidation goes to every other worker (revalidation/cluster-channel.ts).
+        relayRevalidation(worker, message, this.#startedAt.keys());
       }
-      if (startedAt.size === 0) {
-        log.info({ exitCode }, 'every worker drained, exiting');
-        process.exit(exitCode);
+    });
+    cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
+    handleProcessEvents({
+      stop: (reason) => this.#drain(reason),
+      // Every worker empties its own render cache.
+      hangup: () => this.#signalWorkers('SIGHUP'),
+      // The primary's own failure: let the workers finish what they serve, then exit 1.
+      crash: (kind, error) => {
+        this.#exitCode = 1;
+        this.#log.fatal({ err: error }, `primary: ${kind}: draining every worker, then exiting 1`);
+        this.#drain(kind);
+      },
+    });
+    this.#log.info({ workers }, `starting ${workers} workers`);
+    for (let i = 0; i < workers; i++) {
+      this.#fork();
+    }
+  }
+
+  #fork(): void {
+    this.#startedAt.set(cluster.fork(), Date.now());
+  }
+
+  #exited(worker: Worker, code: number, signal: string): void {
+    const uptimeMs = Date.now() - (this.#startedAt.get(worker) ?? Date.now());
+    this.#startedAt.delete(worker);
+    if (this.#draining) {
+      if (code !== 0) {
+        this.#exitCode = 1;
+      }
+      if (this.#startedAt.size === 0) {
+        this.#log.info({ exitCode: this.#exitCode }, 'every worker drained, exiting');
+        process.exit(this.#exitCode);
       }
       return;
     }
     if (code === CANNOT_START) {
       // The worker printed why on stderr; another would fail the same way.
-      exitCode = 1;
-      drain('a worker cannot start');
+      this.#exitCode = 1;
+      this.#drain('a worker cannot start');
       return;
     }
-    earlyExits = uptimeMs < STABLE_AFTER_MS ? earlyExits + 1 : 0;
+    this.#earlyExits = uptimeMs < STABLE_AFTER_MS ? this.#earlyExits + 1 : 0;
     const delayMs =
-      earlyExits === 0 ? 0 : Math.min(FIRST_DELAY_MS * 2 ** (earlyExits - 1), MAX_DELAY_MS);
-    log.warn(
+      this.#earlyExits === 0
+        ? 0
+        : Math.min(FIRST_DELAY_MS * 2 ** (this.#earlyExits - 1), MAX_DELAY_MS);
+    this.#log.warn(
       { worker: worker.id, pid: worker.process.pid, code, signal, uptimeMs, delayMs },
       'worker exited: starting another',
     );
     setTimeout(() => {
-      if (!draining) {
-        fork();
+      if (!this.#draining) {
+        this.#fork();
       }
     }, delayMs);
-  });
+  }
 
-  const drain = (reason: string) => {
-    if (draining) {
+  #drain(reason: string): void {
+    if (this.#draining) {
       return;
     }
-    draining = true;
-    log.info({ reason, workers: startedAt.size, graceMs }, 'draining every worker');
-    for (const worker of startedAt.keys()) {
-      worker.process.kill('SIGTERM');
-    }
-    if (startedAt.size === 0) {
-      process.exit(exitCode);
+    this.#draining = true;
+    const graceMs = this.#graceMs;
+    this.#log.info({ reason, workers: this.#startedAt.size, graceMs }, 'draining every worker');
+    this.#signalWorkers('SIGTERM');
+    if (this.#startedAt.size === 0) {
+      process.exit(this.#exitCode);
     }
     // Each worker cuts its own connections at graceMs; this only catches one that hangs.
     setTimeout(() => {
-      log.error({ graceMs }, 'workers still running past the grace period: killing them');
-      for (const worker of startedAt.keys()) {
-        worker.process.kill('SIGKILL');
-      }
+      this.#log.error({ graceMs }, 'workers still running past the grace period: killing them');
+      this.#signalWorkers('SIGKILL');
       process.exit(1);
     }, graceMs + 2000).unref();
-  };
-  handleProcessEvents({
-    stop: drain,
-    // Every worker empties its own render cache.
-    hangup: () => {
-      for (const worker of startedAt.keys()) {
-        worker.process.kill('SIGHUP');
-      }
-    },
-    // The primary's own failure: let the workers finish what they serve, then exit 1.
-    crash: (kind, error) => {
-      exitCode = 1;
-      log.fatal({ err: error }, `primary: ${kind}: draining every worker, then exiting 1`);
-      drain(kind);
-    },
-  });
+  }
 
-  log.info({ workers }, `starting ${workers} workers`);
-  for (let i = 0; i < workers; i++) {
-    fork();
+  #signalWorkers(signal: NodeJS.Signals): void {
+    for (const worker of this.#startedAt.keys()) {
+      worker.process.kill(signal);
+    }
   }
 }

@@ -4,6 +4,21 @@ import { exitProcess } from './cluster.ts';
 import type { Readiness } from './health.ts';
 import { handleProcessEvents } from './signals.ts';
 
+/** Where the public port listens (PORT, HOST). */
+export interface ListenAddress {
+  port: number;
+  /** Interface to bind; undefined binds every interface, like Node's default. */
+  host: string | undefined;
+}
+
+/** How many processes serve, and how long a stop may take (WORKERS, SHUTDOWN_GRACE_MS). */
+export interface ProcessSettings {
+  /** 1 serves in this process; more run under a supervising primary (cluster.ts). */
+  workers: number;
+  /** After SIGTERM/SIGINT, how long in-flight requests may take before connections are cut. */
+  shutdownGraceMs: number;
+}
+
 /** After an uncaught error, in-flight requests get at most this long (or SHUTDOWN_GRACE_MS if shorter). */
 const FATAL_GRACE_MS = 5000;
 

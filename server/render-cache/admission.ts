@@ -1,7 +1,6 @@
 // Which new pages a full render cache takes. Storing every render lets a scan of pages asked for
-// once (a crawler walking every id) evict the pages visitors share. What it does not buy is CPU:
-// under the bench's scan of unique ids the origin spent 0.987x the ceiling's CPU per render with
-// it and 0.986x storing every page (paired rounds, 7 x 4 s), so it is here for the hit set alone.
+// once (a crawler walking every id) evict the pages visitors share. It buys no CPU, only the hit
+// set (bench/README.md#the-figures-behind-the-codes-comments).
 import { LRUCache } from 'lru-cache';
 
 /**

@@ -1,6 +1,6 @@
 // What the render cache may store and serve, read from standard HTTP: a route's Cache-Control
 // (RFC 9111, RFC 5861) and No-Vary-Search, and the key a request's page is stored under.
-import { hasDotSegment } from '../url-path.ts';
+import { hasDotSegment } from '../request/url-path.ts';
 import { parseNoVarySearch, significantParams } from './no-vary-search.ts';
 
 /** How long a shared cache may use a response (RFC 9111 §4.2, RFC 5861), in milliseconds. */

@@ -1,18 +1,19 @@
 // A cached page as the shared tier stores it: its metadata as JSON and its body as bytes, in two
 // fields of one Redis hash. With a Content-Security-Policy the body holds the writer's nonce
 // placeholders; only their offsets travel, and the reader puts its own placeholder there.
-import { nonceSlotsAt } from '../csp/nonce-template.ts';
+import { nonceSlotsAt, NonceSlots } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import type { SharedCachePolicy } from './policy.ts';
 import type { CachedPage } from './store.ts';
 
 /** Bumped whenever the layout changes: an entry of another version reads as a miss. */
-const VERSION = 1;
+const VERSION = 2;
 
 interface EntryMeta {
   v: number;
   status: number;
   headers: string[];
+  notModifiedHeaders: string[];
   etag: string | null;
   offsets: number[] | null;
   policy: SharedCachePolicy;
@@ -21,14 +22,16 @@ interface EntryMeta {
 }
 
 export function entryMeta(page: CachedPage): string {
+  const { answer } = page;
   const meta: EntryMeta = {
     v: VERSION,
-    status: page.status,
-    headers: page.headers,
-    etag: page.etag ?? null,
-    offsets: page.nonceSlots?.offsets ?? null,
+    status: answer.status,
+    headers: [...answer.headers],
+    notModifiedHeaders: [...answer.notModifiedHeaders],
+    etag: answer.validators?.etag ?? null,
+    offsets: answer.perResponse instanceof NonceSlots ? [...answer.perResponse.offsets] : null,
     policy: page.policy,
-    groups: page.groups ?? [],
+    groups: [...page.groups],
     storedAt: page.storedAt,
   };
   return JSON.stringify(meta);
@@ -54,9 +57,8 @@ export function pageOfEntry(
   if (
     meta?.v !== VERSION ||
     !Number.isInteger(meta.status) ||
-    !Array.isArray(meta.headers) ||
-    !meta.headers.every((value) => typeof value === 'string') ||
-    meta.headers.length % 2 !== 0 ||
+    !isHeaderList(meta.headers) ||
+    !isHeaderList(meta.notModifiedHeaders) ||
     (meta.etag !== null && typeof meta.etag !== 'string') ||
     !isPolicy(meta.policy) ||
     !Array.isArray(meta.groups) ||
@@ -66,23 +68,34 @@ export function pageOfEntry(
   ) {
     return undefined;
   }
-  const nonceSlots =
+  const perResponse =
     meta.offsets === null || csp === undefined ? undefined : nonceSlotsAt(body, meta.offsets, csp);
-  if (meta.offsets !== null && nonceSlots === undefined) {
+  if (meta.offsets !== null && perResponse === undefined) {
     return undefined;
   }
   return {
-    status: meta.status,
-    headers: meta.headers,
-    body,
-    etag: meta.etag ?? undefined,
-    nonceSlots,
+    answer: {
+      status: meta.status,
+      headers: meta.headers,
+      notModifiedHeaders: meta.notModifiedHeaders,
+      body,
+      validators: meta.etag === null ? undefined : { etag: meta.etag },
+      perResponse,
+    },
     policy: meta.policy,
     groups: meta.groups,
     storedAt: meta.storedAt,
     revalidated,
     refreshFailed: false,
   };
+}
+
+function isHeaderList(value: unknown): value is string[] {
+  return (
+    Array.isArray(value) &&
+    value.length % 2 === 0 &&
+    value.every((item) => typeof item === 'string')
+  );
 }
 
 function isPolicy(value: unknown): value is SharedCachePolicy {

@@ -1,19 +1,13 @@
 // The render cache's second tier: one store on Redis (or Valkey) for every process of every
-// replica. Every call is bounded in time and behind a circuit breaker: Redis down, slow or refusing
-// costs a request at most `timeoutMs`, and usually nothing (it is skipped while the breaker is open).
+// replica, through the origin's Redis link (redis/link.ts), whose bounds and breaker every call
+// here goes through: a request waits on Redis at most REDIS_TIMEOUT_MS, usually not at all.
 import { randomBytes } from 'node:crypto';
-import { createClient, RESP_TYPES } from '@redis/client';
 import type { Logger } from 'pino';
-import type { SharedCacheConfig } from '../config.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
-import { throttledWarning } from '../logger.ts';
-import { CircuitBreaker } from './circuit-breaker.ts';
+import type { LinkState, Outcome, RedisLink, SkipReason } from '../redis/link.ts';
+import type { Revalidation } from './revalidation.ts';
 import { entryMeta, pageOfEntry } from './shared-entry.ts';
 import { type CachedPage, lifetimeMs, pathOf } from './store.ts';
-
-/** Why a request went on without the shared tier (the `detail` of its Cache-Status entry). */
-export type SkipReason = 'down' | 'circuit-open' | 'timeout' | 'error';
-export type SharedState = 'connecting' | 'ready' | 'down' | 'circuit-open';
 
 export type SharedLookup = { found: CachedPage } | { found: undefined } | { skipped: SkipReason };
 
@@ -23,17 +17,8 @@ export interface Lease {
 }
 export type LockResult = { lease: Lease } | { held: true } | { skipped: SkipReason };
 
-/** A revalidation as it travels between processes (revalidation/). */
-export interface SharedRevalidation {
-  paths: readonly string[];
-  groups: readonly string[];
-  mode: 'soft' | 'hard';
-  /** The sender's clock: only entries stored before it are touched. */
-  at: number;
-}
-
 export interface SharedTierStats {
-  state: SharedState;
+  state: LinkState;
   hits: number;
   stale: number;
   misses: number;
@@ -48,13 +33,26 @@ export interface SharedTierStats {
   unreadable: number;
 }
 
-/** Failures in a row that open the breaker, and how long it stays open before one probe. */
-const BREAKER_THRESHOLD = 3;
-const BREAKER_OPEN_MS = 1000;
+/** What the shared tier's settings are (config.ts reads them from the environment). */
+export interface SharedTierSettings {
+  /** Every key starts with this (REDIS_KEY_PREFIX): several origins can share one Redis. */
+  keyPrefix: string;
+  /** Pages larger than this stay in their process's cache only (SHARED_CACHE_MAX_ENTRY_BYTES). */
+  maxEntryBytes: number;
+}
+
+export interface SharedTierOptions extends SharedTierSettings {
+  link: RedisLink;
+  /** The build's id (build-id.ts): builds never read each other's pages. */
+  buildId: string;
+  csp: ContentSecurityPolicy | undefined;
+  log: Logger;
+}
+
 /** A lock outlives its holder by at most this; the holder renews it while it renders. */
 const LEASE_MS = 3000;
 /** Revalidation is an operator's call, not a request: it may wait longer than a lookup. */
-const REVALIDATION_TIMEOUT_MS = 5000;
+export const REVALIDATION_TIMEOUT_MS = 5000;
 
 /** Touches the entries stored before ARGV[2]: soft marks them revalidated, hard deletes them. */
 const REVALIDATE_SCRIPT = `
@@ -73,38 +71,6 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return redis.call('DEL', KEYS[1])`;
 
-type Outcome<T> = { ok: true; value: T } | { ok: false; reason: SkipReason };
-
-const TIMED_OUT = Symbol('timed out');
-
-function createConnection(url: string) {
-  return createClient({
-    url,
-    // A request never queues behind a reconnect: it goes on without Redis at once.
-    disableOfflineQueue: true,
-    // Notices a Redis that vanished without closing the connection (a network partition).
-    pingInterval: 5000,
-    socket: {
-      connectTimeout: 2000,
-      // Retries forever, at most 2 s apart: shared hits resume within seconds of Redis coming back.
-      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
-    },
-  });
-}
-
-/** Replies in bytes: page bodies stay Buffers, never decoded and encoded again. */
-function bytesClient(connection: ReturnType<typeof createConnection>) {
-  return connection.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
-}
-type Client = ReturnType<typeof bytesClient>;
-
-export interface SharedTierOptions extends SharedCacheConfig {
-  /** The build's id (render-cache/build-id.ts): builds never read each other's pages. */
-  buildId: string;
-  csp: ContentSecurityPolicy | undefined;
-  log: Logger;
-}
-
 /**
  * Pages in Redis under `<prefix>:{<build>-<csp>}:…` (one hash-tag per build, so a Redis Cluster keeps
  * a build's keys on one shard, as the scripts need): `page:<key>` a hash (m: metadata, b: body,
@@ -112,15 +78,10 @@ export interface SharedTierOptions extends SharedCacheConfig {
  * revalidation, `lock:<key>` the render lock. Renders are announced on `<namespace>:rendered`.
  */
 export class SharedTier {
-  readonly #client: Client;
-  readonly #subscriber: ReturnType<typeof createConnection>;
+  readonly #link: RedisLink;
   readonly #namespace: string;
-  readonly #revalidationChannel: string;
   readonly #options: SharedTierOptions;
-  readonly #breaker = new CircuitBreaker(BREAKER_THRESHOLD, BREAKER_OPEN_MS);
   readonly #waiters = new Map<string, Set<() => void>>();
-  readonly #warnUnavailable: () => void;
-  #connectedOnce = false;
   #closed = false;
   readonly #stats = {
     hits: 0,
@@ -130,58 +91,22 @@ export class SharedTier {
     tooLarge: 0,
     lockWaits: 0,
     unreadable: 0,
-    skipped: { down: 0, 'circuit-open': 0, timeout: 0, error: 0 } as Record<SkipReason, number>,
   };
 
   constructor(options: SharedTierOptions) {
     this.#options = options;
-    const { log } = options;
+    this.#link = options.link;
     this.#namespace = `${options.keyPrefix}:{${options.buildId}-${options.csp ? 'csp' : 'plain'}}`;
-    this.#revalidationChannel = `${options.keyPrefix}:revalidate`;
-    this.#warnUnavailable = throttledWarning(
-      log,
-      'shared cache: Redis unavailable, serving from this process and rendering meanwhile',
-    );
-    const client = createConnection(options.url);
-    this.#client = bytesClient(client);
-    this.#subscriber = client.duplicate();
-    for (const [name, connection] of [
-      ['client', client],
-      ['subscriber', this.#subscriber],
-    ] as const) {
-      connection.on('error', (error: Error) => {
-        this.#warnUnavailable();
-        log.debug({ err: error, connection: name }, 'shared cache: Redis connection error');
-      });
-      connection.on('ready', () => {
-        this.#connectedOnce = true;
-        log.info({ connection: name }, 'shared cache: connected to Redis');
-      });
-    }
-    // Connects in the background: the origin serves (from its own cache and by rendering) meanwhile.
-    client.connect().catch((error: unknown) => log.debug({ err: error }, 'shared cache: connect'));
-    this.#subscriber
-      .connect()
-      .then(() =>
-        this.#subscriber.subscribe(`${this.#namespace}:rendered`, (key: string) => this.#wake(key)),
-      )
-      .catch((error: unknown) => log.debug({ err: error }, 'shared cache: subscribe'));
+    this.#link.subscribe(`${this.#namespace}:rendered`, (key) => this.#wake(key));
   }
 
   get stats(): SharedTierStats {
-    return { state: this.state, ...this.#stats, skipped: { ...this.#stats.skipped } };
-  }
-
-  get state(): SharedState {
-    if (!this.#client.isReady) {
-      return this.#connectedOnce ? 'down' : 'connecting';
-    }
-    return this.#breaker.open ? 'circuit-open' : 'ready';
+    return { state: this.#link.state, ...this.#stats, skipped: this.#link.skipped };
   }
 
   /** The page stored for `key`, if Redis answers in time. */
   async get(key: string): Promise<SharedLookup> {
-    const outcome = await this.#run(this.#options.timeoutMs, (client) =>
+    const outcome = await this.#link.call((client) =>
       client.hmGet(this.#pageKey(key), ['m', 'b', 'r']),
     );
     if (!outcome.ok) {
@@ -211,7 +136,7 @@ export class SharedTier {
    * the processes waiting for it. Returns what happened.
    */
   async put(key: string, page: CachedPage): Promise<'stored' | 'too-large' | SkipReason> {
-    if (page.body.length > this.#options.maxEntryBytes) {
+    if (page.answer.body.length > this.#options.maxEntryBytes) {
       this.#stats.tooLarge++;
       return 'too-large';
     }
@@ -222,15 +147,15 @@ export class SharedTier {
     const pageKey = this.#pageKey(key);
     const indexes = [
       `${this.#namespace}:path:${pathOf(key)}`,
-      ...(page.groups ?? []).map((group) => `${this.#namespace}:group:${group}`),
+      ...page.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
-    const outcome = await this.#run(this.#options.timeoutMs, (client) => {
+    const outcome = await this.#link.call((client) => {
       const multi = client
         .multi()
         .del(pageKey)
         .hSet(pageKey, {
           m: entryMeta(page),
-          b: page.body,
+          b: page.answer.body,
           t: String(page.storedAt),
           // Stored already stale: a soft revalidation came while it rendered.
           ...(page.revalidated ? { r: String(page.storedAt) } : {}),
@@ -256,7 +181,7 @@ export class SharedTier {
   async lock(key: string): Promise<LockResult> {
     const lockKey = `${this.#namespace}:lock:${key}`;
     const token = randomBytes(16).toString('base64url');
-    const outcome = await this.#run(this.#options.timeoutMs, (client) =>
+    const outcome = await this.#link.call((client) =>
       client.set(lockKey, token, { condition: 'NX', expiration: { type: 'PX', value: LEASE_MS } }),
     );
     if (!outcome.ok) {
@@ -268,7 +193,7 @@ export class SharedTier {
     }
     // Renewed while the render runs: a holder that dies (or hangs) loses the lock within LEASE_MS.
     const renew = setInterval(() => {
-      void this.#run(this.#options.timeoutMs, (client) =>
+      void this.#link.call((client) =>
         client.eval(LEASE_SCRIPT, { keys: [lockKey], arguments: [token, String(LEASE_MS)] }),
       );
     }, LEASE_MS / 3);
@@ -277,7 +202,7 @@ export class SharedTier {
       lease: {
         release: async () => {
           clearInterval(renew);
-          await this.#run(this.#options.timeoutMs, (client) =>
+          await this.#link.call((client) =>
             client
               .multi()
               .eval(LEASE_SCRIPT, { keys: [lockKey], arguments: [token] })
@@ -321,13 +246,14 @@ export class SharedTier {
    * Applies a revalidation to this build's pages: those of the paths and groups, stored before
    * `at`. Returns how many it touched.
    */
-  async revalidate(revalidation: SharedRevalidation): Promise<Outcome<number>> {
+  async revalidate(revalidation: Revalidation): Promise<Outcome<number>> {
     const indexes = [
       ...revalidation.paths.map((path) => `${this.#namespace}:path:${path}`),
       ...revalidation.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
-    const members = await this.#run(REVALIDATION_TIMEOUT_MS, (client) =>
-      indexes.length === 0 ? Promise.resolve([]) : client.sUnion(indexes),
+    const members = await this.#link.call(
+      (client) => (indexes.length === 0 ? Promise.resolve([]) : client.sUnion(indexes)),
+      REVALIDATION_TIMEOUT_MS,
     );
     if (!members.ok) {
       return members;
@@ -336,32 +262,15 @@ export class SharedTier {
     if (keys.length === 0) {
       return { ok: true, value: 0 };
     }
-    const touched = await this.#run(REVALIDATION_TIMEOUT_MS, (client) =>
-      client.eval(REVALIDATE_SCRIPT, {
-        keys,
-        arguments: [revalidation.mode, String(revalidation.at)],
-      }),
+    const touched = await this.#link.call(
+      (client) =>
+        client.eval(REVALIDATE_SCRIPT, {
+          keys,
+          arguments: [revalidation.mode, String(revalidation.at)],
+        }),
+      REVALIDATION_TIMEOUT_MS,
     );
     return touched.ok ? { ok: true, value: Number(touched.value) } : touched;
-  }
-
-  /** Sends a message to every process subscribed with `onRevalidation` (this one included). */
-  async publishRevalidation(message: string): Promise<Outcome<number>> {
-    const outcome = await this.#run(REVALIDATION_TIMEOUT_MS, (client) =>
-      client.publish(this.#revalidationChannel, message),
-    );
-    return outcome.ok ? { ok: true, value: Number(outcome.value) } : outcome;
-  }
-
-  /** Hears every revalidation published by any process of any build sharing this prefix. */
-  onRevalidation(listener: (message: string) => void): void {
-    const subscribe = () =>
-      this.#subscriber.subscribe(this.#revalidationChannel, (message: string) => listener(message));
-    if (this.#subscriber.isReady) {
-      void subscribe().catch(() => undefined);
-    } else {
-      this.#subscriber.once('ready', () => void subscribe().catch(() => undefined));
-    }
   }
 
   close(): void {
@@ -374,8 +283,7 @@ export class SharedTier {
         wake();
       }
     }
-    this.#client.destroy();
-    this.#subscriber.destroy();
+    this.#link.close();
   }
 
   #pageKey(key: string): string {
@@ -385,46 +293,6 @@ export class SharedTier {
   #wake(key: string): void {
     for (const wake of this.#waiters.get(key) ?? []) {
       wake();
-    }
-  }
-
-  /** One call to Redis, bounded by `timeoutMs`, skipped while Redis is down or the breaker open. */
-  async #run<T>(timeoutMs: number, command: (client: Client) => Promise<T>): Promise<Outcome<T>> {
-    const skip = (reason: SkipReason): Outcome<T> => {
-      this.#stats.skipped[reason]++;
-      return { ok: false, reason };
-    };
-    if (!this.#client.isReady) {
-      return skip('down');
-    }
-    if (!this.#breaker.allow()) {
-      return skip('circuit-open');
-    }
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const value = await Promise.race([
-        command(this.#client),
-        new Promise<typeof TIMED_OUT>((resolve) => {
-          // Declared only after the I/O phase that follows: a reply that arrived while this process
-          // was busy (or waiting for a CPU) wins; the bound is on Redis, not on our own stalls.
-          // Without it, cold processes under load timed out on replies already in the socket.
-          timer = setTimeout(() => setImmediate(resolve, TIMED_OUT), timeoutMs);
-        }),
-      ]);
-      if (value === TIMED_OUT) {
-        this.#breaker.failure();
-        this.#warnUnavailable();
-        return skip('timeout');
-      }
-      this.#breaker.success();
-      return { ok: true, value };
-    } catch (error) {
-      this.#breaker.failure();
-      this.#warnUnavailable();
-      this.#options.log.debug({ err: error }, 'shared cache: command failed');
-      return skip('error');
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

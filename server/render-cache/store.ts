@@ -1,17 +1,22 @@
-// Rendered pages kept for the routes that declare a shared-cache policy, and the renders in flight
-// for them. The store keeps its own statistics; what to render and how to answer is cached-pages.ts.
+// Pages kept for the routes that declare a shared-cache policy, and the productions in flight for
+// them. The store keeps its own statistics; when to produce a page and what to serve is page-cache.ts.
 import { LRUCache } from 'lru-cache';
-import type { Page } from '../pages/page.ts';
+import type { Answer } from '../http/answer.ts';
+import { untilAborted } from '../until-aborted.ts';
 import { type Admission, SecondRequestFilter } from './admission.ts';
 import type { SharedCachePolicy } from './policy.ts';
+import type { Revalidation, RevalidationMode } from './revalidation.ts';
 
 /**
- * A rendered page as stored: everything needed to answer it again without rendering. Its headers
- * hold the ETag; Age and Cache-Status are added per answer.
+ * A page as stored: the answer to send again without producing it (its validators included; Age
+ * and Cache-Status are added per response), what it was made from and how long it may be used.
  */
-export interface CachedPage extends Page {
+export interface CachedPage {
+  readonly answer: Answer;
+  /** The cache groups (RFC 9875) it declared: what revalidation by group matches. */
+  readonly groups: readonly string[];
+  readonly policy: SharedCachePolicy;
   storedAt: number;
-  policy: SharedCachePolicy;
   /** The last refresh failed: the page may be served stale up to stale-if-error. */
   refreshFailed: boolean;
   /**
@@ -19,18 +24,6 @@ export interface CachedPage extends Page {
    * long as it stays in the cache, whatever its policy says. The refresh stores a new, unmarked page.
    */
   revalidated?: boolean;
-}
-
-/** What on-demand revalidation asks of the cache (server/revalidation/). */
-export interface RevalidateOptions {
-  /** Exact paths (`/products/42`): every key with that path matches, whatever its origin and query. */
-  paths: readonly string[];
-  /** Cache groups (RFC 9875): every page that declared one of them matches. */
-  groups: readonly string[];
-  /** `soft`: serve stale once while refreshing; `hard`: delete. */
-  mode: 'soft' | 'hard';
-  /** Only pages stored up to this moment (ms since the epoch): a page rendered since is already new. */
-  at: number;
 }
 
 /**
@@ -74,10 +67,12 @@ export interface RenderCacheStats {
 export type StoreOutcome = 'stored' | 'deferred' | 'too-large' | 'revalidated';
 
 export interface RenderCacheOptions {
+  /** Bytes of pages it holds (RENDER_CACHE_BYTES). */
+  maxBytes: number;
+  /** Which new pages a full cache takes (RENDER_CACHE_ADMISSION); `second` unless said otherwise. */
+  admission?: Admission;
   /** The cache's clock (tests move their own). */
   now?: () => number;
-  /** Which new pages a full cache takes; `second` unless said otherwise. */
-  admission?: Admission;
 }
 
 /** A render for a key and the requests waiting for it. */
@@ -101,18 +96,21 @@ const ENTRY_OVERHEAD_BYTES = 512;
 
 /** What a page counts against the cache's bytes. */
 function entryBytes(page: CachedPage, key: string): number {
+  const { body, headers, notModifiedHeaders } = page.answer;
+  const headerBytes = (list: readonly string[]) =>
+    list.reduce((sum, value) => sum + value.length, 0);
   return (
-    page.body.length +
+    body.length +
     key.length +
-    page.headers.reduce((sum, value) => sum + value.length, 0) +
+    headerBytes(headers) +
+    headerBytes(notModifiedHeaders) +
     ENTRY_OVERHEAD_BYTES
   );
 }
 
 /**
  * How often, at most, a full cache scans for pages past their lifetime (see RenderCache#fits): a
- * scan took 43 µs per 1,000 entries (lru-cache 11, 2026-11-25), up to 10% of a render if every
- * miss of a scan of new ids ran one.
+ * scan of every entry is too dear to run on every miss of a scan of new ids (bench/README.md#the-figures-behind-the-codes-comments).
  */
 const PURGE_EXPIRED_EVERY_MS = 1000;
 
@@ -129,7 +127,7 @@ export class RenderCache {
   readonly #pages: LRUCache<string, CachedPage>;
   readonly #inFlight = new Map<string, Flight<unknown>>();
   /** The latest revalidations, oldest first (see RECENT_REVALIDATIONS). */
-  readonly #recent: Revalidation[] = [];
+  readonly #recent: Remembered[] = [];
   readonly #now: () => number;
   /** When #fits last dropped the pages past their lifetime (the cache's clock). */
   #purgedAt = -Infinity;
@@ -148,7 +146,7 @@ export class RenderCache {
     deferred: 0,
   };
 
-  constructor(maxBytes: number, { now = Date.now, admission = 'second' }: RenderCacheOptions = {}) {
+  constructor({ maxBytes, admission = 'second', now = Date.now }: RenderCacheOptions) {
     this.#now = now;
     this.#secondRequest =
       admission === 'second'
@@ -303,9 +301,10 @@ export class RenderCache {
 
   /**
    * Runs `render` for `key` unless a render for it is already running, in which case the caller
-   * waits for that one and gets its result or its failure (`collapsed` says which happened).
-   * `render` gets a signal that aborts once every caller's own `signal` has: a render nobody waits
-   * for any more leaves the queue like any other.
+   * waits for that one and gets its result or its failure (`collapsed` says which happened). Each
+   * caller stops waiting when its own `signal` aborts (`result` rejects with its reason); `render`
+   * gets a signal that aborts once every caller's has: a render nobody waits for any more leaves
+   * the queue like any other.
    */
   render<T>(
     key: string,
@@ -329,7 +328,7 @@ export class RenderCache {
         { once: true },
       );
     }
-    return { result: flight.result, collapsed };
+    return { result: untilAborted(flight.result, signal), collapsed };
   }
 
   /**
@@ -417,12 +416,12 @@ export class RenderCache {
    * The strongest revalidation that matches `page` and came while the render storing it ran (it
    * began before the revalidation, so it may hold what was revalidated), if any.
    */
-  #revalidationSince(key: string, page: CachedPage): 'soft' | 'hard' | undefined {
+  #revalidationSince(key: string, page: CachedPage): RevalidationMode | undefined {
     const startedAt = this.#inFlight.get(key)?.startedAt;
     if (startedAt === undefined || this.#recent.length === 0) {
       return undefined;
     }
-    let mode: 'soft' | 'hard' | undefined;
+    let mode: RevalidationMode | undefined;
     for (const revalidation of this.#recent) {
       if (revalidation.at >= startedAt && matches(revalidation, key, page)) {
         mode = revalidation.mode === 'hard' ? 'hard' : (mode ?? 'soft');
@@ -436,9 +435,9 @@ export class RenderCache {
    * declared one of `groups` are marked stale (`soft`) or deleted (`hard`). Returns how many.
    * A scan of every key: bounded by the cache's size, and revalidations are rare next to lookups.
    */
-  revalidate({ paths, groups, mode, at }: RevalidateOptions): number {
+  revalidate({ paths, groups, mode, at }: Revalidation): number {
     this.#stats.revalidations++;
-    const revalidation: Revalidation = { paths: new Set(paths), groups: new Set(groups), mode, at };
+    const revalidation: Remembered = { paths: new Set(paths), groups: new Set(groups), mode, at };
     this.#remember(revalidation);
     let affected = 0;
     for (const [key, page] of [...this.#pages.entries()]) {
@@ -457,7 +456,7 @@ export class RenderCache {
   }
 
   /** Kept while a render that began before it may still store a page: see #revalidationSince. */
-  #remember(revalidation: Revalidation): void {
+  #remember(revalidation: Remembered): void {
     if (this.#inFlight.size === 0) {
       // No render running: none can store a page from before this revalidation.
       return;
@@ -503,7 +502,7 @@ export function freshness(page: CachedPage, now: number): Lookup {
 }
 
 /** Whether a revalidation names the page under `key`: by its path, or by one of its groups. */
-function matches(revalidation: Revalidation, key: string, page: CachedPage): boolean {
+function matches(revalidation: Remembered, key: string, page: CachedPage): boolean {
   return (
     revalidation.paths.has(pathOf(key)) ||
     page.groups.some((group) => revalidation.groups.has(group))
@@ -511,10 +510,10 @@ function matches(revalidation: Revalidation, key: string, page: CachedPage): boo
 }
 
 /** A revalidation as the store matches it. */
-interface Revalidation {
+interface Remembered {
   paths: ReadonlySet<string>;
   groups: ReadonlySet<string>;
-  mode: 'soft' | 'hard';
+  mode: RevalidationMode;
   at: number;
 }
 

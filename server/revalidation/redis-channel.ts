@@ -1,11 +1,15 @@
-// Revalidation across replicas through the shared tier: the sender applies it to the pages in
-// Redis, then every process of every replica hears it (Redis pub/sub) and applies it to its own.
+// Revalidation across replicas through Redis: the sender applies it to the shared tier's pages, then
+// every process of every replica hears it (pub/sub on the origin's Redis link) and applies it to its own.
 import type { Logger } from 'pino';
-import type { SharedTier } from '../render-cache/shared-tier.ts';
+import type { RedisLink } from '../redis/link.ts';
+import { REVALIDATION_TIMEOUT_MS, type SharedTier } from '../render-cache/shared-tier.ts';
 import { checkMessage, type RevalidationChannel, type RevalidationMessage } from './revalidator.ts';
 
 export interface RedisChannelOptions {
+  link: RedisLink;
   shared: SharedTier;
+  /** The shared tier's REDIS_KEY_PREFIX: origins with another prefix never hear each other. */
+  keyPrefix: string;
   buildId: string;
   log: Logger;
 }
@@ -17,7 +21,9 @@ export interface RedisChannelOptions {
  * its own build's pages in Redis too; only pages stored before `at` are touched, so however many
  * do it, a page rendered since is left alone.
  */
-export function redisChannel({ shared, buildId, log }: RedisChannelOptions): RevalidationChannel {
+export function redisChannel(options: RedisChannelOptions): RevalidationChannel {
+  const { link, shared, buildId, log } = options;
+  const channel = `${options.keyPrefix}:revalidate`;
   return {
     name: 'redis',
     async publish(message) {
@@ -25,14 +31,18 @@ export function redisChannel({ shared, buildId, log }: RedisChannelOptions): Rev
       if (!applied.ok) {
         throw new Error(`Redis unavailable (${applied.reason})`);
       }
-      const heard = await shared.publishRevalidation(JSON.stringify({ build: buildId, message }));
+      const text = JSON.stringify({ build: buildId, message });
+      const heard = await link.call(
+        (client) => client.publish(channel, text),
+        REVALIDATION_TIMEOUT_MS,
+      );
       if (!heard.ok) {
         throw new Error(`Redis unavailable (${heard.reason})`);
       }
-      return { sharedPages: applied.value, processes: heard.value };
+      return { sharedPages: applied.value, processes: Number(heard.value) };
     },
     subscribe(onMessage) {
-      shared.onRevalidation((text) => {
+      link.subscribe(channel, (text) => {
         let published: { build?: unknown; message?: unknown };
         try {
           published = JSON.parse(text) as typeof published;

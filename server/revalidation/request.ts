@@ -1,18 +1,14 @@
 // What a revalidation asks for, validated once wherever it comes from: the endpoint's JSON body,
 // the app's own call (server.ts revalidate) and a message another process sent.
 import { isGroupName, MAX_GROUP_LENGTH } from '../render-cache/cache-groups.ts';
+import {
+  REVALIDATION_MODES,
+  type Revalidation,
+  type RevalidationMode,
+} from '../render-cache/revalidation.ts';
 
-/** `soft`: pages go stale (served once more while one render refreshes them); `hard`: deleted. */
-export type RevalidationMode = 'soft' | 'hard';
-export const REVALIDATION_MODES: readonly RevalidationMode[] = ['soft', 'hard'];
-
-export interface RevalidationRequest {
-  /** Exact paths (`/products/42`): every cached page of that path, whatever its query. */
-  paths: string[];
-  /** Cache groups (RFC 9875) the pages declared in their `Cache-Groups` header. */
-  groups: string[];
-  mode: RevalidationMode;
-}
+/** A revalidation as asked for: it gets its moment (`at`) when it is applied. */
+export type RevalidationRequest = Omit<Revalidation, 'at'>;
 
 /** Paths and groups in one request: enough for a CMS's bulk publish, bounded for the scan it costs. */
 export const MAX_ITEMS = 1000;

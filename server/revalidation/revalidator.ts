@@ -4,16 +4,15 @@
 // own server code (server.ts revalidate), an operator (scripts/revalidate.mjs, via the endpoint).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Revalidation, RevalidationMode } from '../render-cache/revalidation.ts';
 import type { RenderCache } from '../render-cache/store.ts';
 import type { CdnPurge, CdnPurgeResult } from './cdn-purge.ts';
 import { parseRevalidationRequest, type RevalidationRequest } from './request.ts';
 
-/** What travels between processes: the request, who sent it (once) and when. */
-export interface RevalidationMessage extends RevalidationRequest {
+/** What travels between processes: the revalidation (`at`: the sender's clock) and who sent it, once. */
+export interface RevalidationMessage extends Revalidation {
   /** Unique per sender: a process that hears a message on two channels applies it once. */
-  id: string;
-  /** The sender's Date.now(): pages stored after it are already new and left alone. */
-  at: number;
+  readonly id: string;
 }
 
 /** A way to reach the other processes: publish what this one was asked; hear what they were. */
@@ -32,9 +31,9 @@ export interface RevalidationChannel {
 /** The answer to a revalidation, as the endpoint sends it and revalidate() resolves it. */
 export interface RevalidationReport {
   id: string;
-  mode: RevalidationRequest['mode'];
-  paths: string[];
-  groups: string[];
+  mode: RevalidationMode;
+  paths: readonly string[];
+  groups: readonly string[];
   /** Pages of this process's render cache marked stale (soft) or deleted (hard). */
   affected: number;
   /** Each channel: whether the message went out (and what it counted), and if not why. */

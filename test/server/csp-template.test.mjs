@@ -3,14 +3,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { nonceTemplate, templateEtag, withFreshNonce } from '../../server/csp/nonce-template.ts';
+import { nonceTemplate, templateEtag } from '../../server/csp/nonce-template.ts';
 import { ContentSecurityPolicy } from '../../server/csp/policy.ts';
+import { answer as answerOf, writeAnswer } from '../../server/http/answer.ts';
 import { pageOf } from '../../server/pages/page.ts';
-import { sendCachedPage } from '../../server/render-cache/send-cached-page.ts';
 
-const policy = () => new ContentSecurityPolicy('strict', new Map());
+const policy = () =>
+  new ContentSecurityPolicy({ mode: 'strict', directives: new Map(), reportTo: undefined });
 
-/** A response that records what sendCachedPage writes. */
+/** A response that records what writeAnswer writes. */
 function recorder() {
   const sent = {};
   const chunks = [];
@@ -35,12 +36,12 @@ describe('nonce template', () => {
     const html =
       '<html><head><style>a{}</style><script src="m.js" type="module"></script></head>' +
       '<body><app-root ng-version="22"><p>hi</p></app-root><script id="ng-state" type="application/json">{}</script></body></html>';
-    const { page } = pageOf({ html, status: 200, headers: new Headers() }, csp);
+    const { answer: page } = pageOf({ html, status: 200, headers: new Headers() }, csp).page;
     const stored = Buffer.from(page.body);
-    assert.equal(page.nonceSlots.offsets.length, 4, 'style, script, root, ng-state');
+    assert.equal(page.perResponse.offsets.length, 4, 'style, script, root, ng-state');
     const answers = [recorder(), recorder()];
     for (const { res } of answers) {
-      sendCachedPage({ headers: {}, method: 'GET' }, res, page, 'hit', 0);
+      writeAnswer({ headers: {}, method: 'GET' }, res, page);
     }
     const nonces = answers.map(({ sent }) => {
       const header = sent.headers[sent.headers.indexOf('Content-Security-Policy') + 1];
@@ -58,12 +59,10 @@ describe('nonce template', () => {
     });
     // A 304 carries no policy.
     const revalidation = recorder();
-    sendCachedPage(
-      { headers: { 'if-none-match': page.etag }, method: 'GET' },
+    writeAnswer(
+      { headers: { 'if-none-match': page.validators.etag }, method: 'GET' },
       revalidation.res,
       page,
-      'hit',
-      0,
     );
     assert.equal(revalidation.sent.status, 304);
     assert.ok(!revalidation.sent.headers.includes('Content-Security-Policy'));
@@ -108,7 +107,13 @@ describe('nonce template', () => {
             `<!doctype html><html><head>${head.join('')}</head><body>${bodyStart.join('')}` +
             `<app-root ng-version="22">${inside.join('')}</app-root>${bodyEnd.join('')}</body></html>`;
           const { body, slots } = nonceTemplate(html, csp);
-          const { body: answer, headers } = withFreshNonce(body, slots);
+          const { sent, res } = recorder();
+          writeAnswer(
+            { headers: {}, method: 'GET' },
+            res,
+            answerOf(200, [], body, { perResponse: slots }),
+          );
+          const { body: answer, headers } = sent;
           const header = headers[headers.indexOf('Content-Security-Policy') + 1];
           const nonce = /'nonce-([^']+)'/.exec(header)[1];
           const text = answer.toString();

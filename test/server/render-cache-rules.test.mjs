@@ -16,7 +16,8 @@ import {
   sharedCachePolicy,
   storablePolicy,
 } from '../../server/render-cache/policy.ts';
-import { strongEtag } from '../../server/entity-tag.ts';
+import { strongEtag } from '../../server/http/entity-tag.ts';
+import { answer } from '../../server/http/answer.ts';
 import { RenderCache } from '../../server/render-cache/store.ts';
 import { RenderLimiter } from '../../server/pages/render-limiter.ts';
 
@@ -637,15 +638,14 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
 /** A cache with a clock the test moves (second-request admission unless told otherwise). */
 function clockedCache(maxBytes = 1024 * 1024, admission = undefined) {
   const clock = { now: 1_000_000 };
-  return { clock, cache: new RenderCache(maxBytes, { now: () => clock.now, admission }) };
+  return { clock, cache: new RenderCache({ maxBytes, now: () => clock.now, admission }) };
 }
 function page(body = 'page', policy = sharedCachePolicy(SHARED)) {
   const buffer = Buffer.from(body);
+  const etag = strongEtag(buffer);
   return {
-    status: 200,
-    headers: ['ETag', strongEtag(buffer)],
-    body: buffer,
-    etag: strongEtag(buffer),
+    answer: answer(200, ['ETag', etag], buffer, { validators: { etag } }),
+    groups: [],
     storedAt: 0,
     policy,
     refreshFailed: false,
@@ -732,7 +732,8 @@ describe('RenderCache', () => {
     };
     const waiters = [new AbortController(), new AbortController(), new AbortController()];
     for (const waiter of waiters) {
-      cache.render('k', render, waiter.signal);
+      // Each waiter stops waiting with its signal's reason.
+      cache.render('k', render, waiter.signal).result.catch(() => {});
     }
     waiters[0].abort(new Error('gone'));
     waiters[1].abort(new Error('gone'));
@@ -742,7 +743,8 @@ describe('RenderCache', () => {
 
     const waiter = new AbortController();
     cache.refreshInBackground('refreshed', render, () => {});
-    cache.render('refreshed', () => assert.fail('collapsed'), waiter.signal);
+    const joined = cache.render('refreshed', () => assert.fail('collapsed'), waiter.signal);
+    joined.result.catch(() => {});
     waiter.abort(new Error('gone'));
     assert.equal(signal.aborted, false, 'a background refresh keeps its render');
   });
@@ -821,7 +823,7 @@ describe('RenderCache', () => {
     assert.equal(cache.store(key(200_000), page(body())), 'stored');
     // A page already stored is always replaced (a refresh), full or not.
     assert.equal(cache.store(key(99_999), page('new')), 'stored');
-    assert.equal(cache.lookup(key(99_999)).page.body.toString(), 'new');
+    assert.equal(cache.lookup(key(99_999)).page.answer.body.toString(), 'new');
     // Larger than the whole cache: refused as such, not counted as deferred.
     const deferred = cache.stats.deferred;
     assert.equal(cache.store('huge', page('x'.repeat(maxBytes + 1))), 'too-large');
@@ -917,7 +919,9 @@ describe('RenderCache', () => {
             } else {
               const key = keys[s.store];
               const p = page('x'.repeat(s.size), s.lasts ? lasting : brief);
-              const bytes = s.size + key.length + p.headers.join('').length + 512;
+              const { headers, notModifiedHeaders } = p.answer;
+              const bytes =
+                s.size + key.length + [...headers, ...notModifiedHeaders].join('').length + 512;
               let expected = 'deferred';
               if (bytes > maxBytes) {
                 expected = 'too-large';
@@ -973,7 +977,7 @@ describe('RenderCache', () => {
 
 describe('RenderLimiter background lane', () => {
   it('gives a slot to background work only when no request waits', async () => {
-    const limiter = new RenderLimiter(1, 10);
+    const limiter = new RenderLimiter({ maxRunning: 1, maxQueued: 10 });
     const order = [];
     let release;
     const blocker = limiter.run(

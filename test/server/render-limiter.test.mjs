@@ -29,7 +29,7 @@ const never = new AbortController().signal;
 
 describe('RenderLimiter', () => {
   it('runs up to the limit at once and queues the rest in order', async () => {
-    const limiter = new RenderLimiter(1, 10);
+    const limiter = new RenderLimiter({ maxRunning: 1, maxQueued: 10 });
     const tasks = [deferredTask(), deferredTask(), deferredTask()];
     const runs = tasks.map((t) => limiter.run(t.task, never));
     await Promise.resolve();
@@ -56,7 +56,7 @@ describe('RenderLimiter', () => {
   });
 
   it('starts waiting requests together once three quarters of the slots are free', async () => {
-    const limiter = new RenderLimiter(8, 100);
+    const limiter = new RenderLimiter({ maxRunning: 8, maxQueued: 100 });
     const tasks = Array.from({ length: 14 }, deferredTask);
     const runs = tasks.map((t) => limiter.run(t.task, never));
     await Promise.resolve();
@@ -82,7 +82,7 @@ describe('RenderLimiter', () => {
 
   it('fills a freed slot after COHORT_WAIT_MS when its cohort is late', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
-    const limiter = new RenderLimiter(4, 10);
+    const limiter = new RenderLimiter({ maxRunning: 4, maxQueued: 10 });
     const tasks = Array.from({ length: 5 }, deferredTask);
     const runs = tasks.map((task) => limiter.run(task.task, never));
     tasks[0].finish.resolve();
@@ -100,7 +100,7 @@ describe('RenderLimiter', () => {
   });
 
   it('queues newcomers behind waiting requests, and never sheds one while a slot is free', async () => {
-    const limiter = new RenderLimiter(4, 1);
+    const limiter = new RenderLimiter({ maxRunning: 4, maxQueued: 1 });
     const tasks = Array.from({ length: 6 }, deferredTask);
     const runs = tasks.slice(0, 5).map((t) => limiter.run(t.task, never));
     tasks[0].finish.resolve();
@@ -118,7 +118,7 @@ describe('RenderLimiter', () => {
   });
 
   it('sheds with OverloadedError (503) when the queue is full', async () => {
-    const limiter = new RenderLimiter(1, 1);
+    const limiter = new RenderLimiter({ maxRunning: 1, maxQueued: 1 });
     const first = deferredTask();
     const running = limiter.run(first.task, never);
     const queued = limiter.run(deferredTask().task, never);
@@ -133,7 +133,7 @@ describe('RenderLimiter', () => {
   });
 
   it('keeps the slot of a task whose caller gave up until the task settles', async () => {
-    const limiter = new RenderLimiter(1, 5);
+    const limiter = new RenderLimiter({ maxRunning: 1, maxQueued: 5 });
     const slow = deferredTask();
     const abandoned = new AbortController();
     const run = limiter.run(slow.task, abandoned.signal);
@@ -151,7 +151,7 @@ describe('RenderLimiter', () => {
   });
 
   it('drops a queued task whose caller left, without ever running it', async () => {
-    const limiter = new RenderLimiter(1, 5);
+    const limiter = new RenderLimiter({ maxRunning: 1, maxQueued: 5 });
     const busy = deferredTask();
     const running = limiter.run(busy.task, never);
     const leaving = new AbortController();
@@ -168,7 +168,7 @@ describe('RenderLimiter', () => {
   });
 
   it('releases the slot when a task fails', async () => {
-    const limiter = new RenderLimiter(1, 0);
+    const limiter = new RenderLimiter({ maxRunning: 1, maxQueued: 0 });
     await assert.rejects(
       limiter.run(() => Promise.reject(new Error('render failed')), never),
       /render failed/,
@@ -198,7 +198,7 @@ describe('RenderLimiter under any sequence of arrivals, ends, aborts and time', 
         fc.integer({ min: 0, max: 6 }),
         fc.array(step, { maxLength: 60 }),
         async (maxRunning, maxQueued, steps) => {
-          const limiter = new RenderLimiter(maxRunning, maxQueued);
+          const limiter = new RenderLimiter({ maxRunning, maxQueued });
           const all = [];
           const isRunning = (e) => e.started && e.outcome === undefined;
           const isWaiting = (e) => !e.started && e.outcome === undefined;

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
+import { answer } from '../../server/http/answer.ts';
 import { sharedCachePolicy } from '../../server/render-cache/policy.ts';
 import { RenderCache } from '../../server/render-cache/store.ts';
 import {
@@ -57,10 +58,7 @@ describe('RenderCache.revalidate (the store, on its own clock)', () => {
   const ORIGIN = 'http://localhost:4000';
   /** A page under `cacheControl` declaring `groups`. */
   const page = (groups = [], cacheControl = 'public, s-maxage=60') => ({
-    status: 200,
-    headers: [],
-    body: Buffer.from('page'),
-    etag: undefined,
+    answer: answer(200, [], Buffer.from('page')),
     groups,
     storedAt: 0,
     policy: sharedCachePolicy(cacheControl),
@@ -68,7 +66,7 @@ describe('RenderCache.revalidate (the store, on its own clock)', () => {
   });
   const clocked = () => {
     const clock = { now: 1_000_000 };
-    return { clock, cache: new RenderCache(1024 * 1024, { now: () => clock.now }) };
+    return { clock, cache: new RenderCache({ maxBytes: 1024 * 1024, now: () => clock.now }) };
   };
 
   it('soft: stale for as long as it is kept, even without stale-while-revalidate; a new page is fresh', () => {

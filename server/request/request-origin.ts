@@ -112,6 +112,14 @@ export function countHostHeaders(rawHeaders: string[]): number {
   return count;
 }
 
+/** Which hosts the origin serves (NG_ALLOWED_HOSTS), and whether a proxy in front is trusted (TRUST_PROXY). */
+export interface HostRules {
+  /** Host names a request may name (`*.example.com` and `*` allowed). */
+  allowedHosts: readonly string[];
+  /** Take protocol and host from X-Forwarded-Proto/Host (still checked against allowedHosts). */
+  trustProxy: boolean;
+}
+
 /** Why a request names no origin the origin serves: the header at fault, or a host not allowed. */
 export type OriginRefusal =
   { malformed: 'Host' | 'X-Forwarded-Host' | 'X-Forwarded-Proto' } | { notAllowed: true };
@@ -129,7 +137,7 @@ export class RequestOrigins {
   readonly #trustProxy: boolean;
   readonly #isAllowed: (hostname: string) => boolean;
 
-  constructor(allowedHosts: readonly string[], trustProxy: boolean) {
+  constructor({ allowedHosts, trustProxy }: HostRules) {
     this.#trustProxy = trustProxy;
     this.#isAllowed = createHostCheck(allowedHosts);
   }

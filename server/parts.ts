@@ -1,0 +1,173 @@
+// The origin's parts, built from its configuration once at startup: the engine and its limits, the
+// files, the caches, revalidation, metrics, and the request listener that uses them. Nothing here
+// listens or reads the environment; server.ts does both.
+import cluster from 'node:cluster';
+import type { RequestListener } from 'node:http';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type * as AppServerBundle from './main.server.mjs';
+import type { OriginConfig } from './config.ts';
+import { ContentSecurityPolicy } from './csp/policy.ts';
+import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
+import { recordMetrics } from './metrics/process-metrics.ts';
+import { createOrigin } from './origin.ts';
+import { createAppEngine } from './pages/app-engine.ts';
+import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
+import { createPages } from './pages/pages.ts';
+import { RenderLimiter } from './pages/render-limiter.ts';
+import { type PageEngine, Renderer } from './pages/renderer.ts';
+import { createRouteLookup } from './pages/route-matcher.ts';
+import type { Readiness } from './process/health.ts';
+import { RedisLink } from './redis/link.ts';
+import { buildId } from './render-cache/build-id.ts';
+import { SharedTier } from './render-cache/shared-tier.ts';
+import { RenderCache } from './render-cache/store.ts';
+import { createCdnPurge } from './revalidation/cdn-purge.ts';
+import { clusterChannel } from './revalidation/cluster-channel.ts';
+import { revalidateEndpoint } from './revalidation/endpoint.ts';
+import { redisChannel } from './revalidation/redis-channel.ts';
+import { Revalidator } from './revalidation/revalidator.ts';
+
+/** The build this process serves: dist/server/ (this bundle and the app's) and dist/browser/. */
+export interface Build {
+  app: typeof AppServerBundle;
+  serverDir: string;
+  browserDir: string;
+}
+
+/** What a serving process is made of, for server.ts to listen with and to reach from outside. */
+export interface Parts {
+  listener: RequestListener;
+  readiness: Readiness;
+  /** This process's render cache; undefined when RENDER_CACHE_BYTES is 0. */
+  renderCache: RenderCache | undefined;
+  revalidator: Revalidator;
+}
+
+/** The caches: this process's store and, with REDIS_URL, the shared tier and its Redis link. */
+interface Caches {
+  store: RenderCache | undefined;
+  shared: { tier: SharedTier; link: RedisLink; keyPrefix: string } | undefined;
+  build: string;
+}
+
+export function createParts(config: OriginConfig, build: Build, log: Logger): Parts {
+  const readiness = { ready: true };
+  // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
+  const csp = config.csp && new ContentSecurityPolicy(config.csp);
+  const limiter = new RenderLimiter(config.limits);
+  const renderer = new Renderer(createEngine(config, build, csp), limiter, log);
+  const lookupRoute = createRouteLookup(build.app.serverRoutes, log);
+  const caches = createCaches(config, build, csp, log);
+  const revalidator = createRevalidator(config, caches, log);
+  const index = buildStaticIndex(
+    build.browserDir,
+    readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json')),
+    { maxTotalBytes: config.files.maxTotalBytes, csp },
+  );
+  // What /healthz reports, and what the metrics read: one source for both.
+  const stats = () => ({
+    pid: process.pid,
+    worker: cluster.worker?.id,
+    workers: config.processes.workers,
+    engine: config.engine.name,
+    renders: { started: renderer.started, ...limiter.stats },
+    renderCache: caches.store?.stats,
+    sharedCache: caches.shared?.tier.stats,
+    revalidations: revalidator.stats,
+  });
+  const timings = config.metrics && recordMetrics(stats);
+  renderer.renderEnded = timings?.renderEnded;
+  const pages = createPages({
+    ...config.pages,
+    renderer,
+    lookupRoute,
+    clientShell: readClientShell(build.browserDir),
+    cache: caches.store && { store: caches.store, shared: caches.shared?.tier },
+    csp,
+    log,
+  });
+  const { token } = config.revalidation;
+  const listener = createOrigin({
+    hosts: config.hosts,
+    files: { browserDir: build.browserDir, index },
+    pages,
+    csp,
+    readiness,
+    revalidateEndpoint:
+      token === undefined
+        ? undefined
+        : revalidateEndpoint(token, (request) => revalidator.revalidate(request)),
+    stats,
+    log,
+    accessLog: config.log.access,
+    fastPath: config.files.fastPath,
+    timeResponse: timings?.timeResponse,
+  });
+  return { listener, readiness, renderCache: caches.store, revalidator };
+}
+
+/** Only the chosen engine is constructed: the other costs nothing, not even its startup work. */
+function createEngine(
+  config: OriginConfig,
+  { app, browserDir, serverDir }: Build,
+  csp: ContentSecurityPolicy | undefined,
+): PageEngine {
+  const { allowedHosts } = config.hosts;
+  return config.engine.name === 'app'
+    ? createAppEngine({ allowedHosts })
+    : createCommonEngine({
+        app,
+        browserDir,
+        serverDir,
+        allowedHosts,
+        criticalCss: config.engine.criticalCss,
+        csp,
+      });
+}
+
+/** With REDIS_URL, a miss here asks the tier every process of every replica shares. */
+function createCaches(
+  config: OriginConfig,
+  { browserDir, serverDir }: Build,
+  csp: ContentSecurityPolicy | undefined,
+  log: Logger,
+): Caches {
+  const build = buildId(browserDir, serverDir);
+  const store = config.renderCache && new RenderCache(config.renderCache);
+  if (store === undefined || config.sharedCache === undefined) {
+    return { store, shared: undefined, build };
+  }
+  const link = new RedisLink(config.sharedCache.link, log);
+  const { tier: settings } = config.sharedCache;
+  const tier = new SharedTier({ ...settings, link, buildId: build, csp, log });
+  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, build };
+}
+
+/**
+ * Revalidation reaches this process's cache, this pod's other workers through the cluster's IPC
+ * (even while Redis is down), every process of every replica through Redis (a message heard on
+ * both is applied once), and the CDN through its purge hook.
+ */
+function createRevalidator(config: OriginConfig, caches: Caches, log: Logger): Revalidator {
+  const { shared } = caches;
+  return new Revalidator({
+    cache: caches.store,
+    channels: [
+      ...(config.processes.workers > 1 && cluster.isWorker ? [clusterChannel()] : []),
+      ...(shared
+        ? [
+            redisChannel({
+              link: shared.link,
+              shared: shared.tier,
+              keyPrefix: shared.keyPrefix,
+              buildId: caches.build,
+              log,
+            }),
+          ]
+        : []),
+    ],
+    cdnPurge: config.revalidation.cdnPurge && createCdnPurge(config.revalidation.cdnPurge, log),
+    log,
+  });
+}
