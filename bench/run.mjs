@@ -1,6 +1,6 @@
 // `npm run bench`: the comparison of this project's origin with the stock Angular server, the
 // reference article's servers and the physical ceiling. See bench/README.md for how to read it.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { killChildren } from '../scripts/lib/child-process.mjs';
@@ -49,7 +49,16 @@ import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.m
 import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
 import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
-import { DIST, READY_LINE, ROOT, STOCK_DIST, getVariant, variantEnv } from './lib/variants.mjs';
+import { compareBuilds } from './lib/build.mjs';
+import {
+  addBaseline,
+  DIST,
+  READY_LINE,
+  ROOT,
+  STOCK_DIST,
+  getVariant,
+  variantEnv,
+} from './lib/variants.mjs';
 
 /** Seconds per request a load run may wait for an answer before autocannon counts a timeout. */
 const REQUEST_TIMEOUT_S = 10;
@@ -72,6 +81,22 @@ function describeCriticalCss(names) {
   return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered / was inlined by the build`;
 }
 
+/** The baseline must be a build of the same app, with an origin to start. */
+function checkBaseline(dir) {
+  if (!existsSync(join(dir, 'server/server.mjs'))) {
+    throw new Error(
+      `--baseline ${dir} holds no server/server.mjs: give the output folder of ng build`,
+    );
+  }
+  const differences = compareBuilds(join(DIST, 'browser'), join(dir, 'browser'));
+  if (differences.length > 0) {
+    throw new Error(
+      `--baseline ${dir} does not serve the same browser build as dist/ (names + sizes differ), so the ` +
+        `comparison would not be fair:\n  ${differences.slice(0, 12).join('\n  ')}`,
+    );
+  }
+}
+
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   if (options.help) {
@@ -79,6 +104,9 @@ async function main() {
     return;
   }
   installCleanup();
+  if (options.baseline !== undefined) {
+    addBaseline(options.baseline);
+  }
   // ssr-shared is not run per variant: it starts its own pairs of origins (bench/lib/shared-tier.mjs).
   const variantScenarios = options.scenarios.filter((name) => !getScenario(name).pair);
   const sharedAsked = options.scenarios.includes(SHARED_SCENARIO);
@@ -154,7 +182,14 @@ async function main() {
     log: say,
   });
   const build = describeBuild(join(DIST, 'browser'));
-  const servedDirs = [DIST, ...(variantNames.includes('stock') ? [STOCK_DIST] : [])];
+  if (options.baseline !== undefined) {
+    checkBaseline(options.baseline);
+  }
+  const servedDirs = [
+    DIST,
+    ...(variantNames.includes('stock') ? [STOCK_DIST] : []),
+    ...(options.baseline === undefined ? [] : [options.baseline]),
+  ];
   const fingerprint = buildFingerprint(servedDirs);
   const assertBuildUnchanged = () => {
     let now;

@@ -61,6 +61,9 @@ bench/results/<timestamp>.json, .md and .svg.
   --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in docs/benchmark.md
   --readme FILE        the file --update-readme writes (default docs/benchmark.md; bench/README.md holds the ablations)
   --skip-build         use dist/ and dist-bench/stock/ as they are (still checks they match)
+  --baseline DIR       also run 'baseline': the origin of another build of this project in DIR
+                       (e.g. main before a change, built with ng build into DIR), beside 'origin'
+                       in the same interleaved rounds; DIR must hold the same browser build
   --help               this text
 `;
 
@@ -91,6 +94,7 @@ export function parseOptions(argv) {
       'update-readme': { type: 'boolean', default: false },
       readme: { type: 'string', default: 'docs/benchmark.md' },
       'skip-build': { type: 'boolean', default: false },
+      baseline: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -138,9 +142,19 @@ export function parseOptions(argv) {
       `--server-cpus and --load-cpus share CPU ${shared.join(', ')}: the load would steal the servers' time`,
     );
   const out = values.out ?? join(ROOT, 'bench/results');
+  const baseline =
+    values.baseline === undefined
+      ? undefined
+      : isAbsolute(values.baseline)
+        ? values.baseline
+        : join(process.cwd(), values.baseline);
   return {
     help: values.help,
-    variants: list(values.variants, VARIANT_NAMES, 'variant', DEFAULT_VARIANT_NAMES),
+    variants: [
+      ...list(values.variants, VARIANT_NAMES, 'variant', DEFAULT_VARIANT_NAMES),
+      ...(baseline === undefined ? [] : ['baseline']),
+    ],
+    baseline,
     scenarios: list(values.scenarios, SCENARIO_NAMES, 'scenario'),
     connections: number('connections', { min: 1, integer: true }),
     duration: number('duration', { min: 1, integer: true }),

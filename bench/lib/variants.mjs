@@ -228,6 +228,24 @@ VARIANTS.push(
   },
 );
 
+/**
+ * `--baseline DIR`: the origin of another build of this project (main before a change, a release),
+ * run beside this one in the same interleaved rounds, so a change is read as a ratio of one run.
+ * The other build must serve the same app (bench/run.mjs compares the browser builds).
+ * @param {string} dir a build's output folder (with server/server.mjs and browser/)
+ * @returns {Variant}
+ */
+export function baselineVariant(dir) {
+  return {
+    ...ORIGIN,
+    name: 'baseline',
+    label: `baseline (this project's origin from another build: ${dir})`,
+    about: `The origin of another build (${dir}), run as users run it, beside this one: what a change does.`,
+    command: () => node(join(dir, 'server/server.mjs')),
+    dist: dir,
+  };
+}
+
 export const VARIANT_NAMES = VARIANTS.map((variant) => variant.name);
 /** What `npm run bench` runs without --variants: everything but the ablations. */
 export const DEFAULT_VARIANT_NAMES = VARIANTS.filter((variant) => !variant.ablation).map(
@@ -246,6 +264,11 @@ export function variantEnv(variant, serverCpus) {
   return variant.workersPerCpu
     ? { ...variant.env, WORKERS: String(Math.max(2, serverCpus)) }
     : variant.env;
+}
+
+/** Makes `baseline` a variant of this run (`--baseline DIR`). @param {string} dir */
+export function addBaseline(dir) {
+  if (!VARIANTS.some((variant) => variant.name === 'baseline')) VARIANTS.push(baselineVariant(dir));
 }
 
 /** @param {string} name */

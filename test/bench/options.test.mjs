@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseOptions } from '../../bench/lib/options.mjs';
 import {
+  addBaseline,
   DEFAULT_VARIANT_NAMES,
   getVariant,
   VARIANTS,
@@ -63,4 +64,20 @@ test("every Node variant runs with the origin's Node flags, and no Bun one", () 
     if (variant.runtime === 'node') assert.deepEqual(flags, NODE_FLAGS, variant.name);
     else assert.notDeepEqual(flags, NODE_FLAGS, variant.name);
   }
+});
+
+test('--baseline adds the origin of another build, run as the origin is, after the variants asked for', () => {
+  const options = parseOptions(['--variants', 'origin,ceiling', '--baseline', '/tmp/main-build']);
+  assert.deepEqual(options.variants, ['origin', 'ceiling', 'baseline']);
+  assert.equal(options.baseline, '/tmp/main-build');
+  assert.deepEqual(parseOptions(['--variants', 'origin']).variants, ['origin']);
+  addBaseline(options.baseline);
+  const baseline = getVariant('baseline');
+  const origin = getVariant('origin');
+  assert.deepEqual(baseline.command(), [
+    ...origin.command().slice(0, -1),
+    '/tmp/main-build/server/server.mjs',
+  ]);
+  assert.deepEqual(baseline.env, origin.env);
+  assert.equal(baseline.dist, '/tmp/main-build');
 });
