@@ -1,12 +1,12 @@
 // ETags are validators: they change whenever the bytes change (RFC 9110 §8.8.3). The origin's own
-// (files indexed at startup, pages in the render cache: server/entity-tag.ts) and @koa/etag's (other
+// (files indexed at startup, pages in the render cache: server/http/entity-tag.ts) and @koa/etag's (other
 // rendered pages, unpatched) are strong digests. A 32-bit checksum was used before and collided.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
-import { strongEtag } from '../../server/entity-tag.ts';
+import { strongEtag } from '../../server/http/entity-tag.ts';
 import { request, startOrigin } from '../helpers/origin.mjs';
 
 const require = createRequire(import.meta.url);
