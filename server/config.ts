@@ -24,6 +24,7 @@ import { GROUP_ALIASES, type GroupAlias } from './render-cache/cache-groups.ts';
 import type { SharedTierSettings } from './render-cache/shared-tier.ts';
 import type { RenderCacheOptions } from './render-cache/store.ts';
 import { type CdnPurgeConfig, purgeTarget } from './revalidation/cdn-purge.ts';
+import { StartupError } from './startup-error.ts';
 import {
   DEFAULT_ALLOWED_HOSTS,
   HOSTNAME,
@@ -60,7 +61,7 @@ export interface OriginConfig {
 }
 
 /** A setting that cannot be used: its message is one line naming the variable. */
-export class ConfigError extends Error {}
+export class ConfigError extends StartupError {}
 
 export type RenderEngine = 'common' | 'app';
 /** The first is the default (RENDER_ENGINE unset); `ng add --engine app` puts `app` first. */

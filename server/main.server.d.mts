@@ -10,4 +10,6 @@ declare const bootstrap: (context: BootstrapContext) => Promise<ApplicationRef>;
 export default bootstrap;
 export { CommonEngine } from '@angular/ssr/node';
 export { RESPONSE_INIT } from '@angular/core';
+/** Absent from an app that added the origin before renders saw their request (ng add adds it). */
+export declare const REQUEST: typeof import('@angular/core').REQUEST | undefined;
 export declare const serverRoutes: ServerRoute[];

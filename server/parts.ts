@@ -85,6 +85,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     clientShell: readClientShell(build.browserDir),
     cache: caches.store && { store: caches.store, shared: caches.shared?.tier },
     csp,
+    trustProxy: config.hosts.trustProxy,
     log,
   });
   const { token } = config.revalidation;

@@ -7,11 +7,12 @@ import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
 import * as app from './main.server.mjs';
-import { ConfigError, readConfig, type OriginConfig } from './config.ts';
+import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
 import { createOrigin } from './origin.ts';
 import { createDevPages } from './pages/dev-pages.ts';
+import { createRouteLookup } from './pages/route-matcher.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
 import { createParts, type Parts } from './parts.ts';
 import { CANNOT_START, runPrimary } from './process/cluster.ts';
@@ -19,6 +20,7 @@ import { serveUntilStopped } from './process/lifecycle.ts';
 import { parseRevalidationRequest } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './render-cache/revalidation.ts';
+import { StartupError } from './startup-error.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
 const serverDir = import.meta.dirname;
@@ -33,15 +35,20 @@ function cannotStart(reason: string): never {
   process.exit(cluster.isWorker ? CANNOT_START : 1);
 }
 
-function loadConfig(): OriginConfig {
+/** Runs a step of the start; a StartupError (a setting, a route's declaration) stops it in one line. */
+function orStop<T>(step: () => T): T {
   try {
-    return readConfig(process.env);
+    return step();
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof StartupError) {
       cannotStart(error.message);
     }
     throw error;
   }
+}
+
+function loadConfig(): OriginConfig {
+  return orStop(() => readConfig(process.env));
 }
 
 /**
@@ -69,7 +76,7 @@ function start(): Parts | undefined {
   (
     globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }
   ).ngAttachNodeGlobalErrorHandlersCalled = true;
-  const parts = createParts(config, { app, serverDir, browserDir }, log);
+  const parts = orStop(() => createParts(config, { app, serverDir, browserDir }, log));
   listen(parts, config, log);
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
@@ -157,7 +164,11 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
     devHandler = createOrigin({
       hosts: config.hosts,
       files: undefined,
-      pages: createDevPages(log),
+      pages: createDevPages({
+        lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)),
+        trustProxy: config.hosts.trustProxy,
+        log,
+      }),
       readiness: { ready: true },
       stats: () => ({ pid: process.pid }),
       log,

@@ -101,7 +101,7 @@ const ORIGIN_EXPORTS = `
 // RENDER_ENGINE=common renders with; RENDER_ENGINE=app renders with AngularNodeAppEngine, which
 // needs nothing exported here.
 export { CommonEngine } from '@angular/ssr/node';
-export { RESPONSE_INIT } from '@angular/core';
+export { REQUEST, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
 `;
 
@@ -383,6 +383,15 @@ function ngAdd(options) {
     const main = tree.readText(serverMain);
     if (!/export\s*\{\s*CommonEngine\s*\}/.test(main)) {
       write(serverMain, `${main.trimEnd()}\n${ORIGIN_EXPORTS}`);
+    } else if (!/\bREQUEST\b/.test(main)) {
+      // Added by an origin from before renders saw their request: REQUEST joins RESPONSE_INIT.
+      write(
+        serverMain,
+        main.replace(
+          /export \{ RESPONSE_INIT \} from '@angular\/core';/,
+          "export { REQUEST, RESPONSE_INIT } from '@angular/core';",
+        ),
+      );
     }
 
     if (!options.skipInstall && changed) {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { StaticProvider } from '@angular/core';
 import type * as AppServerBundle from '../main.server.mjs';
 import { nonceTemplate } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
@@ -41,17 +42,24 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   // Compiled at startup (the default): cheaper per render than CommonEngine's Beasties pass (bench/README.md#the-figures-behind-the-codes-comments).
   const inlineCompiledCss =
     options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
-  return async (url, route) => {
+  // An app bundle from before the origin gave renders their request exports no REQUEST token.
+  const { REQUEST } = app;
+  return async ({ url, headers }, route) => {
     // A copy of the route's headers: the app may add to them while it renders (addCacheGroups
     // does), and the route's own record is shared by every render of it.
     const responseInit: ResponseInit = { status: route.status, headers: { ...route.headers } };
+    const providers: StaticProvider[] = [{ provide: app.RESPONSE_INIT, useValue: responseInit }];
+    if (REQUEST !== undefined) {
+      // What Angular's own server gives a render (AngularNodeAppEngine provides it the same way).
+      providers.push({ provide: REQUEST, useValue: new Request(url, { headers }) });
+    }
     const html = await engine.render({
       bootstrap: app.default,
       documentFilePath,
       document,
       publicPath: browserDir,
       url,
-      providers: [{ provide: app.RESPONSE_INIT, useValue: responseInit }],
+      providers,
       inlineCriticalCss: options.criticalCss === 'per-request',
     });
     return {

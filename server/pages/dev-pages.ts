@@ -1,22 +1,38 @@
 import { AngularNodeAppEngine } from '@angular/ssr/node';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { answer, REVALIDATE, respond } from '../http/answer.ts';
 import { strongEtag } from '../http/entity-tag.ts';
+import { cacheKey, keyParts } from '../render-cache/policy.ts';
+import { clientRequest, type RenderRequest, sharedRequest } from '../request/render-request.ts';
 import type { Pages } from './pages.ts';
+import type { RouteInfo } from './route-matcher.ts';
+
+export interface DevPagesOptions {
+  lookupRoute: (path: string) => RouteInfo;
+  trustProxy: boolean;
+  log: Logger;
+}
 
 /**
  * Renders pages under `ng serve`. The dev server builds in memory (there is no dist/ for
  * CommonEngine to read) and injects its live-reload client through Angular's own engine, so
- * development renders with AngularNodeAppEngine behind the same Koa chain as production.
+ * development renders with AngularNodeAppEngine behind the same Koa chain as production — and
+ * with the same request: a shared page's render sees its declared inputs alone, and reading a
+ * header its route did not declare is a warning naming both.
  */
-export function createDevPages(log: Logger): Pages {
+export function createDevPages({ lookupRoute, trustProxy, log }: DevPagesOptions): Pages {
   const engine = new AngularNodeAppEngine();
   return {
     async step(ctx, next) {
       let response: Response | null;
       let body: Buffer;
       try {
-        response = await engine.handle(ctx.req);
+        const route = lookupRoute(ctx.path);
+        response = await engine.handle(
+          devRequest(ctx, route, trustProxy, log),
+          renderContext(route),
+        );
         if (!response) {
           await next();
           return;
@@ -51,4 +67,85 @@ export function createDevPages(log: Logger): Pages {
     // Nothing is cached under `ng serve`.
     fresh: () => undefined,
   };
+}
+
+/**
+ * Read by Angular's engine itself, whatever the page (@angular/ssr 22.2: its proxy headers,
+ * Accept-Language for a localized build's redirect, If-None-Match for its prerendered files):
+ * never the page's own input.
+ */
+const ENGINE_READS = /^(?:host|forwarded|x-forwarded-.*|accept-language|if-none-match)$/;
+
+/** The request a dev render sees: production's, its headers watched on a route that declares inputs. */
+function devRequest(ctx: Context, route: RouteInfo, trustProxy: boolean, log: Logger): Request {
+  const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
+  const rules = route.cacheRules;
+  const decision =
+    rules && cacheKey(rules, ctx.state.origin, ctx.path, ctx.querystring, ctx.headers);
+  let seen: RenderRequest;
+  if (decision !== undefined && 'key' in decision) {
+    const parts = keyParts(decision.key);
+    seen = sharedRequest(parts.url, parts.inputs);
+  } else {
+    seen = clientRequest(url, ctx.headers, trustProxy);
+  }
+  // Angular's engine stops a dev render when the client leaves: tell it, as its own server does.
+  const controller = new AbortController();
+  ctx.res.once('close', () => controller.abort());
+  const request = new Request(seen.url, { headers: seen.headers, signal: controller.signal });
+  if (rules === undefined) {
+    return request;
+  }
+  const declared = new Set(
+    (rules.inputs?.inputs ?? []).map((input) => (input.kind === 'cookie' ? 'cookie' : input.name)),
+  );
+  const warned = new Set<string>();
+  const watch = (name: string) => {
+    const header = name.toLowerCase();
+    if (!declared.has(header) && !ENGINE_READS.test(header) && !warned.has(header)) {
+      warned.add(header);
+      log.warn(
+        { route: ctx.path, input: header },
+        `a shared page read the request's ${header} header, which its route does not declare: ` +
+          'declare it with renderInputs() in app.routes.server.ts, or the page sees nothing there',
+      );
+    }
+  };
+  Object.defineProperty(request, 'headers', { value: new WatchedHeaders(request.headers, watch) });
+  return request;
+}
+
+/**
+ * Angular's REQUEST_CONTEXT of a dev render of a shared page: the cookies and headers its route
+ * declares, for the app's requestCookie() to warn about a read of one it does not.
+ */
+function renderContext(
+  route: RouteInfo,
+): { renderInputs: { cookies: string[]; headers: string[] } } | undefined {
+  const inputs = route.cacheRules?.inputs?.inputs;
+  if (route.cacheRules === undefined) {
+    return undefined;
+  }
+  const names = (kind: string) => (inputs ?? []).filter((i) => i.kind === kind).map((i) => i.name);
+  return { renderInputs: { cookies: names('cookie'), headers: names('header') } };
+}
+
+/** Headers that report the names a render asks for. */
+class WatchedHeaders extends Headers {
+  readonly #read: (name: string) => void;
+
+  constructor(init: Headers, read: (name: string) => void) {
+    super(init);
+    this.#read = read;
+  }
+
+  override get(name: string): string | null {
+    this.#read(name);
+    return super.get(name);
+  }
+
+  override has(name: string): boolean {
+    this.#read(name);
+    return super.has(name);
+  }
 }

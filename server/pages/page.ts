@@ -11,7 +11,7 @@ import {
   type GroupAlias,
   parseCacheGroups,
 } from '../render-cache/cache-groups.ts';
-import { HARMLESS_COOKIES_HEADER } from '../render-cache/policy.ts';
+import { RENDER_INPUTS_HEADER } from '../request/render-inputs.ts';
 import type { EngineOutput } from './renderer.ts';
 
 export const HTML = 'text/html; charset=utf-8';
@@ -42,14 +42,17 @@ const FULL_ONLY: ReadonlySet<string> = new Set(GROUP_HEADERS.map((name) => name.
  * shared cache downstream may store it (csp/nonce-template.ts). `final` holds the headers as the app
  * left them, for the render cache's decision to store. A `Cache-Groups` header is sent on as the
  * app set it, its groups kept on the page, and spelled again in the CDN `aliases` configured.
+ * `vary` names the request inputs the route declares, for shared caches downstream.
  */
 export function pageOf(
   output: EngineOutput,
   csp?: ContentSecurityPolicy,
   groupOptions?: CacheGroupOptions,
+  vary?: string,
 ): { page: Page; final: Headers } {
   const final = output.headers;
-  final.delete(HARMLESS_COOKIES_HEADER);
+  // The route's own declaration, for the origin alone.
+  final.delete(RENDER_INPUTS_HEADER);
   const type = final.get('content-type') ?? HTML;
   // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
   const validated = output.status >= 200 && output.status < 300;
@@ -84,6 +87,9 @@ export function pageOf(
       headers.push('ETag', etag);
     }
   }
+  if (vary !== undefined) {
+    addVary(headers, vary);
+  }
   const groups = groupsOf(final, groupOptions?.log);
   if (groupOptions && groupOptions.cacheGroupAliases.length > 0) {
     headers.push(...aliasHeaders(groups, groupOptions.cacheGroupAliases));
@@ -99,6 +105,16 @@ export function pageOf(
     },
     final,
   };
+}
+
+/** Adds names to the answer's Vary (the app's own, if it set one). */
+function addVary(headers: string[], vary: string): void {
+  const at = headers.indexOf('Vary');
+  if (at === -1) {
+    headers.push('Vary', vary);
+  } else {
+    headers[at + 1] = `${headers[at + 1]}, ${vary}`;
+  }
 }
 
 /** The groups of the app's final Cache-Groups header; an invalid one groups nothing (RFC 9875 §2). */

@@ -13,9 +13,10 @@ import { throttledWarning } from '../logger.ts';
 import type { GroupAlias } from '../render-cache/cache-groups.ts';
 import { cacheStatusHeader } from '../render-cache/cache-status.ts';
 import { PageCache, type Produce, type Served, servedHeaders } from '../render-cache/page-cache.ts';
-import { cacheKey, storablePolicy } from '../render-cache/policy.ts';
+import { cacheKey, keyParts, storablePolicy } from '../render-cache/policy.ts';
 import type { SharedTier } from '../render-cache/shared-tier.ts';
 import { pathOf, type RenderCache } from '../render-cache/store.ts';
+import { clientRequest, sharedRequest } from '../request/render-request.ts';
 import { untilAborted } from '../until-aborted.ts';
 import { HTML, pageOf, type CacheGroupOptions } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
@@ -39,6 +40,8 @@ export interface PagesOptions extends PageSettings {
   cache: { store: RenderCache; shared: SharedTier | undefined } | undefined;
   /** A fresh nonce on every HTML answer; undefined when CSP is off. */
   csp: ContentSecurityPolicy | undefined;
+  /** X-Forwarded-* reach a render only from a trusted proxy (TRUST_PROXY). */
+  trustProxy: boolean;
   log: Logger;
 }
 
@@ -114,17 +117,19 @@ class PageAnswers implements Pages {
 
   /** Rendered for this request alone, as every page of a route without a shared-cache policy. */
   async #answerRendered(ctx: Context, route: RouteInfo, extra?: readonly string[]): Promise<void> {
-    // The origin the guard parsed and allowed, then the request target: nothing else of the
-    // headers (an extra port, path or query in Host) can change the page rendered.
+    // The origin the guard parsed and allowed, then the request target: an extra port, path or
+    // query in Host cannot change the page rendered. The render sees the client's headers.
     const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
+    const request = clientRequest(url, ctx.headers, this.#options.trustProxy);
     const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
     try {
       // Given up at the signal; the render itself holds its slot to its end (Angular cannot stop one).
       const rendered = await untilAborted(
-        this.#options.renderer.render(url, route, signal),
+        this.#options.renderer.render(request, route, signal),
         signal,
       );
-      respond(ctx, pageOf(rendered, this.#options.csp, this.#groupOptions).page.answer, extra);
+      const { csp } = this.#options;
+      respond(ctx, pageOf(rendered, csp, this.#groupOptions, route.vary).page.answer, extra);
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
     } finally {
@@ -159,17 +164,20 @@ class PageAnswers implements Pages {
 
 /**
  * How the render cache gets a page: the key is the URL rendered (the validated origin, the path and
- * the significant query parameters), in a slot for a request or in the background for a refresh.
- * A render that reported an error is sent as Angular rendered it, and never stored.
+ * the significant query parameters) and the normalized inputs its render's request carries (and
+ * nothing else of the request that asked), rendered in a slot for a request or in the background
+ * for a refresh. A render that reported an error is sent as Angular rendered it, and never stored.
  */
 function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce {
   const { renderer, lookupRoute, csp } = options;
   return async (key, signal) => {
     const route = lookupRoute(pathOf(key));
+    const { url, inputs } = keyParts(key);
+    const request = sharedRequest(url, inputs);
     const rendered = signal
-      ? await renderer.render(key, route, signal)
-      : await renderer.renderInBackground(key, route);
-    const { page, final } = pageOf(rendered, csp, groupOptions);
+      ? await renderer.render(request, route, signal)
+      : await renderer.renderInBackground(request, route);
+    const { page, final } = pageOf(rendered, csp, groupOptions, route.vary);
     return {
       answer: page.answer,
       groups: page.groups,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { RenderRequest } from '../request/render-request.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
 import type { RouteInfo } from './route-matcher.ts';
@@ -15,11 +16,12 @@ export interface EngineOutput {
 }
 
 /**
- * An engine: renders the page of a URL (the validated origin plus the request target) for a
- * route, and nothing else. Bounds, timeouts, caching and the answer are the origin's.
+ * An engine: renders the page of a request (its URL, the validated origin plus the request
+ * target, and the headers the render may see: request/render-request.ts) for a route, and nothing
+ * else. Bounds, timeouts, caching and the answer are the origin's.
  */
 export type PageEngine = (
-  url: string,
+  request: RenderRequest,
   route: RouteInfo,
   signal: AbortSignal | undefined,
 ) => Promise<EngineOutput>;
@@ -50,20 +52,25 @@ export class Renderer {
   }
 
   /** A render for a request, in a slot; `signal` gives up its place in the queue. */
-  render(url: string, route: RouteInfo, signal: AbortSignal): Promise<Rendered> {
-    return this.#run(url, route, signal);
+  render(request: RenderRequest, route: RouteInfo, signal: AbortSignal): Promise<Rendered> {
+    return this.#run(request, route, signal);
   }
 
   /** A render nobody waits for (a cache refresh), in a slot no request wants. */
-  renderInBackground(url: string, route: RouteInfo): Promise<Rendered> {
-    return this.#run(url, route, undefined);
+  renderInBackground(request: RenderRequest, route: RouteInfo): Promise<Rendered> {
+    return this.#run(request, route, undefined);
   }
 
-  async #run(url: string, route: RouteInfo, signal: AbortSignal | undefined): Promise<Rendered> {
+  async #run(
+    request: RenderRequest,
+    route: RouteInfo,
+    signal: AbortSignal | undefined,
+  ): Promise<Rendered> {
+    const { url } = request;
     const captured: ConsoleCapture = { lines: [], errors: 0 };
     const task = () => {
       this.started++;
-      const render = () => collectConsole(captured, () => this.#engine(url, route, signal));
+      const render = () => collectConsole(captured, () => this.#engine(request, route, signal));
       const ended = this.renderEnded;
       if (ended === undefined) {
         return render();

@@ -10,6 +10,8 @@ export interface RouteInfo {
   headers: Record<string, string> | undefined;
   /** Set when the route's headers let a shared cache store its pages (render-cache/policy.ts). */
   cacheRules: RouteCacheRules | undefined;
+  /** The Vary its pages carry: the request inputs it declares (render-inputs.ts), if any. */
+  vary: string | undefined;
 }
 
 const FALLBACK: RouteInfo = {
@@ -17,6 +19,7 @@ const FALLBACK: RouteInfo = {
   status: undefined,
   headers: undefined,
   cacheRules: undefined,
+  vary: undefined,
 };
 
 /**
@@ -30,23 +33,28 @@ export function createRouteLookup(
   routes: readonly ServerRoute[],
   log: Pick<Logger, 'warn'>,
 ): (pathname: string) => RouteInfo {
-  const compiled = routes.map((route) => ({
-    segments: route.path.split('/').filter(Boolean),
-    info: {
-      renderMode: route.renderMode,
-      status: 'status' in route ? route.status : undefined,
-      headers: 'headers' in route ? route.headers : undefined,
-      cacheRules:
-        route.renderMode === RenderMode.Server && 'headers' in route
-          ? routeCacheRules(route.headers, (noVarySearch) =>
+  const compiled = routes.map((route) => {
+    const cacheRules =
+      route.renderMode === RenderMode.Server && 'headers' in route
+        ? routeCacheRules(
+            route.headers,
+            (noVarySearch) =>
               log.warn(
                 { route: route.path, noVarySearch },
                 'route: unreadable No-Vary-Search, ignored (query strings are rendered, not cached)',
               ),
-            )
-          : undefined,
-    } satisfies RouteInfo,
-  }));
+            route.path,
+          )
+        : undefined;
+    const info: RouteInfo = {
+      renderMode: route.renderMode,
+      status: 'status' in route ? route.status : undefined,
+      headers: 'headers' in route ? route.headers : undefined,
+      cacheRules,
+      vary: cacheRules?.inputs?.vary,
+    };
+    return { segments: route.path.split('/').filter(Boolean), info };
+  });
   return (pathname) => {
     const segments = pathname.split('/').filter(Boolean);
     return compiled.find((route) => matches(route.segments, segments))?.info ?? FALLBACK;

@@ -128,7 +128,7 @@ export class PageCache {
       return {
         answer: stale.answer,
         status: { local: { fwd, fwdStatus, ttl } },
-        ageMs: found.ageMs,
+        ageMs: ageSent(stale, found.ageMs),
       };
     }
     if (obtained.stale && !collapsed) {
@@ -240,7 +240,7 @@ export class PageCache {
         failed: false,
         shared: entry,
         storedHere,
-        ageMs,
+        ageMs: ageSent(page, ageMs),
         stale: state === 'stale',
       },
     };
@@ -337,7 +337,16 @@ function fromStore(page: CachedPage, ageMs: number): Served {
     // Why a page still within its max-age is stale: it was revalidated.
     local.detail = 'revalidated';
   }
-  return { answer: page.answer, status: { local }, ageMs };
+  return { answer: page.answer, status: { local }, ageMs: ageSent(page, ageMs) };
+}
+
+/**
+ * The age a stored page is sent with: its own, or for a page revalidated on demand (stale before
+ * its time) at least its freshness lifetime, so that a cache behind it computes it stale too (RFC
+ * 9111 §4.2.3) instead of keeping the old page as fresh for the rest of its s-maxage.
+ */
+function ageSent(page: CachedPage, ageMs: number): number {
+  return page.revalidated ? Math.max(ageMs, page.policy.freshMs) : ageMs;
 }
 
 /** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */

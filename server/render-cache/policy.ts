@@ -1,5 +1,13 @@
 // What the render cache may store and serve, read from standard HTTP: a route's Cache-Control
 // (RFC 9111, RFC 5861) and No-Vary-Search, and the key a request's page is stored under.
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  inputsText,
+  normalize,
+  parseRenderInputs,
+  RENDER_INPUTS_HEADER,
+  type RenderInputs,
+} from '../request/render-inputs.ts';
 import { hasDotSegment } from '../request/url-path.ts';
 import { parseNoVarySearch, significantParams } from './no-vary-search.ts';
 
@@ -98,23 +106,22 @@ export interface RouteCacheRules {
    * string is rendered and never served from the cache.
    */
   significantParams: ((name: string) => boolean) | undefined;
-  /** Cookies that do not change the page (analytics, consent): a request with only these may share. */
-  harmlessCookies: ReadonlySet<string>;
+  /** The cookies and headers its page depends on, each a closed set (request/render-inputs.ts). */
+  inputs: RenderInputs | undefined;
 }
-
-/** The route header naming harmless cookies; read by the origin, never sent to clients. */
-export const HARMLESS_COOKIES_HEADER = 'render-cache-harmless-cookies';
 
 /**
  * The rules of a route whose declared headers make its pages cacheable, else undefined.
  * No-Vary-Search says which query parameters matter (no-vary-search.ts): `params` ignores
  * every parameter, `params, except=("page")` all but those listed, `params=("utm_source")` only
  * those listed. A value it cannot read counts as no header (query strings are rendered, never
- * cached), and is passed to `onUnreadable` so that the start can say so.
+ * cached), and is passed to `onUnreadable` so that the start can say so. A wrong declaration of
+ * its render inputs stops the start, naming `route` (request/render-inputs.ts).
  */
 export function routeCacheRules(
   headers: Record<string, string> | undefined,
   onUnreadable?: (noVarySearch: string) => void,
+  route = '(unnamed)',
 ): RouteCacheRules | undefined {
   const byName = new Map(
     Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
@@ -122,49 +129,46 @@ export function routeCacheRules(
   if (sharedCachePolicy(byName.get('cache-control')) === undefined) {
     return undefined;
   }
-  const harmlessCookies = new Set(
-    (byName.get(HARMLESS_COOKIES_HEADER) ?? '')
-      .split(',')
-      .map((name) => name.trim())
-      .filter(Boolean),
-  );
   const noVarySearch = byName.get('no-vary-search');
   const variance = noVarySearch === undefined ? undefined : parseNoVarySearch(noVarySearch);
   if (noVarySearch !== undefined && variance === undefined) {
     onUnreadable?.(noVarySearch);
   }
-  return { significantParams: variance && significantParams(variance), harmlessCookies };
+  return {
+    significantParams: variance && significantParams(variance),
+    inputs: parseRenderInputs(route, byName.get(RENDER_INPUTS_HEADER)),
+  };
 }
 
 /** Why a request is rendered instead of served from (or stored in) the cache: the `detail` of Cache-Status. */
-export type Bypass = 'authorization' | 'cookie' | 'path' | 'query';
+export type Bypass = 'path' | 'query';
 
 /**
  * The cache key of a request for a cacheable route — the validated origin, the path and the
- * significant query parameters in a fixed order — or why the request must not share a page.
- * The page for a key is rendered from the key's URL alone, so whatever else the request carried
- * cannot end up in a page served to someone else.
+ * significant query parameters in a fixed order (the URL rendered), then the route's declared
+ * inputs as the request normalized them, a line each — or why the request must not share a page.
+ * The page for a key is rendered from the key alone (pages/pages.ts), so whatever else the request
+ * carried — other cookies, credentials, other headers — cannot end up in a page served to
+ * someone else.
  */
 export function cacheKey(
   rules: RouteCacheRules,
   origin: string,
   path: string,
   querystring: string,
-  headers: { authorization?: string; cookie?: string },
+  headers: IncomingHttpHeaders,
 ): { key: string } | { bypass: Bypass } {
-  if (headers.authorization !== undefined) {
-    return { bypass: 'authorization' };
-  }
-  if (headers.cookie !== undefined && !onlyHarmlessCookies(headers.cookie, rules.harmlessCookies)) {
-    return { bypass: 'cookie' };
-  }
   // One spelling per page: Angular's router and the origin's route lookup may read `//`, `;`, a
   // trailing slash or percent-encoding differently, and a disagreement must cost a render.
   if (!CANONICAL_PATH.test(path) || hasDotSegment(path)) {
     return { bypass: 'path' };
   }
+  const inputs =
+    rules.inputs === undefined
+      ? ''
+      : `\n${inputsText(rules.inputs, normalize(rules.inputs, headers))}`;
   if (querystring === '') {
-    return { key: origin + path };
+    return { key: origin + path + inputs };
   }
   if (rules.significantParams === undefined) {
     return { bypass: 'query' };
@@ -174,9 +178,16 @@ export function cacheKey(
   );
   // Sorted by name (stable, so repeated names keep their order): one key per set of parameters.
   kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return {
-    key: kept.length === 0 ? origin + path : `${origin}${path}?${new URLSearchParams(kept)}`,
-  };
+  const url = kept.length === 0 ? origin + path : `${origin}${path}?${new URLSearchParams(kept)}`;
+  return { key: url + inputs };
+}
+
+/** A key's URL (what is rendered) and its inputs' lines (what the render's request carries). */
+export function keyParts(key: string): { url: string; inputs: string } {
+  const end = key.indexOf('\n');
+  return end === -1
+    ? { url: key, inputs: '' }
+    : { url: key.slice(0, end), inputs: key.slice(end + 1) };
 }
 
 /**
@@ -185,16 +196,3 @@ export function cacheKey(
  * trailing slash.
  */
 const CANONICAL_PATH = /^\/(?:[A-Za-z0-9\-._~!$&'*+,=:@]+(?:\/[A-Za-z0-9\-._~!$&'*+,=:@]+)*)?$/;
-
-function onlyHarmlessCookies(cookie: string, harmless: ReadonlySet<string>): boolean {
-  if (harmless.size === 0) {
-    return false;
-  }
-  for (const pair of cookie.split(';')) {
-    const name = pair.slice(0, pair.includes('=') ? pair.indexOf('=') : undefined).trim();
-    if (name !== '' && !harmless.has(name)) {
-      return false;
-    }
-  }
-  return true;
-}

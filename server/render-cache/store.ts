@@ -517,9 +517,9 @@ interface Remembered {
   at: number;
 }
 
-/** The path of a key (`http://host:port/path?query`). */
+/** The path of a key (`http://host:port/path?query`, then its inputs a line each). */
 export function pathOf(key: string): string {
   const start = key.indexOf('/', key.indexOf('//') + 2);
-  const query = key.indexOf('?', start);
-  return key.slice(start, query === -1 ? undefined : query);
+  const end = key.search(/[?\n]/);
+  return key.slice(start, end === -1 ? undefined : end);
 }

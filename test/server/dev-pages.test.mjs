@@ -55,6 +55,25 @@ describe('dev renders (reqHandler)', () => {
     assert.match(res.text, /ng-server-context="ssr"/);
   });
 
+  it('render a shared page as production does, warning of each input read that its route does not declare', async () => {
+    const from = lines().length;
+    const res = await request(url, '/seen/3', {
+      headers: { cookie: 'currency=GBP; theme=dark; sid=1', 'x-user': 'alice', 'x-ab-bucket': 'b' },
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.text, /<p class="currency">GBP<\/p>/, 'a declared cookie');
+    assert.match(res.text, /<p class="theme">light<\/p>/, 'an undeclared one: the default');
+    assert.match(res.text, /<p class="user">nobody<\/p>/, 'an undeclared header: nothing');
+    const warned = lines()
+      .slice(from)
+      .filter((line) => line.level === 40)
+      .map(({ route, input }) => `${route} ${input}`);
+    assert.deepEqual(warned, ['/seen/3 x-user']);
+    await waitFor(
+      /requestCookie\("theme"\): this route's shared page does not declare the cookie "theme"/,
+    );
+  });
+
   it('log a client that left mid-render at debug level, with no error and no stack', async () => {
     child.kill('SIGWINCH'); // renders stall from now on (test/fixtures/slow-renders.mjs)
     await waitFor(/slow renders on/);

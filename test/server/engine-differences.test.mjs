@@ -39,10 +39,11 @@ describe(`router redirects (test/app: /moved → /products/4, /moved/:id → pro
       assert.equal(res.headers.etag, undefined, 'validators are for 2xx answers');
     });
 
-    it("builds the Location from the URL alone: the client's headers never reach Angular's engine", async () => {
+    it("builds the Location without the client's X-Forwarded-*: they reach Angular's engine only behind TRUST_PROXY", async () => {
       // The engine prefixes a redirect with the request's X-Forwarded-Prefix when it trusts that
       // header (NG_TRUST_PROXY_HEADERS, which the engine reads and the origin does not). Trusted
-      // here: the Location would move if the client's headers reached the engine; they do not.
+      // here: the Location would move if a client's X-Forwarded-* reached the engine; without
+      // TRUST_PROXY the origin never passes them on (server/request/render-request.ts).
       const trusting = await startOrigin({
         env: { NG_TRUST_PROXY_HEADERS: 'x-forwarded-prefix,x-forwarded-host' },
       });

@@ -132,7 +132,14 @@ describe('cacheKey', () => {
   const rules = routeCacheRules({
     'Cache-Control': SHARED,
     'No-Vary-Search': 'params, except=("page" "sort")',
-    'Render-Cache-Harmless-Cookies': '_ga, consent',
+  });
+  const currency = { values: ['EUR', 'USD', 'GBP'], default: 'EUR' };
+  const declaring = routeCacheRules({
+    'Cache-Control': SHARED,
+    'Render-Inputs': JSON.stringify({
+      cookies: { currency },
+      headers: { 'X-AB-Bucket': { values: ['a', 'b'], default: 'a' } },
+    }),
   });
 
   it('needs a shared-cache policy on the route', () => {
@@ -141,31 +148,83 @@ describe('cacheKey', () => {
     assert.equal(routeCacheRules({ 'X-Frame-Options': 'DENY' }), undefined);
   });
 
-  it('never lets a request with credentials or other cookies share a page', () => {
-    const cookieName = fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/);
+  it('keys every request, cookies and credentials included, by its declared inputs alone', () => {
+    const cookieName = fc.oneof(
+      fc.constant('currency'),
+      fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/),
+    );
+    // Any text a Cookie header can carry as a value (a `;` ends the value).
+    const cookieValue = fc.oneof(
+      fc.constantFrom('EUR', 'USD', 'GBP', 'usd', ' GBP ', ''),
+      fc.string().filter((value) => !value.includes(';')),
+    );
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(cookieName, fc.string({ maxLength: 8 })), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.tuple(cookieName, cookieValue), { maxLength: 6 }),
         fc.option(fc.string()),
-        (cookies, authorization) => {
-          const cookie = cookies.map(([name, value]) => `${name}=${value}`).join('; ');
-          const decision = cacheKey(rules, ORIGIN, '/products/1', '', {
-            cookie,
+        fc.option(fc.oneof(fc.constantFrom('a', 'b', ' b ', 'c'), fc.string())),
+        (cookies, authorization, bucket) => {
+          const headers = {
+            cookie: cookies.map(([name, value]) => `${name}=${value}`).join('; '),
             authorization: authorization ?? undefined,
+            'x-ab-bucket': bucket ?? undefined,
+          };
+          // The first currency cookie decides; anything else of the request never shows.
+          const first = cookies.find(([name]) => name === 'currency')?.[1]?.trim();
+          const expected = currency.values.includes(first) ? first : 'EUR';
+          const expectedBucket = bucket?.trim() === 'b' ? 'b' : 'a';
+          assert.deepEqual(cacheKey(declaring, ORIGIN, '/products/1', '', headers), {
+            key: `${ORIGIN}/products/1\ncookie:currency=${expected}\nheader:x-ab-bucket=${expectedBucket}`,
           });
-          const onlyHarmless = cookies.every(([name]) => name === '_ga' || name === 'consent');
-          if (authorization !== null) {
-            assert.deepEqual(decision, { bypass: 'authorization' });
-          } else if (!onlyHarmless) {
-            assert.deepEqual(decision, { bypass: 'cookie' });
-          } else {
-            assert.deepEqual(decision, { key: `${ORIGIN}/products/1` });
-          }
+          assert.deepEqual(cacheKey(rules, ORIGIN, '/products/1', '', headers), {
+            key: `${ORIGIN}/products/1`,
+          });
         },
       ),
     );
-    const strict = routeCacheRules({ 'Cache-Control': SHARED });
-    assert.deepEqual(cacheKey(strict, ORIGIN, '/a', '', { cookie: '_ga=1' }), { bypass: 'cookie' });
+  });
+
+  it('refuses a declaration that is not a closed set, or has too many variants, naming the route', () => {
+    const declare = (inputs) =>
+      routeCacheRules(
+        { 'Cache-Control': SHARED, 'Render-Inputs': JSON.stringify(inputs) },
+        undefined,
+        'products/:id',
+      );
+    const values = (n) => Array.from({ length: n }, (_, i) => `v${i}`);
+    for (const bad of [
+      { cookies: { currency: { values: [], default: 'EUR' } } },
+      { cookies: { currency: { values: ['EUR'], default: 'USD' } } },
+      { cookies: { currency: { values: ['EUR', 42], default: 'EUR' } } },
+      { cookies: { currency: { values: ['E;R'], default: 'E;R' } } },
+      { cookies: { 'a b': { values: ['x'], default: 'x' } } },
+      { headers: { 'x-a': { values: 'a|b', default: 'a' } } },
+      { queries: {} },
+      {
+        cookies: {
+          a: { values: values(9), default: 'v0' },
+          b: { values: values(8), default: 'v0' },
+        },
+      },
+    ]) {
+      assert.throws(
+        () => declare(bad),
+        /route "products\/:id" declares its render inputs wrongly/,
+        JSON.stringify(bad),
+      );
+    }
+    assert.throws(
+      () => routeCacheRules({ 'Cache-Control': SHARED, 'Render-Inputs': '{' }, undefined, 'x'),
+      /route "x"/,
+    );
+    assert.ok(
+      declare({
+        cookies: {
+          a: { values: values(8), default: 'v0' },
+          b: { values: values(8), default: 'v0' },
+        },
+      }),
+    );
   });
 
   it('keys only canonical paths: any other spelling is rendered', () => {

@@ -232,7 +232,7 @@ describe('shared tier: one cache for every process', () => {
     }
   });
 
-  it('keeps the isolation rules: a request that may not share a page gets none, from either tier', async () => {
+  it('keeps the isolation rules across both tiers: a page for any visitor of a canonical path, none for another spelling', async () => {
     await assertCacheIsolation({
       ids: ['504', '505', '506'],
       origins: 3,

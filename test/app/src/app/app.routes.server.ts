@@ -1,4 +1,6 @@
 import { RenderMode, ServerRoute } from '@angular/ssr';
+import { CURRENCY } from './currency';
+import { renderInputs } from './render-inputs';
 
 /**
  * How each route is rendered: one route per render mode the origin handles differently. The
@@ -12,8 +14,27 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     // A shared-cache policy: the origin's render cache keys on it (test/server/render-cache*.test.mjs).
     headers: {
-      'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
+      'Cache-Control': 's-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
     },
+  },
+  // A shared page that depends on a cookie and a header, each a closed set: one page per
+  // combination, and a render that sees those and nothing else of the request.
+  {
+    path: 'seen/:id',
+    renderMode: RenderMode.Server,
+    headers: {
+      'Cache-Control': 's-maxage=60, stale-while-revalidate=600',
+      ...renderInputs({
+        cookies: { currency: CURRENCY },
+        headers: { 'X-AB-Bucket': { values: ['a', 'b'], default: 'a' } },
+      }),
+    },
+  },
+  // The same page, private: its render sees the client's request.
+  {
+    path: 'private-seen',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 'private, no-store' },
   },
   // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.
   { path: 'moved', renderMode: RenderMode.Server },
@@ -27,7 +48,7 @@ export const serverRoutes: ServerRoute[] = [
   {
     path: 'throws-shared',
     renderMode: RenderMode.Server,
-    headers: { 'Cache-Control': 'public, s-maxage=60' },
+    headers: { 'Cache-Control': 's-maxage=60' },
   },
   // Renders an attacker's string through a bypassed sanitizer: what CSP=strict must block.
   { path: 'injected', renderMode: RenderMode.Server },

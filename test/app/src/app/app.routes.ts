@@ -19,5 +19,7 @@ export const routes: Routes = [
   { path: 'throws', title: 'Throws', loadComponent: () => import('./pages/throws') },
   { path: 'throws-shared', title: 'Throws', loadComponent: () => import('./pages/throws') },
   { path: 'injected', title: 'Injected', loadComponent: () => import('./pages/injected') },
+  { path: 'seen/:id', title: 'Seen', loadComponent: () => import('./pages/seen') },
+  { path: 'private-seen', title: 'Seen', loadComponent: () => import('./pages/seen') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];

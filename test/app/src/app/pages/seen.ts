@@ -1,0 +1,42 @@
+import { Component, inject, REQUEST } from '@angular/core';
+import { CURRENCY } from '../currency';
+import { requestCookie } from '../render-inputs';
+
+/**
+ * Everything of the request its render sees, written into the page: the render-input tests look
+ * for values a route did not declare (test/server/render-inputs.test.mjs). Both the shared route
+ * (`seen/:id`, which declares a currency cookie and an A/B header) and the private one
+ * (`private-seen`) render it.
+ */
+@Component({
+  selector: 'app-seen',
+  template: `
+    <h1>Seen</h1>
+    <p class="currency">{{ currency }}</p>
+    <p class="theme">{{ theme }}</p>
+    <p class="user">{{ user }}</p>
+    <pre class="request">{{ seen }}</pre>
+  `,
+})
+export default class Seen {
+  protected readonly currency = requestCookie('currency', CURRENCY);
+  // Neither is declared by `seen/:id`: its shared page always gets the default and nobody, and
+  // under `npm start` each read is a warning naming the route and the input.
+  protected readonly theme = requestCookie('theme', {
+    values: ['light', 'dark'],
+    default: 'light',
+  });
+  protected readonly user = inject(REQUEST, { optional: true })?.headers.get('x-user') ?? 'nobody';
+  protected readonly seen = describe(inject(REQUEST, { optional: true }));
+}
+
+function describe(request: Request | null): string {
+  if (request === null) {
+    return 'no request';
+  }
+  return JSON.stringify({
+    method: request.method,
+    url: request.url,
+    headers: [...request.headers],
+  });
+}
