@@ -1,4 +1,6 @@
 import { RenderMode, ServerRoute } from '@angular/ssr';
+import { CURRENCY } from './currency';
+import { renderInputs } from './render-inputs';
 
 /**
  * How each route is rendered. The origin (server/) reads this same list, so a route's
@@ -9,12 +11,20 @@ export const serverRoutes: ServerRoute[] = [
   {
     path: 'products/:id',
     renderMode: RenderMode.Server,
-    // The same for every visitor for a minute: the origin's render cache and any CDN in front may
-    // share it (s-maxage: shared caches only; browsers revalidate), and serve it up to 10 minutes
-    // stale while one background render refreshes it. See docs/render-cache-and-cdn.md.
+    // The same for every visitor in one currency for a minute: the origin's render cache and any
+    // CDN in front may share it (s-maxage: shared caches only; browsers revalidate), and serve it
+    // up to 10 minutes stale while one background render refreshes it. Its page depends on the
+    // `currency` cookie and nothing else of the request. See docs/render-cache-and-cdn.md.
     headers: {
-      'Cache-Control': 'public, s-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
+      'Cache-Control': 's-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
+      ...renderInputs({ cookies: { currency: CURRENCY } }),
     },
+  },
+  // Private to one visitor: rendered on every request, with the visitor's request, never stored.
+  {
+    path: 'account',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 'private, no-store' },
   },
   { path: 'dashboard', renderMode: RenderMode.Client },
   { path: 'async-work', renderMode: RenderMode.Server },

@@ -24,6 +24,12 @@ export const routes: Routes = [
     loadComponent: () => import('./pages/product'),
   },
   {
+    path: 'account',
+    title: 'Your account',
+    data: { description: 'Your session, rendered on the server for you alone and never cached.' },
+    loadComponent: () => import('./pages/account'),
+  },
+  {
     path: 'dashboard',
     title: 'Dashboard',
     data: {

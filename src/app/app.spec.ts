@@ -31,11 +31,13 @@ describe('App shell', () => {
       '/',
       '/products/1',
       '/dashboard',
+      '/account',
     ]);
     expect(links.map((link) => link.textContent?.trim())).toEqual([
       'Home',
       'Products',
       'Dashboard',
+      'Account',
     ]);
   });
 

@@ -51,5 +51,6 @@ export class App {
     { section: '', href: '/', label: 'Home' },
     { section: 'products', href: '/products/1', label: 'Products' },
     { section: 'dashboard', href: '/dashboard', label: 'Dashboard' },
+    { section: 'account', href: '/account', label: 'Account' },
   ];
 }

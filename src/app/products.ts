@@ -2,6 +2,9 @@
 export interface Product {
   id: number;
   name: string;
+  /** In euro cents; shown in the visitor's currency (currency.ts). */
+  priceCents: number;
+  /** In euros. */
   price: string;
   rating: number;
   description: string;
@@ -54,6 +57,8 @@ export function makeProduct(id: number): Product {
   return {
     id,
     name,
+    priceCents: cents,
+    // Euros as currency.ts writes them (products.ts imports nothing: tests read it with Node).
     price: `€${(cents / 100).toFixed(2)}`,
     rating: 1 + Math.floor(next() * 5),
     description: `The ${name} is made of ${pick(MATERIALS)} and comes in ${pick(COLOURS)}.`,

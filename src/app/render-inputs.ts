@@ -1,0 +1,79 @@
+import { DOCUMENT, inject, REQUEST, REQUEST_CONTEXT } from '@angular/core';
+
+/** One request input a page depends on: the values that select another page, and the default. */
+export interface RenderInput<Value extends string = string> {
+  readonly values: readonly Value[];
+  readonly default: Value;
+}
+
+/** What a route's page depends on in the request, beyond its URL. */
+export interface RenderInputs {
+  readonly cookies?: Readonly<Record<string, RenderInput>>;
+  readonly headers?: Readonly<Record<string, RenderInput>>;
+}
+
+/**
+ * Declares, beside a route's Cache-Control in app.routes.server.ts, the cookies and headers its
+ * shared page depends on, each with a closed set of values and a default:
+ *
+ *   headers: {
+ *     'Cache-Control': 's-maxage=60, stale-while-revalidate=600',
+ *     ...renderInputs({ cookies: { currency: CURRENCY } }),
+ *   }
+ *
+ * The origin renders one page per combination of values, keyed by them; the render's REQUEST
+ * carries those inputs, normalized (a missing or unknown value is the default), and nothing else
+ * of the request: no other cookie, no Authorization, no undeclared header. Every visitor then
+ * gets a cached page, whatever else they carry. The origin reads this header and never sends it.
+ * A declaration that is not a closed set, or that makes more than 64 pages of a URL, stops the
+ * start with a line naming the route (docs/your-app.md).
+ */
+export function renderInputs(inputs: RenderInputs): Record<string, string> {
+  return { 'Render-Inputs': JSON.stringify(inputs) };
+}
+
+/**
+ * The value of a declared cookie for this page, normalized as the origin normalizes it: one of
+ * `input.values`, else its default. On the server it comes from the render's REQUEST, in the
+ * browser from `document.cookie`, so hydration sees what the server rendered. Call it in an
+ * injection context. Under `npm start`, reading a cookie the route does not declare is a warning.
+ */
+export function requestCookie<Value extends string>(
+  name: string,
+  input: RenderInput<Value>,
+): Value {
+  const request = inject(REQUEST, { optional: true });
+  const header = request ? request.headers.get('cookie') : inject(DOCUMENT).cookie;
+  if (request) {
+    warnIfUndeclared(name, inject(REQUEST_CONTEXT, { optional: true }));
+  }
+  const value = cookieValue(header ?? '', name);
+  return value !== undefined && (input.values as readonly string[]).includes(value)
+    ? (value as Value)
+    : input.default;
+}
+
+/** A cookie's first value in a Cookie header (or `document.cookie`): what the origin takes too. */
+export function cookieValue(header: string, name: string): string | undefined {
+  for (const pair of header.split(';')) {
+    const equals = pair.indexOf('=');
+    if (equals !== -1 && pair.slice(0, equals).trim() === name) {
+      return pair.slice(equals + 1).trim();
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Under `npm start` the origin tells the render of a shared page what its route declares
+ * (REQUEST_CONTEXT, server/pages/dev-pages.ts); in production it does not, and this is silent.
+ */
+function warnIfUndeclared(name: string, context: unknown): void {
+  const declared = (context as { renderInputs?: { cookies: string[] } } | null)?.renderInputs;
+  if (declared && !declared.cookies.includes(name)) {
+    console.warn(
+      `requestCookie("${name}"): this route's shared page does not declare the cookie "${name}" ` +
+        '(renderInputs() in app.routes.server.ts), so it always sees the default here',
+    );
+  }
+}

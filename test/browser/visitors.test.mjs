@@ -1,0 +1,116 @@
+// Visitors with cookies, as a person sees the demo (src/app): real Chromium against the production
+// origin over loopback. The product page is shared (one cached page per currency, whatever else the
+// visitor carries); the greeting of a signed-in visitor is added after hydration; the account page
+// is private and rendered with the visitor's own request. These tests are the demo's: an app that
+// replaces the demo pages replaces them.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { makeProduct } from '../../src/app/products.ts';
+import { launchBrowser } from '../helpers/browser.mjs';
+import { APP_DIST, startOrigin } from '../helpers/origin.mjs';
+
+let origin;
+let browser;
+
+before(async () => {
+  [origin, browser] = await Promise.all([startOrigin({ dist: APP_DIST }), launchBrowser()]);
+});
+after(async () => {
+  await browser?.close();
+  await origin?.stop();
+});
+
+/** A visitor with these cookies: its page, what its console said, and each document response. */
+async function visitor(cookies) {
+  const context = await browser.newContext();
+  const { hostname } = new URL(origin.url);
+  await context.addCookies(
+    Object.entries(cookies).map(([name, value]) => ({ name, value, domain: hostname, path: '/' })),
+  );
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') {
+      problems.push(`${message.type()}: ${message.text()}`);
+    }
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  return { context, page, problems };
+}
+
+/** Hydration is over once Angular removed the last ngh attribute. */
+async function hydrated(page) {
+  await page.waitForFunction(() => document.querySelectorAll('[ngh]').length === 0);
+}
+
+/** Loads `path`: the HTML the server sent, its Cache-Status, and the page once hydrated. */
+async function load(page, path) {
+  const response = await page.goto(`${origin.url}${path}`);
+  const html = await response.text();
+  await hydrated(page);
+  return { html, cacheStatus: (await response.allHeaders())['cache-status'] };
+}
+
+describe('visitors with cookies', () => {
+  it('greets a signed-in visitor after hydration, on a page shared with everyone in their currency', async () => {
+    const product = makeProduct(7);
+    const anonymous = await visitor({});
+    const signedIn = await visitor({ sid: 'abc123', currency: 'USD', _ga: 'GA1.2.3.4' });
+    const dollars = await visitor({ currency: 'USD', consent: 'yes' });
+    try {
+      const first = await load(anonymous.page, '/products/7');
+      assert.ok(first.html.includes(product.price), 'euros by default');
+      assert.equal(await anonymous.page.locator('.greeting').count(), 0);
+
+      const personal = await load(signedIn.page, '/products/7');
+      assert.doesNotMatch(personal.html, /Welcome back|abc123/, 'the shared page holds nobody');
+      assert.match(personal.html, /<span class="price">\$/);
+      await signedIn.page.locator('.greeting').waitFor();
+      assert.match(await signedIn.page.locator('.greeting').textContent(), /Welcome back/);
+      assert.match(await signedIn.page.locator('.price').textContent(), /^\$/);
+
+      // Another visitor in dollars, other cookies: the same page, from the cache.
+      const shared = await load(dollars.page, '/products/7');
+      assert.match(shared.cacheStatus, /^render-cache; hit/);
+      assert.equal(await dollars.page.locator('.greeting').count(), 0);
+      for (const { problems } of [anonymous, signedIn, dollars]) {
+        assert.deepEqual(problems, [], 'no hydration mismatch, no console error');
+      }
+    } finally {
+      await Promise.all([anonymous, signedIn, dollars].map(({ context }) => context.close()));
+    }
+  });
+
+  it('changes the currency in the page, and the next page the server renders is in it', async () => {
+    const { context, page, problems } = await visitor({ _ga: 'GA1.2.9.9' });
+    try {
+      await load(page, '/products/8');
+      await page.getByRole('radio', { name: 'GBP' }).click();
+      await page.locator('.price', { hasText: '£' }).waitFor();
+      const next = await load(page, '/products/8');
+      assert.match(next.html, /<span class="price">£/);
+      assert.match(next.cacheStatus, /^render-cache; (hit|fwd=uri-miss)/);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("renders the private account page with the visitor's own session, never cached", async () => {
+    const { context, page, problems } = await visitor({ sid: 'c0ffee42' });
+    try {
+      const response = await page.goto(`${origin.url}/account`);
+      const headers = await response.allHeaders();
+      assert.match(await response.text(), /c0ffee42/, 'the server read the session from REQUEST');
+      assert.equal(headers['cache-control'], 'private, no-store');
+      assert.equal(headers['cache-status'], undefined);
+      await hydrated(page);
+      assert.match(await page.locator('.session').textContent(), /c0ffee42/);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.locator('.session', { hasText: 'Not signed in' }).waitFor();
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
