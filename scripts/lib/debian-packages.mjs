@@ -3,6 +3,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { REDIS_SERVER } from './redis-server.mjs';
+import { VARNISHD } from './varnish.mjs';
+
+/** Where Debian puts varnish-modules' xkey for this machine's architecture. */
+const XKEY =
+  process.env['VARNISH_XKEY_PATH'] ??
+  `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu/varnish/vmods/libvmod_xkey.so`;
 
 /** What the tests run, where they look for it, and the variable that points them elsewhere. */
 export const NEEDED = {
@@ -15,6 +21,16 @@ export const NEEDED = {
     path: REDIS_SERVER,
     variable: 'REDIS_SERVER_PATH',
     why: 'the shared-cache tests and the bench start their own on a free port',
+  },
+  varnish: {
+    path: VARNISHD,
+    variable: 'VARNISHD_PATH',
+    why: 'the CDN tests run deploy/varnish/ in front of the origin',
+  },
+  'varnish-modules': {
+    path: XKEY,
+    variable: 'VARNISH_XKEY_PATH',
+    why: 'deploy/varnish/ tags pages with xkey, one of its modules',
   },
 };
 

@@ -25,15 +25,22 @@ describe('setup:test', () => {
     const { code, output } = setup('setup-test.mjs', {
       CHROMIUM_PATH: process.execPath,
       REDIS_SERVER_PATH: process.execPath,
+      VARNISHD_PATH: process.execPath,
+      VARNISH_XKEY_PATH: process.execPath,
     });
     assert.equal(code, 0, output);
-    assert.match(output, /Found chromium: .*\nFound redis-server: /);
+    assert.match(
+      output,
+      /Found chromium: .*\nFound redis-server: .*\nFound varnish: .*\nFound varnish-modules: /,
+    );
   });
 
   it('without apt-get, names what to install and the variable to set, and fails', () => {
     const { code, output } = setup('setup-test.mjs', {
       CHROMIUM_PATH: process.execPath,
       REDIS_SERVER_PATH: '/nonexistent/redis-server',
+      VARNISHD_PATH: process.execPath,
+      VARNISH_XKEY_PATH: process.execPath,
     });
     assert.equal(code, 1);
     assert.match(
