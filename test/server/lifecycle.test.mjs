@@ -46,7 +46,7 @@ function scratchProject(projectScripts) {
     join(project, 'package.json'),
     JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }),
   );
-  for (const file of ['ensure-build.mjs', 'lib/newest-mtime.mjs']) {
+  for (const file of ['ensure-build.mjs', 'lib/lock.mjs', 'lib/newest-mtime.mjs']) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
   symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
