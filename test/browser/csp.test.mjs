@@ -9,6 +9,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launchBrowser } from '../helpers/browser.mjs';
+import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { APP_DIST, DIST, ROOT, startOrigin } from '../helpers/origin.mjs';
 
 /** A report endpoint on loopback: what the browser posts to the policy's report-uri. */
@@ -22,10 +23,10 @@ async function startReportCollector() {
       res.writeHead(204).end();
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listenOnFreePort(server);
   return {
     reports,
-    url: `http://127.0.0.1:${server.address().port}/reports`,
+    url: `http://127.0.0.1:${port}/reports`,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }

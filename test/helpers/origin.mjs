@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnOrigin, startOrigin as startOriginOf } from '../../scripts/lib/origin-process.mjs';
 import { APP_DIST, ROOT, TEST_APP_DIST } from '../../scripts/lib/paths.mjs';
+import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 import { request } from '../../scripts/lib/http.mjs';
 
@@ -26,7 +27,7 @@ export function startOrigin(options = {}) {
 
 /** Runs the origin with the given environment until it exits; for startup errors. */
 export async function runOriginExpectingExit(env, timeoutMs = 15_000) {
-  const child = spawnOrigin({ env, dist: DIST });
+  const child = spawnOrigin({ env: { PORT: await anyPortSetting(), ...env }, dist: DIST });
   const timer = setTimeout(() => child.stop({ graceMs: 0 }), timeoutMs);
   const { code } = await child.exited;
   clearTimeout(timer);

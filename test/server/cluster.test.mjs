@@ -15,6 +15,7 @@ import {
   runOriginExpectingExit,
   startOrigin,
 } from '../helpers/origin.mjs';
+import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 /** The pids of the workers that answered `count` health checks. */
 async function workerPids(origin, count = 20) {
@@ -166,7 +167,7 @@ describe('cluster mode (WORKERS)', () => {
         env: {
           ...process.env,
           NG_ALLOWED_HOSTS: '',
-          PORT: '0',
+          PORT: await anyPortSetting(),
           HOST: '127.0.0.1',
           WORKERS: '2',
           CRASH_KIND: 'exception',

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
+import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { logLines, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
 
 const METRICS_LINE = /Metrics on (http:\/\/[^\s"]+)\/metrics/;
@@ -362,8 +363,8 @@ describe('metrics (METRICS_PORT)', () => {
 
   it('stops with a one-line message when METRICS_PORT is taken, alone and as a cluster primary', async () => {
     const taken = createServer();
-    await new Promise((resolve) => taken.listen(0, resolve));
-    const port = taken.address().port;
+    // Every interface, as a service already on that port would hold it.
+    const port = await listenOnFreePort(taken, undefined);
     try {
       for (const workers of ['1', '2']) {
         const { code, stdout, stderr } = await runOriginExpectingExit({

@@ -2,7 +2,6 @@
 // processes on the tests' build: what one renders the others serve, one render per page across
 // processes, builds apart, and Redis failing is never the origin failing.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect, createServer as createTcpServer } from 'node:net';
@@ -11,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '@redis/client';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
+import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { assertCacheIsolation } from '../helpers/cache-isolation.mjs';
 import { DIST, ROOT, health, request, startOrigin } from '../helpers/origin.mjs';
 
@@ -73,9 +73,7 @@ async function redisGate(redisUrl) {
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  proxied.port = String(server.address().port);
+  proxied.port = String(await listenOnFreePort(server));
   return {
     url: proxied.href,
     /** Holds the next command naming `marker`: `caught` resolves once it is held. */
@@ -263,8 +261,7 @@ describe('shared tier: revalidation reaches every process of every replica, and 
       purged.push({ url: req.url, auth: req.headers.authorization });
       res.end('{}');
     });
-    cdn.listen(0, '127.0.0.1');
-    await once(cdn, 'listening');
+    await listenOnFreePort(cdn);
     const env = {
       REDIS_URL: redis.url,
       REDIS_TIMEOUT_MS: '1000',
