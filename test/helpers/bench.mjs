@@ -4,11 +4,15 @@ import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '../..');
 
-/** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
-export function runBench(args, timeoutMs) {
+/**
+ * @param {string[]} args @param {number} timeoutMs @param {Record<string, string>} [env] added to this process's
+ * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
+ */
+export function runBench(args, timeoutMs, env = {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
       cwd: ROOT,
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

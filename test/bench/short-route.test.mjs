@@ -1,0 +1,87 @@
+// The bench on an app's own page whose load-paths.json lists only a few values (the guide's own
+// example lists two): every row measures what its scenario says, or is refused with what to change.
+// Here the demo's cached product route named by two ids, as a user's two slugs would be. Correctness
+// only, never a timing.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runBench } from '../helpers/bench.mjs';
+
+const VARIANTS = ['origin', 'stock'];
+const SCENARIOS = ['ssr', 'ssr-cached', 'mixed'];
+
+describe('npm run bench on a cached route with two values', { timeout: 150_000 }, () => {
+  let out;
+  let run;
+  let json;
+  const row = (variant, scenario) =>
+    json.summary.find((one) => one.variant === variant && one.scenario === scenario);
+
+  before(async () => {
+    out = mkdtempSync(join(tmpdir(), 'bench-short-route-'));
+    const loadPaths = join(out, 'load-paths.json');
+    writeFileSync(
+      loadPaths,
+      JSON.stringify({
+        prerendered: '/',
+        rendered: { path: '/products/{id}', values: [41, 42], cached: true },
+        notFound: '/products/0',
+      }),
+    );
+    run = await runBench(
+      [
+        ...['--variants', VARIANTS.join(','), '--scenarios', SCENARIOS.join(',')],
+        ...['--duration', '1', '--rounds', '1', '--quick', '--out', out],
+      ],
+      140_000,
+      { LOAD_PATHS: loadPaths },
+    );
+    const name = readdirSync(out).find(
+      (file) => file.endsWith('.json') && file !== 'load-paths.json',
+    );
+    json = name ? JSON.parse(readFileSync(join(out, name), 'utf8')) : undefined;
+  });
+  after(() => {
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it('runs, and its checks accept the two pages (they are distinct, and each its own)', () => {
+    assert.equal(run.code, 0, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);
+    assert.ok(json, `no JSON in ${out}`);
+    for (const variant of VARIANTS)
+      for (const scenario of SCENARIOS)
+        assert.deepEqual(
+          json.variants.find((v) => v.name === variant).checks[scenario].problems,
+          [],
+          `${variant}/${scenario}`,
+        );
+  });
+
+  it('measures the popular pages as ssr-cached says, on every variant', () => {
+    for (const variant of VARIANTS) {
+      const measured = row(variant, 'ssr-cached');
+      assert.equal(measured.status, 'valid', `${variant}: ${measured.reasons.join('; ')}`);
+    }
+  });
+
+  it('refuses the rows that would count cache hits as renders, saying what to change', () => {
+    for (const scenario of ['ssr', 'mixed']) {
+      const refused = row('origin', scenario);
+      assert.equal(refused.status, 'invalid', scenario);
+      assert.match(
+        refused.reasons.join('; '),
+        /answers came from a cache \(Cache-Status: hit\), not from a render: load-paths\.json's "rendered" \(2 values of \{id\}\) repeats pages within a run and its route is cached\. Name more pages there/,
+        scenario,
+      );
+    }
+    // The stock server has no render cache: it renders every request, so its rows stand.
+    for (const scenario of ['ssr', 'mixed'])
+      assert.equal(
+        row('stock', scenario).status,
+        'valid',
+        row('stock', scenario).reasons.join('; '),
+      );
+  });
+});
