@@ -56,7 +56,7 @@ describe('ng-new', () => {
       'server/server.ts',
       'src/app/pages/product.ts',
       'bench/run.mjs',
-      'test/browser/app.test.mjs',
+      'test/browser/pages.test.mjs',
       '.gitignore',
       '.ci/run',
     ]) {
@@ -232,7 +232,7 @@ describe('ng-new', () => {
       '/acme-shop/src/app/pages/not-found.ts',
     ]);
     assert.ok(
-      !tree.exists('/acme-shop/test/browser/app.test.mjs'),
+      !tree.exists('/acme-shop/test/browser/pages.test.mjs'),
       "the demo's browser tests go with it",
     );
     assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
