@@ -9,20 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ensureBenchPackages } from '../../bench/install.mjs';
-import { PATHS, SCENARIO_NAMES } from '../../bench/lib/scenarios.mjs';
-import { isRunning, runBench } from '../helpers/bench.mjs';
+import { SCENARIO_NAMES } from '../../bench/lib/scenarios.mjs';
+import { isRunning, renderedMayRunOut, runBench } from '../helpers/bench.mjs';
 
 const VARIANTS = ['origin', 'origin-cluster', 'stock'];
 /** What the app's pages allow (the bench skips the rest, saying why), but ssr-shared: shared.test.mjs. */
 const SCENARIOS = SCENARIO_NAMES.filter((name) => name !== 'ssr-shared');
 /**
- * Scenarios whose page must be rendered for every request. On a cached route with fewer pages than
- * a run asks for, the origin's render cache answers the repeats and the bench refuses the row,
- * saying why (short-route.test.mjs): allowed here for such a route, never for the demo's 999,999
- * ids, which no smoke run uses up (it asks for a few thousand pages).
+ * Scenarios whose page must be rendered for every request: refused on a route whose pages a smoke
+ * run may use up (renderedMayRunOut), allowed here only then, never for the demo's 999,999 ids.
  */
 const RENDERS_EACH = ['ssr', 'mixed'];
-const MAY_RUN_OUT = PATHS.rendered?.cached === true && PATHS.rendered.count < 100_000;
+const MAY_RUN_OUT = renderedMayRunOut();
 const CACHE_HITS = /answers came from a cache \(Cache-Status: hit\), not from a render/;
 
 /** Whether the bench refused `scenario` on this variant for that reason, and that reason only. */

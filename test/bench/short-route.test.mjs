@@ -1,18 +1,25 @@
 // The bench on an app's own page whose load-paths.json lists only a few values (the guide's own
 // example lists two): every row measures what its scenario says, or is refused with what to change.
-// Here the demo's cached product route named by two ids, as a user's two slugs would be. Correctness
-// only, never a timing.
+// Here the app's own cached route (the demo's products, or yours) named by two of its values, as a
+// user's two slugs would be. Correctness only, never a timing.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { LOAD_PATHS_FILE, readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { runBench } from '../helpers/bench.mjs';
 
 const VARIANTS = ['origin', 'stock'];
 const SCENARIOS = ['ssr', 'ssr-cached', 'mixed'];
+const RENDERED = readLoadPaths().rendered;
+const skip = !RENDERED?.cached
+  ? 'load-paths.json names no "rendered" route with a shared-cache policy ("cached": true)'
+  : RENDERED.count < 2 || RENDERED.status !== 200
+    ? 'load-paths.json\'s "rendered" route has fewer than two pages answered 200'
+    : false;
 
-describe('npm run bench on a cached route with two values', { timeout: 150_000 }, () => {
+describe('npm run bench on a cached route with two values', { timeout: 150_000, skip }, () => {
   let out;
   let run;
   let json;
@@ -22,12 +29,17 @@ describe('npm run bench on a cached route with two values', { timeout: 150_000 }
   before(async () => {
     out = mkdtempSync(join(tmpdir(), 'bench-short-route-'));
     const loadPaths = join(out, 'load-paths.json');
+    // The app's own pages, its rendered route cut down to two of its values.
+    const own = JSON.parse(readFileSync(LOAD_PATHS_FILE, 'utf8'));
     writeFileSync(
       loadPaths,
       JSON.stringify({
-        prerendered: '/',
-        rendered: { path: '/products/{id}', values: [41, 42], cached: true },
-        notFound: '/products/0',
+        ...own,
+        rendered: {
+          path: RENDERED.path,
+          values: [RENDERED.valueAt(0), RENDERED.valueAt(1)],
+          cached: true,
+        },
       }),
     );
     run = await runBench(
@@ -72,7 +84,7 @@ describe('npm run bench on a cached route with two values', { timeout: 150_000 }
       assert.equal(refused.status, 'invalid', scenario);
       assert.match(
         refused.reasons.join('; '),
-        /answers came from a cache \(Cache-Status: hit\), not from a render: load-paths\.json's "rendered" \(2 values of \{id\}\) repeats pages within a run and its route is cached\. Name more pages there/,
+        /answers came from a cache \(Cache-Status: hit\), not from a render: load-paths\.json's "rendered" \(2 values of \{\w+\}\) repeats pages within a run and its route is cached\. Name more pages there/,
         scenario,
       );
     }

@@ -1,6 +1,7 @@
 // `node bench/run.mjs …` as the bench's tests run it: output kept, stopped at a deadline.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -26,6 +27,17 @@ export function runBench(args, timeoutMs, env = {}) {
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Whether a short bench run may use up the pages of load-paths.json's rendered route: a cached
+ * route with fewer pages than a smoke run asks for (a few thousand; the demo has 999,999 ids).
+ * Then the origin's render cache answers repeats, and the bench refuses its ssr and mixed rows,
+ * saying why (test/bench/short-route.test.mjs proves the refusal).
+ */
+export function renderedMayRunOut() {
+  const rendered = readLoadPaths().rendered;
+  return rendered?.cached === true && rendered.count < 100_000;
 }
 
 /** Whether a process with this pid still runs. */
