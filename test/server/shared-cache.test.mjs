@@ -110,7 +110,9 @@ describe('shared tier: one cache for every process', () => {
   before(async () => {
     redis = await startRedis();
     // A generous REDIS_TIMEOUT_MS: these tests count renders, and on a busy 2-core machine Redis
-    // itself may wait for a CPU past 50 ms (the bound is tested below, with Redis paused).
+    // itself may wait for a CPU past 50 ms (the bound is tested below, with Redis paused). The
+    // other tests that expect a shared-tier outcome other than a timeout set it as well: npm test
+    // runs other suites (builds, Chromium) beside this one.
     origins = await Promise.all(
       [1, 2, 3].map(() => startOrigin({ env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' } })),
     );
@@ -213,7 +215,7 @@ describe('shared tier: one cache for every process', () => {
 
   it('keeps pages over SHARED_CACHE_MAX_ENTRY_BYTES in their process only', async () => {
     const small = await startOrigin({
-      env: { REDIS_URL: redis.url, SHARED_CACHE_MAX_ENTRY_BYTES: '1000' },
+      env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000', SHARED_CACHE_MAX_ENTRY_BYTES: '1000' },
     });
     try {
       await sharedState([small], 'ready');
@@ -400,7 +402,12 @@ describe('shared tier: a process whose own cache cannot keep the page', () => {
     // refresh finds nothing here and joins that refresh.
     const origin = await startOrigin({
       nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs')],
-      env: { REDIS_URL: redis.url, RENDER_CACHE_BYTES: '1', CLOCK_STEP_MS: '61000' },
+      env: {
+        REDIS_URL: redis.url,
+        REDIS_TIMEOUT_MS: '1000',
+        RENDER_CACHE_BYTES: '1',
+        CLOCK_STEP_MS: '61000',
+      },
     });
     try {
       await sharedState([origin], 'ready');
@@ -429,7 +436,7 @@ describe('shared tier: a process whose own cache cannot keep the page', () => {
 describe('shared tier: with a Content-Security-Policy', () => {
   it('serves a page another process rendered with a nonce of its own on every tag', async () => {
     const redis = await startRedis();
-    const env = { REDIS_URL: redis.url, CSP: 'strict' };
+    const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000', CSP: 'strict' };
     const [a, b] = await Promise.all([startOrigin({ env }), startOrigin({ env })]);
     try {
       await sharedState([a, b], 'ready');
@@ -476,8 +483,9 @@ describe('shared tier: builds never share', () => {
       return origin;
     };
     try {
-      const old = await start({ env: { REDIS_URL: redis.url } });
-      const next = await start({ env: { REDIS_URL: redis.url }, dist: copy });
+      const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' };
+      const old = await start({ env });
+      const next = await start({ env, dist: copy });
       await sharedState([old, next], 'ready');
       await get(old, '/products/601');
       const res = await get(next, '/products/601');
@@ -586,7 +594,7 @@ describe('shared tier: Redis failing is not the origin failing', () => {
 describe('shared tier: AUTH', () => {
   it('connects with the password in REDIS_URL, and serves (without it) when the password is wrong', async () => {
     const redis = await startRedis({ password: 's3cret/pass' });
-    const good = await startOrigin({ env: { REDIS_URL: redis.url } });
+    const good = await startOrigin({ env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' } });
     const bad = await startOrigin({
       env: { REDIS_URL: redis.url.replace('s3cret%2Fpass', 'wrong') },
     });
