@@ -3,12 +3,11 @@
 // Here the app's own cached route (the demo's products, or yours) named by two of its values, as a
 // user's two slugs would be. Correctness only, never a timing.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { LOAD_PATHS_FILE, readLoadPaths } from '../../scripts/lib/load-paths.mjs';
-import { runBench } from '../helpers/bench.mjs';
+import { benchRun } from '../helpers/bench.mjs';
 
 const VARIANTS = ['origin', 'stock'];
 const SCENARIOS = ['ssr', 'ssr-cached', 'mixed'];
@@ -20,52 +19,46 @@ const skip = !RENDERED?.cached
     : false;
 
 describe('npm run bench on a cached route with two values', { timeout: 150_000, skip }, () => {
-  let out;
-  let run;
-  let json;
+  const bench = benchRun(
+    [
+      ...['--variants', VARIANTS.join(','), '--scenarios', SCENARIOS.join(',')],
+      ...['--duration', '1', '--rounds', '1', '--quick'],
+    ],
+    140_000,
+    {
+      // The app's own pages, its rendered route cut down to two of its values.
+      setup(dir) {
+        const own = JSON.parse(readFileSync(LOAD_PATHS_FILE, 'utf8'));
+        const file = join(dir, 'input-load-paths.json');
+        writeFileSync(
+          file,
+          JSON.stringify({
+            ...own,
+            rendered: {
+              path: RENDERED.path,
+              values: [RENDERED.valueAt(0), RENDERED.valueAt(1)],
+              cached: true,
+            },
+          }),
+        );
+        return { LOAD_PATHS: file };
+      },
+    },
+  );
   const row = (variant, scenario) =>
-    json.summary.find((one) => one.variant === variant && one.scenario === scenario);
-
-  before(async () => {
-    out = mkdtempSync(join(tmpdir(), 'bench-short-route-'));
-    const loadPaths = join(out, 'load-paths.json');
-    // The app's own pages, its rendered route cut down to two of its values.
-    const own = JSON.parse(readFileSync(LOAD_PATHS_FILE, 'utf8'));
-    writeFileSync(
-      loadPaths,
-      JSON.stringify({
-        ...own,
-        rendered: {
-          path: RENDERED.path,
-          values: [RENDERED.valueAt(0), RENDERED.valueAt(1)],
-          cached: true,
-        },
-      }),
-    );
-    run = await runBench(
-      [
-        ...['--variants', VARIANTS.join(','), '--scenarios', SCENARIOS.join(',')],
-        ...['--duration', '1', '--rounds', '1', '--quick', '--out', out],
-      ],
-      140_000,
-      { LOAD_PATHS: loadPaths },
-    );
-    const name = readdirSync(out).find(
-      (file) => file.endsWith('.json') && file !== 'load-paths.json',
-    );
-    json = name ? JSON.parse(readFileSync(join(out, name), 'utf8')) : undefined;
-  });
-  after(() => {
-    if (out) rmSync(out, { recursive: true, force: true });
-  });
+    bench.json.summary.find((one) => one.variant === variant && one.scenario === scenario);
 
   it('runs, and its checks accept the two pages (they are distinct, and each its own)', () => {
-    assert.equal(run.code, 0, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);
-    assert.ok(json, `no JSON in ${out}`);
+    assert.equal(
+      bench.run.code,
+      0,
+      `exit ${bench.run.code}\n${bench.run.stdout}\n${bench.run.stderr}`,
+    );
+    assert.ok(bench.json, `no JSON in ${bench.out}`);
     for (const variant of VARIANTS)
       for (const scenario of SCENARIOS)
         assert.deepEqual(
-          json.variants.find((v) => v.name === variant).checks[scenario].problems,
+          bench.json.variants.find((v) => v.name === variant).checks[scenario].problems,
           [],
           `${variant}/${scenario}`,
         );

@@ -1,6 +1,9 @@
 // `node bench/run.mjs …` as the bench's tests run it: output kept, stopped at a deadline.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -27,6 +30,37 @@ export function runBench(args, timeoutMs, env = {}) {
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * The hooks of a suite that runs the bench once: before its tests `node bench/run.mjs …args --out
+ * <a temporary folder>` (stopped at `timeoutMs`), after them the folder removed. Read the fields
+ * inside the tests, once the hooks have set them: the run, its JSON report, a file it wrote by
+ * extension. `setup(dir)` runs first, with the folder: it may write what the run reads there (as
+ * `input-*`) and return variables to add to the run's environment.
+ * @param {string[]} args @param {number} timeoutMs
+ * @param {{ setup?: (dir: string) => Record<string, string> | void }} [options]
+ */
+export function benchRun(args, timeoutMs, { setup } = {}) {
+  const session = {
+    /** @type {string} */ out: '',
+    /** @type {{ code: number | null, stdout: string, stderr: string }} */ run: undefined,
+    /** @type {any} */ json: undefined,
+    /** The name of the file the run wrote with this extension. */
+    file: (/** @type {string} */ ext) =>
+      readdirSync(session.out).find((name) => name.endsWith(ext) && !name.startsWith('input-')),
+  };
+  before(async () => {
+    session.out = mkdtempSync(join(tmpdir(), 'bench-test-'));
+    const env = setup?.(session.out) ?? {};
+    session.run = await runBench([...args, '--out', session.out], timeoutMs, env);
+    const name = session.file('.json');
+    session.json = name ? JSON.parse(readFileSync(join(session.out, name), 'utf8')) : undefined;
+  });
+  after(() => {
+    if (session.out) rmSync(session.out, { recursive: true, force: true });
+  });
+  return session;
 }
 
 /**
