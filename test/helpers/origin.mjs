@@ -75,6 +75,20 @@ export function logLines(origin) {
     .map((line) => JSON.parse(line));
 }
 
+/**
+ * Waits (up to 15 s) until `count` cluster workers have said they listen: startOrigin resolves at
+ * the first, while the others may still be starting, and the primary hands connections only to
+ * workers that listen.
+ */
+export async function workersListening(origin, count) {
+  const listening = () =>
+    logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length;
+  for (const deadline = Date.now() + 15_000; listening() < count; await sleep(20)) {
+    if (Date.now() > deadline)
+      throw new Error(`${listening()} of ${count} workers listen after 15 s:\n${origin.stdout()}`);
+  }
+}
+
 /** /healthz as JSON (over a new connection: under a cluster, the next worker answers). */
 export async function health(origin) {
   return JSON.parse((await request(origin.url, '/healthz')).text);

@@ -7,7 +7,12 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
-import { logLines, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
+import {
+  request,
+  runOriginExpectingExit,
+  startOrigin,
+  workersListening,
+} from '../helpers/origin.mjs';
 
 const METRICS_LINE = /Metrics on (http:\/\/[^\s"]+)\/metrics/;
 const ON = { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' };
@@ -245,10 +250,7 @@ describe('metrics (METRICS_PORT)', () => {
     const origin = await startOrigin({ env: { ...ON, WORKERS: '2' } });
     try {
       const url = await metricsUrl(origin);
-      await waitFor(
-        () => logLines(origin).filter((l) => l.msg.startsWith('Origin listening')).length >= 2,
-        origin,
-      );
+      await workersListening(origin, 2);
       let sent = 0;
       const pages = 10;
       for (let id = 1; id <= pages; id++) {

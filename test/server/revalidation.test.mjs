@@ -19,6 +19,7 @@ import {
   rendersIdle as idle,
   request,
   startOrigin,
+  workersListening,
 } from '../helpers/origin.mjs';
 
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
@@ -524,6 +525,8 @@ describe('revalidation across cluster workers (WORKERS=2, no Redis)', () => {
   let origin;
   before(async () => {
     origin = await startOrigin({ env: { REVALIDATE_TOKEN: TOKEN, WORKERS: '2' } });
+    // Until both listen, every connection goes to the first (fillBoth would fill one cache only).
+    await workersListening(origin, 2);
   });
   after(() => origin?.stop());
 

@@ -12,7 +12,7 @@ import { createClient } from '@redis/client';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { assertCacheIsolation } from '../helpers/cache-isolation.mjs';
-import { DIST, ROOT, health, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, ROOT, health, request, startOrigin, workersListening } from '../helpers/origin.mjs';
 
 /** Every process behind one load balancer sees the same Host: their cache keys agree. */
 const HOST = { host: 'localhost:4000' };
@@ -277,6 +277,7 @@ describe('shared tier: revalidation reaches every process of every replica, and 
       startOrigin({ env: { ...env, WORKERS: '2' } }),
     ]);
     await sharedState([origins[0]], 'ready');
+    await workersListening(origins[1], 2);
     await sleep(500);
   });
   after(async () => {
