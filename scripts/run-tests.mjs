@@ -33,7 +33,7 @@ export const SUITES = [
  */
 export const TIMED_SUITES = ['server', 'bench'];
 
-/** `npm test -- quick`: the suites that need no build, browser or load (under a minute). */
+/** `npm test -- quick`: the suites that need no build, browser or load (about a minute). */
 export const QUICK_SUITES = ['lint', 'unit', 'tools', 'schematics'];
 
 /**
