@@ -100,7 +100,7 @@ export default defineConfig([
   },
   {
     // Their functions passed to Playwright (page.evaluate, waitForFunction, …) run in the page.
-    files: ['test/browser/**/*.mjs'],
+    files: ['test/browser/**/*.mjs', 'test/helpers/browser.mjs'],
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
   },
 ]);

@@ -5,9 +5,9 @@
 // installed tree matches the lockfile. `node bench/install.mjs` installs (or checks) by hand.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { takeLock } from '../scripts/lib/lock.mjs';
 
 export const BENCH = import.meta.dirname;
 export const BENCH_MODULES = join(BENCH, 'node_modules');
@@ -26,52 +26,6 @@ const lockfileHash = () =>
 
 const installed = () => existsSync(STAMP) && readFileSync(STAMP, 'utf8') === lockfileHash();
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
-  }
-}
-
-/** Takes the lock, waiting (bounded) for another install to finish; a dead owner's lock is taken over. */
-async function lock() {
-  const deadline = Date.now() + INSTALL_TIMEOUT_MS;
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      writeFileSync(join(LOCK, 'pid'), String(process.pid));
-      return;
-    } catch (error) {
-      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw error;
-    }
-    const owner = Number(readFileSyncOr(join(LOCK, 'pid')));
-    // A lock without a pid is being taken right now, or was by a process killed in that instant.
-    const orphaned = !owner && Date.now() - (statSyncOr(LOCK)?.mtimeMs ?? 0) > 10_000;
-    if ((owner && !alive(owner)) || orphaned) rmSync(LOCK, { recursive: true, force: true });
-    else if (Date.now() > deadline)
-      throw new Error(`another install of bench/node_modules holds ${LOCK} (pid ${owner})`);
-    else await sleep(250);
-  }
-}
-
-function statSyncOr(path) {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function readFileSyncOr(path) {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 /**
  * Installs bench/node_modules from bench/package-lock.json unless it already matches; throws with
  * npm's output when the install fails.
@@ -79,7 +33,10 @@ function readFileSyncOr(path) {
  */
 export async function ensureBenchPackages({ log = (line) => console.error(line) } = {}) {
   if (installed()) return;
-  await lock();
+  const release = await takeLock(LOCK, {
+    timeoutMs: INSTALL_TIMEOUT_MS,
+    what: 'another install of bench/node_modules',
+  });
   try {
     if (installed()) return; // another process installed it while this one waited
     log(
@@ -103,7 +60,7 @@ export async function ensureBenchPackages({ log = (line) => console.error(line) 
     }
     writeFileSync(STAMP, lockfileHash());
   } finally {
-    rmSync(LOCK, { recursive: true, force: true });
+    release();
   }
 }
 

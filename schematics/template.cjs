@@ -4,6 +4,7 @@
 const { execFileSync } = require('node:child_process');
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join, posix, relative, sep } = require('node:path');
+const { formatRewritten } = require('./format.cjs');
 const {
   PARTS,
   isCode,
@@ -131,6 +132,29 @@ function removedPackagesFor(files, templateFiles, dropped, root) {
   return [...candidates].filter((name) => !needed.has(name));
 }
 
+/**
+ * Dependencies of the template only so that an installed tarball can run the collection (npm
+ * installs a package's dependencies, never its dev dependencies): in an app they are dev
+ * dependencies, as the app's tools use them, and its production install leaves them out.
+ */
+const DEV_IN_APP = ['prettier'];
+
+/** `deps` sorted by name, as npm writes them. */
+const sorted = (deps) =>
+  Object.fromEntries(Object.entries(deps).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+/** Moves DEV_IN_APP from `dependencies` to `devDependencies` of a package.json-like object. */
+function asDevDependencies(manifest) {
+  for (const name of DEV_IN_APP) {
+    if (manifest.dependencies?.[name] === undefined) continue;
+    manifest.devDependencies = sorted({
+      ...manifest.devDependencies,
+      [name]: manifest.dependencies[name],
+    });
+    delete manifest.dependencies[name];
+  }
+}
+
 function editPackageJson(text, { name, removedScripts, removedPackages }) {
   const pkg = JSON.parse(text);
   pkg.name = name;
@@ -146,6 +170,7 @@ function editPackageJson(text, { name, removedScripts, removedPackages }) {
     delete pkg.dependencies[dependency];
     delete pkg.devDependencies[dependency];
   }
+  asDevDependencies(pkg);
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
 
@@ -159,10 +184,29 @@ function editAngularJson(text, { bench }) {
   return `${JSON.stringify(workspace, null, 2)}\n`;
 }
 
+/** A lockfile entry marked as needed by dev dependencies only, the flag where npm puts it. */
+function withDevFlag(entry) {
+  const out = {};
+  for (const [key, value] of Object.entries(entry)) {
+    out[key] = value;
+    if (key === 'integrity') out.dev = true;
+  }
+  out.dev = true;
+  return out;
+}
+
 function editLockfile(text, { name }) {
   const lock = JSON.parse(text);
   lock.name = name;
-  if (lock.packages?.['']) lock.packages[''].name = name;
+  if (lock.packages?.['']) {
+    lock.packages[''].name = name;
+    asDevDependencies(lock.packages['']);
+  }
+  for (const dependency of DEV_IN_APP) {
+    const entry = lock.packages?.[`node_modules/${dependency}`];
+    // Where npm writes the flag: after integrity (or version), as it would for a dev dependency.
+    if (entry && !entry.dev) lock.packages[`node_modules/${dependency}`] = withDevFlag(entry);
+  }
   return `${JSON.stringify(lock, null, 2)}\n`;
 }
 
@@ -196,12 +240,30 @@ const EDITS = {
 };
 
 /**
- * The files of a new app: path → contents. Pure apart from reading the template, so the schematic
- * and its tests see the same thing.
+ * The files of a new app: path → contents, as copied and renamed, before formatting. Pure apart
+ * from reading the template, so the schematic and its tests see the same thing.
  * @param {{ name: string, bench: boolean, demo: boolean }} options
  * @returns {Map<string, Buffer>}
  */
-function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT) {
+function scaffoldFiles(options, root = TEMPLATE_ROOT) {
+  return renamedFiles(options, root).files;
+}
+
+/**
+ * The files of a new app as `ng new` writes them: scaffoldFiles, with what the renaming changed
+ * formatted by the app's own Prettier settings, so the app passes its own `npm test` whatever its
+ * name's length.
+ * @param {{ name: string, bench: boolean, demo: boolean }} options
+ * @returns {Promise<Map<string, Buffer>>}
+ */
+async function scaffoldApp(options, root = TEMPLATE_ROOT) {
+  const { files, rewritten } = renamedFiles(options, root);
+  await formatRewritten(files, rewritten);
+  return files;
+}
+
+/** @returns {{ files: Map<string, Buffer>, rewritten: string[] }} */
+function renamedFiles({ name, bench = true, demo = true }, root) {
   const names = namesFor(name);
   const dropped = droppedPartsFor({ bench, demo });
   const templateFiles = listTemplateFiles(root);
@@ -227,17 +289,20 @@ function scaffoldFiles({ name, bench = true, demo = true }, root = TEMPLATE_ROOT
     removedScripts: scriptsOf(dropped),
     removedPackages: removedPackagesFor(files, templateFiles, dropped, root),
   };
+  const rewritten = [];
   for (const [path, content] of files) {
     if (!TEXT.test(path)) continue;
-    let text = content
-      .toString('utf8')
+    const original = content.toString('utf8');
+    let text = original
       .replaceAll(TEMPLATE_NAME, names.name)
       .replaceAll(TEMPLATE_TITLE, names.title);
     const edit = EDITS[path] ?? (/^docs\/.+\.md$/.test(path) ? editDoc : undefined);
     if (edit) text = edit(text, options);
+    if (text === original) continue;
     files.set(path, Buffer.from(text));
+    rewritten.push(path);
   }
-  return files;
+  return { files, rewritten };
 }
 
 module.exports = {
@@ -247,5 +312,6 @@ module.exports = {
   namesFor,
   listTemplateFiles,
   scaffoldFiles,
+  scaffoldApp,
   dropSection,
 };

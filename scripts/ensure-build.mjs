@@ -2,8 +2,13 @@
 // `npm run serve:ssr` and the tests never run against a stale build. `node scripts/ensure-build.mjs`
 // builds the app (src/ → dist/); `node scripts/ensure-build.mjs test-app` builds the origin's test
 // app (test/app/ → dist-test/).
+//
+// Several may start at once (replicas started together, test suites run side by side): one builds,
+// the others wait for its build and then use it. A build deletes and rewrites its output, so a
+// build is only trusted, fresh or not, once no other process is writing it.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { takeLock } from './lib/lock.mjs';
 import { newestMtime } from './lib/newest-mtime.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -12,28 +17,50 @@ const projects = {
   app: { output: 'dist', inputs: ['src', 'public', 'tsconfig.app.json', ...shared], args: [] },
   'test-app': { output: 'dist-test', inputs: ['test/app', ...shared], args: ['test-app'] },
 };
+/** How long a start waits for another process's build before it gives up. */
+const WAIT_MS = 15 * 60_000;
 
-const name = process.argv[2] ?? 'app';
-const project = projects[name];
-if (!project) {
-  console.error(`Unknown project "${name}": use one of ${Object.keys(projects).join(', ')}.`);
-  process.exit(2);
-}
-const built = newestMtime(join(root, project.output, 'server/server.mjs'));
-const changed = Math.max(...project.inputs.map((input) => newestMtime(join(root, input))));
-if (built === 0 || changed > built) {
-  console.log(
-    built === 0
-      ? `No build in ${project.output}/: building…`
-      : `Sources changed since the last build of ${project.output}/: building…`,
-  );
-  // The CLI runs on this Node (the project's Node 24 under npm scripts), whatever is first on PATH.
-  const ng = join(root, 'node_modules/@angular/cli/bin/ng.js');
-  const result = spawnSync(process.execPath, [ng, 'build', ...project.args], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  if (result.status !== 0) {
-    process.exit(result.status ?? 1);
+/** @returns {Promise<number>} the exit code */
+async function main(name = 'app') {
+  const project = projects[name];
+  if (!project) {
+    console.error(`Unknown project "${name}": use one of ${Object.keys(projects).join(', ')}.`);
+    return 2;
   }
+  // In node_modules: ignored by git and Docker wherever this script is, and local to one install.
+  const release = await takeLock(
+    join(root, 'node_modules/.cache/ensure-build', `${project.output}.lock`),
+    {
+      timeoutMs: WAIT_MS,
+      what: `waiting to build ${project.output}/`,
+      onWait: (pid) =>
+        console.log(`Process ${pid} is building ${project.output}/: waiting for it to finish…`),
+    },
+  );
+  try {
+    const built = newestMtime(join(root, project.output, 'server/server.mjs'));
+    const changed = Math.max(...project.inputs.map((input) => newestMtime(join(root, input))));
+    if (built !== 0 && changed <= built) return 0;
+    console.log(
+      built === 0
+        ? `No build in ${project.output}/: building…`
+        : `Sources changed since the last build of ${project.output}/: building…`,
+    );
+    // The CLI runs on this Node (the project's Node 24 under npm scripts), whatever is first on PATH.
+    const ng = join(root, 'node_modules/@angular/cli/bin/ng.js');
+    const result = spawnSync(process.execPath, [ng, 'build', ...project.args], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    return result.status ?? 1;
+  } finally {
+    release();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv[2]);
+} catch (error) {
+  console.error(/** @type {Error} */ (error).message);
+  process.exitCode = 1;
 }

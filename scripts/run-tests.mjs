@@ -1,13 +1,16 @@
-// `npm test [-- suite …]`: runs the test suites (the package's `test:*` scripts) one after the
-// other through `npm run`, with their output as it comes, and goes on after a failure: a failing
-// suite never hides the ones after it. Then a summary, and a last line `N passed, N failed` (N
-// counts suites) that CI reads; the exit code is 1 when any suite failed or is missing.
-// `npm test -- server browser` runs those suites only.
+// `npm test [-- suite …]`: runs the test suites (the package's `test:*` scripts) through `npm run`,
+// in two lanes side by side: the suites that time the machine under load, one after the other, and
+// every other suite beside them, one after the other. It goes on after a failure: a failing suite
+// never hides the ones after it. Each suite's output is passed on in one piece when it ends (the
+// lanes' lines would otherwise interleave). Then a summary, and a last line `N passed, N failed`
+// (N counts suites) that CI reads; the exit code is 1 when any suite failed or is missing.
+// `npm test -- server browser` runs those suites only, `npm test -- quick` the quick ones, and
+// `--serial` runs one suite at a time with its output as it comes.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Every suite, in the order they run: the quick checks first, the slow scaffold last. */
+/** Every suite, in the order they start in their lane: the quick checks first, the slow scaffold last. */
 export const SUITES = [
   'lint',
   'unit',
@@ -24,6 +27,16 @@ export const SUITES = [
 ];
 
 /**
+ * Suites whose tests load servers flat out and judge what they measure (the origin's overload and
+ * drain tests, the bench): two of them side by side would each take the other's CPU. They run one
+ * after the other in a lane of their own; the other suites run beside them.
+ */
+export const TIMED_SUITES = ['server', 'bench'];
+
+/** `npm test -- quick`: the suites that need no build, browser or load (about a minute). */
+export const QUICK_SUITES = ['lint', 'unit', 'tools', 'schematics'];
+
+/**
  * Suites an app made by `ng new` may not have: the scaffold removes the scripts of the parts it
  * leaves out (bench, demo and the template's own, in schematics/parts.json). Without its script such a suite is skipped,
  * and said so; any other suite without its script is missing, which fails the run.
@@ -35,57 +48,108 @@ export const OPTIONAL_SUITES = {
   scaffold: "the template's own tests",
 };
 
-/** Runs `npm run test:<suite>` with the terminal as its output; resolves with how it ended. */
-function runSuite(suite) {
+/**
+ * Runs `npm run test:<suite>`; resolves with how it ended. `live`: its output goes straight to the
+ * terminal; otherwise it is kept and returned, to be printed in one piece.
+ */
+function runSuite(suite, { live }) {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', `test:${suite}`], { stdio: 'inherit' });
-    child.once('error', (error) => resolve({ code: null, signal: null, error }));
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    const child = spawn('npm', ['run', `test:${suite}`], {
+      stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+    child.once('error', (error) => resolve({ code: null, signal: null, error, output }));
+    child.once('exit', (code, signal) => resolve({ code, signal, output }));
   });
 }
 
+/** `1m 05s` */
+const minutes = (seconds) =>
+  `${Math.floor(seconds / 60)}m ${String(Math.round(seconds % 60)).padStart(2, '0')}s`;
+
 async function main(args) {
-  const unknown = args.filter((name) => !SUITES.includes(name));
+  const serial = args.includes('--serial');
+  const names = args
+    .filter((arg) => arg !== '--serial')
+    .flatMap((name) => (name === 'quick' ? QUICK_SUITES : [name]));
+  const unknown = names.filter((name) => !SUITES.includes(name));
   if (unknown.length > 0) {
-    console.error(`Unknown suite ${unknown.join(', ')}: the suites are ${SUITES.join(', ')}.`);
+    console.error(
+      `Unknown suite ${unknown.join(', ')}: the suites are ${SUITES.join(', ')} (or quick: ${QUICK_SUITES.join(', ')}).`,
+    );
     return 2;
   }
   const scripts =
     JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).scripts ?? {};
   // Named suites run in the usual order too.
-  const selected = args.length > 0 ? SUITES.filter((suite) => args.includes(suite)) : SUITES;
+  const selected = names.length > 0 ? SUITES.filter((suite) => names.includes(suite)) : SUITES;
 
-  /** @type {{ suite: string, result: 'passed' | 'failed' | 'missing' | 'skipped' | 'interrupted', seconds?: number, note?: string }[]} */
-  const results = [];
+  /** @type {Map<string, { suite: string, result: 'passed' | 'failed' | 'missing' | 'skipped' | 'interrupted', seconds?: number, note?: string }>} */
+  const results = new Map();
+  const runnable = [];
   for (const suite of selected) {
-    if (scripts[`test:${suite}`] === undefined) {
-      // A suite asked for by name is never skipped: its absence is news.
-      const optional = args.length === 0 ? OPTIONAL_SUITES[suite] : undefined;
-      results.push(
-        optional
-          ? { suite, result: 'skipped', note: optional }
-          : { suite, result: 'missing', note: `package.json has no "test:${suite}" script` },
-      );
+    if (scripts[`test:${suite}`] !== undefined) {
+      runnable.push(suite);
       continue;
     }
-    console.log(`\n── npm run test:${suite} ──\n`);
-    const started = performance.now();
-    const end = await runSuite(suite);
-    const seconds = (performance.now() - started) / 1000;
-    if (end.signal === 'SIGINT') {
-      // Ctrl-C reached the suite as well: the user wants to stop, not to see the next suites.
-      results.push({ suite, result: 'interrupted', seconds });
-      break;
-    }
-    const note = end.error
-      ? end.error.message
-      : end.code === 0
-        ? undefined
-        : end.signal
-          ? `killed by ${end.signal}`
-          : `exit code ${end.code}`;
-    results.push({ suite, result: end.code === 0 ? 'passed' : 'failed', seconds, note });
+    // A suite asked for by its own name is never skipped: its absence is news.
+    const optional = args.includes(suite) ? undefined : OPTIONAL_SUITES[suite];
+    results.set(
+      suite,
+      optional
+        ? { suite, result: 'skipped', note: optional }
+        : { suite, result: 'missing', note: `package.json has no "test:${suite}" script` },
+    );
   }
+
+  const lanes = serial
+    ? [runnable]
+    : [
+        runnable.filter((suite) => TIMED_SUITES.includes(suite)),
+        runnable.filter((suite) => !TIMED_SUITES.includes(suite)),
+      ].filter((lane) => lane.length > 0);
+  const live = lanes.length === 1;
+  let interrupted = false;
+  const started = performance.now();
+  await Promise.all(
+    lanes.map(async (lane) => {
+      for (const suite of lane) {
+        if (interrupted) break;
+        console.log(
+          live ? `\n── npm run test:${suite} ──\n` : `── npm run test:${suite}: started ──`,
+        );
+        const suiteStarted = performance.now();
+        const end = await runSuite(suite, { live });
+        const seconds = (performance.now() - suiteStarted) / 1000;
+        if (!live) {
+          console.log(`\n── npm run test:${suite} (${seconds.toFixed(1)} s) ──\n`);
+          process.stdout.write(end.output.endsWith('\n') ? end.output : `${end.output}\n`);
+        }
+        if (end.signal === 'SIGINT') {
+          // Ctrl-C reached the suites as well: the user wants to stop, not to see the next ones.
+          interrupted = true;
+          results.set(suite, { suite, result: 'interrupted', seconds });
+          break;
+        }
+        const note = end.error
+          ? end.error.message
+          : end.code === 0
+            ? undefined
+            : end.signal
+              ? `killed by ${end.signal}`
+              : `exit code ${end.code}`;
+        results.set(suite, {
+          suite,
+          result: end.code === 0 ? 'passed' : 'failed',
+          seconds,
+          note,
+        });
+      }
+    }),
+  );
+  const wallSeconds = (performance.now() - started) / 1000;
 
   const unlisted = Object.keys(scripts).filter(
     (name) => name.startsWith('test:') && !SUITES.includes(name.slice(5)),
@@ -93,7 +157,8 @@ async function main(args) {
   const width = Math.max(...SUITES.map((suite) => suite.length));
   console.log('\n── summary ──\n');
   console.log(`${'suite'.padEnd(width)}  ${'result'.padEnd(11)}  seconds`);
-  for (const { suite, result, seconds, note } of results) {
+  const rows = SUITES.map((suite) => results.get(suite)).filter((row) => row !== undefined);
+  for (const { suite, result, seconds, note } of rows) {
     const time = seconds === undefined ? '-' : seconds.toFixed(1);
     console.log(
       `${suite.padEnd(width)}  ${result.padEnd(11)}  ${time.padStart(7)}${note ? `  ${note}` : ''}`,
@@ -101,8 +166,15 @@ async function main(args) {
   }
   if (unlisted.length > 0)
     console.log(`\nNot run (not in scripts/run-tests.mjs): ${unlisted.join(', ')}`);
-  const passed = results.filter(({ result }) => result === 'passed').length;
-  const failed = results.filter(({ result }) => result !== 'passed' && result !== 'skipped').length;
+  const suiteSeconds = rows.reduce((sum, row) => sum + (row.seconds ?? 0), 0);
+  console.log(
+    `\nTook ${minutes(wallSeconds)}` +
+      (live
+        ? ''
+        : ` (the suites' own times add up to ${minutes(suiteSeconds)}: ${lanes.length} lanes)`),
+  );
+  const passed = rows.filter(({ result }) => result === 'passed').length;
+  const failed = rows.filter(({ result }) => result !== 'passed' && result !== 'skipped').length;
   console.log(`\n${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
 }

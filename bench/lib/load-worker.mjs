@@ -13,6 +13,20 @@ import { nextProductPath } from './scenarios.mjs';
  */
 
 /**
+ * A response a cache answered (RFC 9211 Cache-Status with a `hit`, as the origin's render cache
+ * and its shared tier send): for a page that must be rendered per request, not a render.
+ */
+const CACHE_HIT = /;\s*hit\b/i;
+/** Rotating pages answered from a cache during the current job (see CACHE_HIT). */
+let cacheHits = 0;
+
+/** Counts a rotating page's answer that came from a cache; `headers` as autocannon gives them. */
+function countCacheHit(headers) {
+  for (const [name, value] of Object.entries(headers))
+    if (name.toLowerCase() === 'cache-status' && CACHE_HIT.test(String(value))) cacheHits++;
+}
+
+/**
  * The request as sent this time: a rotating one asks for the next product. One counter for every
  * connection, so consecutive requests ask for different products.
  * @param {LoadRequest} request
@@ -28,17 +42,25 @@ function toAutocannonRequest(request) {
     path,
     method,
     ...(headers ? { headers } : {}),
-    ...(rotate ? { setupRequest: (req) => ({ ...req, path: resolve(request).path }) } : {}),
+    ...(rotate
+      ? {
+          setupRequest: (req) => ({ ...req, path: resolve(request).path }),
+          onResponse: (_status, _body, _context, headers) => countCacheHit(headers),
+        }
+      : {}),
   };
 }
 
 /** @param {LoadJob} job */
 async function run(job) {
+  cacheHits = 0;
   if (job.rate) {
-    return runOpenLoop({
+    const result = await runOpenLoop({
       ...job,
       next: (index) => resolve(job.requests[index % job.requests.length]),
+      onResponse: (request, headers) => request.rotate && countCacheHit(headers),
     });
+    return { ...result, cacheHits };
   }
   // Several servers behind the same load (ssr-shared's two origins): the connections are split
   // evenly between them, one autocannon instance per server started together, and their histograms
@@ -85,6 +107,7 @@ async function run(job) {
     timeouts: result.timeouts,
     mismatches: result.mismatches,
     statusCodes,
+    cacheHits,
     // Share of one CPU this process used: near 1, the load generator, not the server, set the pace.
     loadCpu: result.duration > 0 ? (cpu.user + cpu.system) / 1e6 / result.duration : 0,
   };

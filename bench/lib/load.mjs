@@ -7,7 +7,8 @@ import { pinned } from './process.mjs';
 /**
  * @typedef {{ requests: number, duration: number, rps: number,
  *   latency: { p50: number, p99: number, avg: number, max: number }, bytes: number, errors: number,
- *   timeouts: number, mismatches: number, statusCodes: Record<string, number>, loadCpu: number }} LoadResult
+ *   timeouts: number, mismatches: number, statusCodes: Record<string, number>, loadCpu: number,
+ *   cacheHits?: number }} LoadResult (cacheHits: rotating pages a cache answered, load-worker.mjs)
  * @typedef {Omit<import('./load-worker.mjs').LoadJob, 'id'>} LoadOptions
  */
 

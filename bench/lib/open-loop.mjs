@@ -8,6 +8,7 @@ import { Agent, request as httpRequest } from 'node:http';
 /**
  * @param {{ url: string, requests: { path: string, method?: string, headers?: Record<string, string> }[],
  *   next: (index: number) => { path: string, method?: string, headers?: Record<string, string> },
+ *   onResponse?: (request: { path: string, rotate?: string }, headers: import('node:http').IncomingHttpHeaders) => void,
  *   connections: number, duration: number, rate: number, timeout: number }} job
  * @returns {Promise<import('./load.mjs').LoadResult>}
  */
@@ -27,7 +28,8 @@ export async function runOpenLoop(job) {
   let onIdle;
 
   const send = (due) => {
-    const { path, method = 'GET', headers = {} } = job.next(sent++);
+    const request = job.next(sent++);
+    const { path, method = 'GET', headers = {} } = request;
     outstanding++;
     let finished = false;
     const done = () => {
@@ -45,6 +47,7 @@ export async function runOpenLoop(job) {
           lastAnswer = performance.now();
           latencies.push(lastAnswer - due);
           statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1;
+          job.onResponse?.(request, res.headers);
           // Body plus an estimate of the head, like autocannon's byte count.
           bytes += length + res.rawHeaders.reduce((sum, part) => sum + part.length + 2, 17);
           done();

@@ -2,9 +2,9 @@
 // memory, and make sure none outlives the bench, whatever way it ends (normal exit, Ctrl-C, error).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { killChildren, startChild } from '../../scripts/lib/child-process.mjs';
 import { request } from '../../scripts/lib/http.mjs';
+import { anyPortSetting, freePort } from '../../scripts/lib/ports.mjs';
 
 let cleanupInstalled = false;
 /** Installs the handlers that take every child down with the runner on a signal (exit: child-process.mjs). */
@@ -18,18 +18,6 @@ export function installCleanup() {
       process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
     });
   }
-}
-
-/** A port nobody listens on right now (the variant binds it a moment later). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /**
@@ -52,8 +40,11 @@ export function pinned(command, cpus) {
  * @returns {Promise<RunningServer>}
  */
 export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000 }) {
+  // A free port now, which the variant binds a moment later (TEST_PORT_RANGE's, if set).
   const port = await freePort();
   const childEnv = { ...process.env, ...env, PORT: String(port) };
+  // A second port the variant would pick itself (origin-metrics): from the range too.
+  if (childEnv['METRICS_PORT'] === '0') childEnv['METRICS_PORT'] = await anyPortSetting();
   for (const [name, value] of Object.entries(childEnv))
     if (value === undefined) delete childEnv[name];
   // Only the tail of the output matters (the reason it failed).

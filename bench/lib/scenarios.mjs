@@ -8,7 +8,6 @@ import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();
 const RENDERED = PATHS.rendered;
-let productCounter = 0;
 
 /** The k-th page of the rendered rotation (k ≥ 0): every id once before any repeats. */
 export function renderedPathAt(k) {
@@ -16,13 +15,20 @@ export function renderedPathAt(k) {
   return RENDERED.at(k);
 }
 
+/** Pages many visitors share: the first ids of the same rotation, over and over. */
+export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.count) : 0;
+
+/**
+ * Where the load's rotation starts: past the popular pages, which the ssr-cached checks store in
+ * each origin's render cache before any load, so that a page rendered per request is one no cache
+ * holds until the rotation has used up every page of the route.
+ */
+let productCounter = POPULAR_PRODUCTS;
+
 /** The next rendered page of the rotation: a different id on every call. */
 export function nextProductPath() {
   return renderedPathAt(productCounter++);
 }
-
-/** Pages many visitors share: the first ids of the same rotation, over and over. */
-export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.count) : 0;
 
 /**
  * The popular product pages as a fixed list each connection cycles through: autocannon builds each

@@ -32,7 +32,9 @@ const MIN_BYTES_SHARE = 0.9;
  * @typedef {import('./scenarios.mjs').BuildFile} BuildFile
  * @typedef {'304' | 'ignored' | 'no-etag'} Revalidation
  * @typedef {{ valid: boolean, problems: string[], notes: string[], context: { etag?: string },
- *   revalidation?: Revalidation, expectedStatuses: number[], minBytesPerResponse: number }} ScenarioCheck
+ *   revalidation?: Revalidation, expectedStatuses: number[], minBytesPerResponse: number,
+ *   rendersEach?: boolean }} ScenarioCheck
+ *   (rendersEach: its rotating page must be rendered for every request, never answered by a cache)
  */
 
 /** @param {import('../../scripts/lib/http.mjs').HttpResponse} res */
@@ -81,6 +83,25 @@ async function checkRendered(baseUrl, path, problems) {
 
 /** Pages rendered for different ids must differ when they are the route's own pages (200). */
 const distinctPerId = () => (PATHS.rendered?.status ?? 200) === 200;
+
+/** The pages of the rotation at these positions (from its end when negative), each once. */
+function pagesAt(...positions) {
+  const count = PATHS.rendered?.count ?? 1;
+  return [...new Set(positions.map((k) => renderedPathAt(((k % count) + count) % count)))];
+}
+
+/**
+ * Why a scenario that renders per request got answers from a cache, and what to change: its
+ * rotation ran out of pages and came back to ones the cache held.
+ */
+function cacheHitsProblem(hits, requests) {
+  const rendered = PATHS.rendered;
+  return (
+    `${hits} of ${requests} answers came from a cache (Cache-Status: hit), not from a render: ` +
+    `load-paths.json's "rendered" (${rendered?.label}) repeats pages within a run and its route is cached. ` +
+    'Name more pages there ("ids" as a range, or a longer "values" list) so that no run asks for one twice.'
+  );
+}
 const renderedStatuses = () => [...new Set([200, PATHS.rendered?.status ?? 200])];
 
 /**
@@ -112,12 +133,10 @@ export async function checkScenario(baseUrl, scenario, build) {
         break;
       }
       case 'ssr': {
-        // Ids far apart in the rotation: each page must be its own, not a cached one.
-        const paths = [
-          renderedPathAt(0),
-          renderedPathAt(1),
-          PATHS.rendered.at(Math.floor((PATHS.rendered.count - 1) / 2)),
-        ];
+        // Different ids: each page must be its own, not a cached one. The last of the rotation,
+        // which the load reaches only when it has used up every other page.
+        const last = PATHS.rendered.count - 1;
+        const paths = pagesAt(last, last - 1, last - 2);
         const pages = [];
         for (const path of paths) pages.push(await checkRendered(baseUrl, path, problems));
         if (
@@ -133,13 +152,14 @@ export async function checkScenario(baseUrl, scenario, build) {
           );
         check.expectedStatuses = renderedStatuses();
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
+        check.rendersEach = true;
         break;
       }
       case 'ssr-cached':
       case 'ssr-shared': {
         // Popular ids, each asked for twice: the second answer (from a cache, where there is one)
         // must still be that page, and different ids different pages.
-        const paths = [renderedPathAt(0), renderedPathAt(1), renderedPathAt(POPULAR_PRODUCTS - 1)];
+        const paths = pagesAt(0, 1, POPULAR_PRODUCTS - 1);
         const pages = [];
         for (const path of [...paths, ...paths])
           pages.push(await checkRendered(baseUrl, path, problems));
@@ -190,7 +210,12 @@ export async function checkScenario(baseUrl, scenario, build) {
       case 'mixed':
       case 'mixed-cached': {
         await checkFile(baseUrl, build.page, problems);
-        const product = await checkRendered(baseUrl, renderedPathAt(2), problems);
+        // The rotation's last page, as ssr's check: one the load reaches last.
+        const product = await checkRendered(
+          baseUrl,
+          renderedPathAt(PATHS.rendered.count - 1),
+          problems,
+        );
         check.expectedStatuses = renderedStatuses();
         const assets = [build.stylesCss, build.mainJs, ...build.initialChunks];
         for (const file of assets) await checkFile(baseUrl, file, problems);
@@ -204,6 +229,7 @@ export async function checkScenario(baseUrl, scenario, build) {
         let sum = 0;
         const prefixAverages = cycle.map((size, i) => (sum += size) / (i + 1));
         check.minBytesPerResponse = share(Math.min(...prefixAverages));
+        check.rendersEach = scenario === 'mixed';
         break;
       }
       default:
@@ -237,6 +263,8 @@ export function judgeRun(result, check) {
       `unexpected statuses: ${unexpected.map(([code, count]) => `${count}× ${code}`).join(', ')}`,
     );
   }
+  if (check.rendersEach && (result.cacheHits ?? 0) > 0)
+    problems.push(cacheHitsProblem(result.cacheHits, result.requests));
   const perResponse = result.requests > 0 ? result.bytes / result.requests : 0;
   if (result.requests > 0 && perResponse < check.minBytesPerResponse) {
     problems.push(

@@ -6,14 +6,14 @@ const {
   NodePackageInstallTask,
   RepositoryInitializerTask,
 } = require('@angular-devkit/schematics/tasks');
-const { scaffoldFiles } = require('../template.cjs');
+const { scaffoldApp } = require('../template.cjs');
 
 /** @param {{ name: string, directory?: string, skipInstall?: boolean, skipGit?: boolean, commit?: boolean | object, bench?: boolean, demo?: boolean }} options */
 function ngNew(options) {
-  return (tree, context) => {
+  return async (tree, context) => {
     let files;
     try {
-      files = scaffoldFiles({
+      files = await scaffoldApp({
         name: options.name,
         bench: options.bench !== false,
         demo: options.demo !== false,

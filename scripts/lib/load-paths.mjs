@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './paths.mjs';
 
-export const LOAD_PATHS_FILE = join(ROOT, 'load-paths.json');
+/** load-paths.json at the root, or the file LOAD_PATHS names (another app's pages, a test's). */
+export const LOAD_PATHS_FILE = process.env['LOAD_PATHS'] || join(ROOT, 'load-paths.json');
 
 /**
  * The page rendered per request: `path` with its one placeholder (`{id}`, `{slug}`…) filled in from

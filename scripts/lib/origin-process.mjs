@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { startChild } from './child-process.mjs';
 import { APP_DIST, ROOT } from './paths.mjs';
+import { anyPortSetting, PORT_RANGE } from './ports.mjs';
 
 /** What the origin prints once it listens; the port is the one it bound (PORT=0: any free one). */
 const LISTENING = /listening on http:\/\/[^:]+:(\d+)/;
@@ -29,23 +30,42 @@ export function spawnOrigin({
   });
 }
 
+/** Port variables the origin reads, where `0` means a port of its own pick. */
+const PORT_VARIABLES = ['PORT', 'METRICS_PORT'];
+/** What the origin says when a port it was given is taken (server/server.ts). */
+const PORT_TAKEN = /(?:port|PORT) \d+ is in use/;
+
 /**
  * Starts the origin and resolves once it listens. `stop()` sends SIGTERM (the origin drains, then
  * exits) and resolves with its exit code; a process that does not exit within 30 s is killed.
+ * With TEST_PORT_RANGE, a port it would pick itself (unset PORT, or `0`) is one of that range
+ * instead, and another is tried when someone took that one first.
  * @param {OriginOptions} [options]
  * @returns {Promise<{ exited: Promise<number | null>, pid: number, url: string, port: number, stdout: () => string, stderr: () => string, stop: () => Promise<number | null> }>}
  */
 export async function startOrigin(options = {}) {
-  const child = spawnOrigin(options);
-  let port;
-  try {
-    port = Number((await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 }))[1]);
-  } catch (error) {
-    await child.stop({ graceMs: 0 });
-    throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`, {
-      cause: error,
-    });
+  for (let attempt = 1; ; attempt++) {
+    const env = { PORT: '0', ...options.env };
+    const picked = PORT_VARIABLES.filter((name) => env[name] === '0');
+    for (const name of picked) env[name] = await anyPortSetting();
+    const child = spawnOrigin({ ...options, env });
+    let port;
+    try {
+      port = Number((await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 }))[1]);
+    } catch (error) {
+      await child.stop({ graceMs: 0 });
+      if (PORT_RANGE && picked.length > 0 && attempt < 3 && PORT_TAKEN.test(child.stderr()))
+        continue;
+      throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`, {
+        cause: error,
+      });
+    }
+    return started(child, port);
   }
+}
+
+/** @param {import('./child-process.mjs').Child} child @param {number} port */
+function started(child, port) {
   return {
     exited: child.exited.then(({ code }) => code),
     pid: child.pid,

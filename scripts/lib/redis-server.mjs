@@ -1,24 +1,12 @@
 // A real redis-server (Debian's package, installed by `npm run setup:test`) on a free loopback port
 // in a temporary directory, for the tests and the bench: no persistence, nothing left behind.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChild } from './child-process.mjs';
+import { freePort } from './ports.mjs';
 
 export const REDIS_SERVER = process.env['REDIS_SERVER_PATH'] ?? '/usr/bin/redis-server';
-
-/** A port nobody listens on right now (the kernel's pick, released at once). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (probe.address());
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts redis-server and resolves once it accepts connections. `stop()` kills it (SIGKILL by

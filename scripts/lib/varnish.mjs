@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChild } from './child-process.mjs';
 import { ROOT } from './paths.mjs';
-import { freePort } from './redis-server.mjs';
+import { freePort } from './ports.mjs';
 
 export const VARNISHD = process.env['VARNISHD_PATH'] ?? '/usr/sbin/varnishd';
 export const DEFAULT_VCL = join(ROOT, 'deploy/varnish/default.vcl');

@@ -3,9 +3,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { ROOT } from '../helpers/origin.mjs';
 
 const script = join(ROOT, 'scripts/render-gc.mjs');
+/** The page it renders, as it names it: load-paths.json's rendered route (its value as N), or its prerendered page. */
+const { rendered, prerendered } = readLoadPaths();
+const page = rendered ? rendered.path.replace(/\{\w+\}/, 'N') : prerendered;
+const escaped = page.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 test('profile:gc reports CPU, scavenges and survivors of a short run', () => {
   const run = spawnSync(process.execPath, [script, '--renders', '120'], {
@@ -21,7 +26,7 @@ test('profile:gc reports CPU, scavenges and survivors of a short run', () => {
     Number(cpu[1]) > 0 && Number(cpu[2]) > 0 && Number(cpu[2]) <= Number(cpu[1]),
     run.stdout,
   );
-  assert.match(run.stdout, /^120 renders of \/products\/N/m);
+  assert.match(run.stdout, new RegExp(`^120 renders of ${escaped}`, 'm'));
   assert.match(run.stdout, /full GCs: +\d+/);
   assert.match(
     run.stdout,

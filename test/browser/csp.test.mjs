@@ -1,14 +1,23 @@
-// CSP=strict in real Chromium, on the demo (dist/) and on the tests' app (dist-test/): every kind
-// of page loads with zero policy violations and no console errors, hydrates, replays what was done
-// before hydration and navigates on the client; a revalidated reload (304) still runs; Report-Only
-// reports nothing; and an injected script (the tests' app's /injected) is blocked and reported
-// while the app's own script there (given Angular's CSP_NONCE) runs.
+// CSP=strict in real Chromium, on the app (dist/, built from src/) and on the tests' app
+// (dist-test/): every kind of page loads with zero policy violations and no console errors,
+// hydrates and navigates on the client; what was done before hydration is replayed; a revalidated
+// reload (304) still runs; Report-Only reports nothing; and an injected script (the tests' app's
+// /injected) is blocked and reported while the app's own script there (given Angular's CSP_NONCE)
+// runs. The app's pages are the ones load-paths.json names, so this follows the app in src/
+// whatever its pages (docs/your-app.md); the tests' app's are fixed.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { launchBrowser } from '../helpers/browser.mjs';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
+import {
+  followFirstLink,
+  launchBrowser,
+  waitForHydration,
+  watchedPage as problemsPage,
+} from '../helpers/browser.mjs';
+import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { APP_DIST, DIST, ROOT, startOrigin } from '../helpers/origin.mjs';
 
 /** A report endpoint on loopback: what the browser posts to the policy's report-uri. */
@@ -22,10 +31,10 @@ async function startReportCollector() {
       res.writeHead(204).end();
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listenOnFreePort(server);
   return {
     reports,
-    url: `http://127.0.0.1:${server.address().port}/reports`,
+    url: `http://127.0.0.1:${port}/reports`,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
@@ -47,14 +56,7 @@ after(async () => {
 
 /** A new page that records policy violations (from the first byte) and console problems. */
 async function watchedPage() {
-  const page = await browser.newPage();
-  const problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') {
-      problems.push(`${message.type()}: ${message.text()}`);
-    }
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  const { page, problems } = await problemsPage(browser);
   await page.addInitScript(() => {
     window.violations = [];
     document.addEventListener('securitypolicyviolation', (event) =>
@@ -62,15 +64,6 @@ async function watchedPage() {
     );
   });
   return { page, problems, violations: () => page.evaluate(() => window.violations) };
-}
-
-async function waitForHydration(page) {
-  await page.waitForFunction(() => {
-    const root = document.querySelector('app-root');
-    return (
-      root !== null && !root.hasAttribute('ngh') && document.querySelectorAll('[ngh]').length === 0
-    );
-  });
 }
 
 /** The nonce the page's scripts run with (the attribute reads empty once the page has loaded). */
@@ -89,37 +82,61 @@ async function holdBundle(page) {
   return release;
 }
 
-/** What each app shows, and how to act on it before hydration. */
+const PATHS = readLoadPaths();
+
+/**
+ * Each app's pages: the one rendered per request (and whether its route is cached), the others
+ * rendered per request or in the browser with their status, and how to act on the prerendered page
+ * before hydration where the app has something to act on.
+ * @type {Record<string, { dist: string, prerendered: string, rendered?: { path: string, status: number, cached: boolean },
+ *   others: [string, number][], clientOnly?: string, navigate: (page: import('playwright-core').Page) => Promise<unknown>,
+ *   actBeforeHydration?: (page: import('playwright-core').Page) => Promise<void>,
+ *   checkReplayed?: (page: import('playwright-core').Page) => Promise<void> }>}
+ */
 const APPS = {
-  demo: {
+  // The app in src/ (the demo, or yours): its pages from load-paths.json.
+  app: {
     dist: APP_DIST,
-    // The demo's only controls before hydration are its form's fields (its submit button and links
-    // act natively): the input events are what the event contract (an inline script) must catch.
-    async actBeforeHydration(page) {
-      await page.getByLabel('First name').fill('Ada');
-      await page.getByLabel('Last name').fill('Lovelace');
-      assert.ok(
-        await page.evaluate(() => Object.values(window._ejsas).some(({ q }) => q.length > 0)),
-        'the event contract caught nothing',
-      );
+    prerendered: PATHS.prerendered,
+    rendered: PATHS.rendered && {
+      path: PATHS.rendered.at(0),
+      status: PATHS.rendered.status,
+      cached: PATHS.rendered.cached,
     },
-    async checkReplayed(page) {
-      // Angular takes the contract's queue when it hydrates, and replays it.
-      await page.waitForFunction(() => Object.values(window._ejsas).every((c) => c === undefined));
-    },
-    clientOnlyText: 'Rendered in the browser.',
-    nextLink: 'Next',
+    others: [
+      ...(PATHS.rendered && PATHS.rendered.count > 1
+        ? [[PATHS.rendered.at(1), PATHS.rendered.status]]
+        : []),
+      ...(PATHS.clientOnly ? [[PATHS.clientOnly, 200]] : []),
+      [PATHS.notFound, 404],
+    ],
+    clientOnly: PATHS.clientOnly,
+    navigate: followFirstLink,
   },
   'tests’ app': {
     dist: DIST,
+    prerendered: '/',
+    rendered: { path: '/products/41', status: 200, cached: true },
+    others: [
+      ['/async-work', 200],
+      ['/dashboard', 200],
+      ['/no/such/page', 404],
+    ],
+    clientOnly: '/dashboard',
+    // Another page of the same route: the router reuses the component for the new parameter.
+    async navigate(page) {
+      await page.getByRole('link', { name: 'Next' }).click();
+      await page.waitForURL(/\/products\/42$/);
+      await page.locator('h1').filter({ hasNotText: 'Loading' }).first().waitFor();
+    },
+    // Its counter button is bound before hydration only through the event contract (an inline
+    // script that must run under the policy).
     async actBeforeHydration(page) {
       await page.getByRole('button', { name: /Clicked 0 times/ }).click();
     },
     async checkReplayed(page) {
       await page.getByRole('button', { name: /Clicked 1 times/ }).waitFor();
     },
-    clientOnlyText: undefined,
-    nextLink: 'Next',
   },
 };
 
@@ -137,20 +154,25 @@ for (const [name, app] of Object.entries(APPS)) {
     it('prerendered page: no violation, replays what was done before hydration, and a revalidated reload runs', async () => {
       const { page, problems, violations } = await watchedPage();
       try {
-        const release = await holdBundle(page);
-        const first = page.goto(`${origin.url}/`, { waitUntil: 'commit' });
-        await app.actBeforeHydration(page);
-        release();
-        assert.equal((await first).status(), 200);
+        const url = `${origin.url}${app.prerendered}`;
+        if (app.actBeforeHydration) {
+          const release = await holdBundle(page);
+          const first = page.goto(url, { waitUntil: 'commit' });
+          await app.actBeforeHydration(page);
+          release();
+          assert.equal((await first).status(), 200);
+        } else {
+          assert.equal((await page.goto(url)).status(), 200);
+        }
         await waitForHydration(page);
-        await app.checkReplayed(page);
+        await app.checkReplayed?.(page);
         assert.deepEqual(await violations(), []);
 
         // A second navigation revalidates (If-None-Match): the 304 carries no policy, the
         // browser keeps the stored page and its policy, and the page still runs.
         await page.unrouteAll();
         const nonce = await pageNonce(page);
-        const second = await page.goto(`${origin.url}/`);
+        const second = await page.goto(url);
         const sent = await second.request().allHeaders();
         assert.ok(sent['if-none-match'], 'Chromium did not revalidate');
         // The same nonce: the browser runs its stored copy (a 200 would carry a new one).
@@ -163,59 +185,66 @@ for (const [name, app] of Object.entries(APPS)) {
       }
     });
 
-    it('rendered, cached (miss then hit) and revalidated product pages: no violation, client navigation', async () => {
-      for (const visit of ['miss', 'hit', 'revalidated']) {
-        const { page, problems, violations } = await watchedPage();
-        try {
-          const response = await page.goto(`${origin.url}/products/41`);
-          if (visit !== 'revalidated') {
-            assert.match(
-              response.headers()['cache-status'],
-              visit === 'miss' ? /fwd=uri-miss/ : /; hit/,
-            );
-          }
-          await waitForHydration(page);
-          if (visit === 'revalidated') {
-            const nonce = await pageNonce(page);
-            const again = await page.goto(`${origin.url}/products/41`);
-            assert.ok((await again.request().allHeaders())['if-none-match']);
-            assert.equal(await pageNonce(page), nonce, 'the page was sent again, not revalidated');
+    it(
+      'the page rendered per request, cached (miss then hit) and revalidated: no violation, client navigation',
+      {
+        skip: app.rendered ? false : 'load-paths.json names no "rendered" page',
+      },
+      async () => {
+        const { path, status, cached } = app.rendered;
+        // A route without a shared-cache policy renders every time: three visits of one kind.
+        for (const visit of cached ? ['miss', 'hit', 'revalidated'] : ['render']) {
+          const { page, problems, violations } = await watchedPage();
+          try {
+            const response = await page.goto(`${origin.url}${path}`);
+            assert.equal(response.status(), status, path);
+            if (visit === 'miss' || visit === 'hit') {
+              assert.match(
+                response.headers()['cache-status'],
+                visit === 'miss' ? /fwd=uri-miss/ : /; hit/,
+              );
+            }
             await waitForHydration(page);
+            if (visit === 'revalidated') {
+              const nonce = await pageNonce(page);
+              const again = await page.goto(`${origin.url}${path}`);
+              assert.ok((await again.request().allHeaders())['if-none-match']);
+              assert.equal(
+                await pageNonce(page),
+                nonce,
+                'the page was sent again, not revalidated',
+              );
+              await waitForHydration(page);
+            }
+            await app.navigate(page);
+            assert.deepEqual(await violations(), [], visit);
+            assert.deepEqual(
+              problems.filter((problem) => status !== 404 || !/status of 404/.test(problem)),
+              [],
+              visit,
+            );
+          } finally {
+            await page.close();
           }
-          await page.getByRole('link', { name: app.nextLink }).click();
-          await page.waitForURL(`${origin.url}/products/42`);
-          await page.locator('h1').filter({ hasNotText: 'Loading' }).first().waitFor();
-          assert.deepEqual(await violations(), [], visit);
-          assert.deepEqual(problems, [], visit);
-        } finally {
-          await page.close();
         }
-      }
-    });
+      },
+    );
 
-    it('page rendered per request, client-only page and not-found page: no violation', async () => {
-      for (const [path, status] of [
-        ['/async-work', 200],
-        ['/dashboard', 200],
-        ['/no/such/page', 404],
-      ]) {
+    it('the other pages rendered per request or in the browser, and the not-found page: no violation', async () => {
+      for (const [path, status] of app.others) {
         const { page, problems, violations } = await watchedPage();
         try {
           const response = await page.goto(`${origin.url}${path}`);
           assert.equal(response.status(), status, path);
-          if (path === '/dashboard') {
+          if (path === app.clientOnly) {
             // Client-only: the browser renders it (the app's styles added with the nonce).
-            await page.locator('h1').waitFor();
-            if (app.clientOnlyText) await page.getByText(app.clientOnlyText).waitFor();
+            await page.waitForFunction(
+              () => (document.querySelector('router-outlet')?.nextElementSibling ?? null) !== null,
+            );
           } else {
             await waitForHydration(page);
           }
-          await page
-            .getByRole('link', { name: /^Home$|Go home/ })
-            .first()
-            .click();
-          await page.waitForURL(`${origin.url}/`);
-          await page.locator('h1', { hasText: 'Welcome' }).waitFor();
+          await followFirstLink(page);
           assert.deepEqual(await violations(), [], path);
           assert.deepEqual(
             problems.filter((problem) => !/status of 404/.test(problem)),
@@ -276,18 +305,16 @@ describe('CSP in Chromium: what it blocks and what report-only reports', () => {
       });
       const before = collector.reports.length;
       try {
-        for (const path of [
-          '/',
-          '/products/3',
-          '/products/3',
-          '/async-work',
-          '/dashboard',
-          '/no/such',
-        ]) {
+        // Every page twice over for the rendered one: a render, then (if cached) the cache's copy.
+        const paths = [
+          app.prerendered,
+          ...(app.rendered ? [app.rendered.path, app.rendered.path] : []),
+          ...app.others.map(([path]) => path),
+        ];
+        for (const path of paths) {
           const { page, violations } = await watchedPage();
           try {
             await page.goto(`${origin.url}${path}`);
-            await page.locator('h1').first().waitFor();
             await page.waitForLoadState('networkidle');
             assert.deepEqual(await violations(), [], path);
           } finally {

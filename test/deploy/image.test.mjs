@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
+import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 import { DIST, ROOT, request } from '../helpers/origin.mjs';
 
 /** The instructions of the Dockerfile's stage named `stage`, continuation lines joined. */
@@ -85,7 +86,7 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     // The image's node is Node 24, as this one; loopback and a free port instead of 4000.
     server = spawn(process.execPath, cmd.slice(1), {
       cwd: app,
-      env: { ...env, PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1' },
+      env: { ...env, PATH: process.env.PATH, PORT: await anyPortSetting(), HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
-import { freePort } from '../../scripts/lib/redis-server.mjs';
+import { freePort } from '../../scripts/lib/ports.mjs';
 import { startVarnish } from '../../scripts/lib/varnish.mjs';
 import { APP_DIST, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
 

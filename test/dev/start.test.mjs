@@ -1,17 +1,10 @@
 // `npm start` runs `ng serve` as npm's own child (exec), so stopping npm stops the dev server: a
 // SIGTERM to npm (an IDE's stop button, a process manager) must not leave it listening.
 import { spawn } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { freePort } from '../../scripts/lib/ports.mjs';
 import { ROOT } from '../helpers/origin.mjs';
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 /** Whether something accepts connections on the port. */
 const listening = (port) =>

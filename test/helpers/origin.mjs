@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnOrigin, startOrigin as startOriginOf } from '../../scripts/lib/origin-process.mjs';
 import { APP_DIST, ROOT, TEST_APP_DIST } from '../../scripts/lib/paths.mjs';
+import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 import { request } from '../../scripts/lib/http.mjs';
 
@@ -26,7 +27,7 @@ export function startOrigin(options = {}) {
 
 /** Runs the origin with the given environment until it exits; for startup errors. */
 export async function runOriginExpectingExit(env, timeoutMs = 15_000) {
-  const child = spawnOrigin({ env, dist: DIST });
+  const child = spawnOrigin({ env: { PORT: await anyPortSetting(), ...env }, dist: DIST });
   const timer = setTimeout(() => child.stop({ graceMs: 0 }), timeoutMs);
   const { code } = await child.exited;
   clearTimeout(timer);
@@ -72,6 +73,20 @@ export function logLines(origin) {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
+}
+
+/**
+ * Waits (up to 15 s) until `count` cluster workers have said they listen: startOrigin resolves at
+ * the first, while the others may still be starting, and the primary hands connections only to
+ * workers that listen.
+ */
+export async function workersListening(origin, count) {
+  const listening = () =>
+    logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length;
+  for (const deadline = Date.now() + 15_000; listening() < count; await sleep(20)) {
+    if (Date.now() > deadline)
+      throw new Error(`${listening()} of ${count} workers listen after 15 s:\n${origin.stdout()}`);
+  }
 }
 
 /** /healthz as JSON (over a new connection: under a cluster, the next worker answers). */

@@ -1,10 +1,10 @@
 // The collection's schematics run in Angular's own SchematicTestRunner against this repository's
 // files (ng-new) and against a real `ng new --ssr` app made by @schematics/angular (ng-add).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SchematicTestRunner } from '@angular-devkit/schematics/testing/index.js';
 import { ROOT } from '../helpers/origin.mjs';
@@ -56,7 +56,7 @@ describe('ng-new', () => {
       'server/server.ts',
       'src/app/pages/product.ts',
       'bench/run.mjs',
-      'test/browser/app.test.mjs',
+      'test/browser/pages.test.mjs',
       '.gitignore',
       '.ci/run',
     ]) {
@@ -79,7 +79,14 @@ describe('ng-new', () => {
       pkg.scripts['test:bench'] && SUITES.includes('bench'),
       'npm test runs the bench tests',
     );
-    assert.equal(json(tree, '/acme-shop/package-lock.json').name, 'acme-shop');
+    // The collection formats with Prettier, so the template lists it among its dependencies (a
+    // tarball install brings those only); in the app it is a tool again, out of production installs.
+    assert.equal(pkg.dependencies.prettier, undefined, 'Prettier is not a production dependency');
+    assert.ok(pkg.devDependencies.prettier, 'but a dev dependency, for format and test:lint');
+    const lock = json(tree, '/acme-shop/package-lock.json');
+    assert.equal(lock.name, 'acme-shop');
+    assert.equal(lock.packages[''].devDependencies.prettier, pkg.devDependencies.prettier);
+    assert.equal(lock.packages['node_modules/prettier'].dev, true);
     const workspace = json(tree, '/acme-shop/angular.json');
     assert.deepEqual(
       Object.keys(workspace.projects).filter((name) => !name.startsWith('test')),
@@ -223,9 +230,10 @@ describe('ng-new', () => {
       '/acme-shop/src/app/page-title.ts',
       '/acme-shop/src/app/pages/home.ts',
       '/acme-shop/src/app/pages/not-found.ts',
+      '/acme-shop/src/app/render-inputs.ts',
     ]);
     assert.ok(
-      !tree.exists('/acme-shop/test/browser/app.test.mjs'),
+      !tree.exists('/acme-shop/test/browser/pages.test.mjs'),
       "the demo's browser tests go with it",
     );
     assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
@@ -269,6 +277,39 @@ describe('ng-new', () => {
     assert.deepEqual(tasks, []);
     assert.ok(tree.exists('/apps/shop/package.json'));
     assert.equal(json(tree, '/apps/shop/package.json').name, 'acme-shop');
+  });
+
+  it('leaves a tree that passes its own format check with a long name (what the rename pushed past the width is formatted)', async () => {
+    const name = 'nordic-fjord-outfitters-and-mountain-supply-company';
+    const testRunner = runner();
+    const tree = await testRunner.runSchematic('ng-new', {
+      name,
+      skipInstall: true,
+      skipGit: true,
+    });
+    const { scaffoldFiles } = await import('../../schematics/template.cjs');
+    const renamed = scaffoldFiles({ name });
+    const reformatted = [...renamed.keys()].filter(
+      (path) => tree.readContent(`/${name}/${path}`) !== renamed.get(path).toString('utf8'),
+    );
+    assert.ok(reformatted.length > 0, 'the name is long enough to push a line past the width');
+    const dir = mkdtempSync(join(tmpdir(), 'long-name-'));
+    try {
+      for (const path of tree.files.filter((file) => file.startsWith(`/${name}/`))) {
+        const file = join(dir, path.slice(name.length + 2));
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, tree.read(path));
+      }
+      // The app's own check (its package.json's format:check), with its .prettierrc and ignores.
+      const check = spawnSync(
+        process.execPath,
+        [join(ROOT, 'node_modules/prettier/bin/prettier.cjs'), '--check', '.'],
+        { cwd: dir, encoding: 'utf8', timeout: 60_000 },
+      );
+      assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a name npm or Angular cannot use, with the reason', async () => {

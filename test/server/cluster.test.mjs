@@ -14,7 +14,9 @@ import {
   request,
   runOriginExpectingExit,
   startOrigin,
+  workersListening,
 } from '../helpers/origin.mjs';
+import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 /** The pids of the workers that answered `count` health checks. */
 async function workerPids(origin, count = 20) {
@@ -27,7 +29,7 @@ describe('cluster mode (WORKERS)', () => {
   it('serves from every worker, and /healthz says which one answered and how many there are', async () => {
     const origin = await startOrigin({ env: { WORKERS: '2' } });
     try {
-      await allListening(origin, 2); // the second worker may still be starting when the first says it listens
+      await workersListening(origin, 2); // the second worker may still be starting when the first says it listens
       const pids = await workerPids(origin);
       assert.equal(pids.size, 2, `answers came from ${[...pids].join(', ')}`);
       const answer = await health(origin);
@@ -47,7 +49,7 @@ describe('cluster mode (WORKERS)', () => {
       const expected = availableParallelism();
       assert.equal((await health(origin)).workers ?? 1, expected);
       if (expected > 1) {
-        await allListening(origin, expected);
+        await workersListening(origin, expected);
         assert.equal((await workerPids(origin)).size, expected);
       }
     } finally {
@@ -58,7 +60,7 @@ describe('cluster mode (WORKERS)', () => {
   it('replaces a killed worker, and requests keep succeeding meanwhile', async () => {
     const origin = await startOrigin({ env: { WORKERS: '2' } });
     try {
-      await allListening(origin, 2);
+      await workersListening(origin, 2);
       const before = await workerPids(origin);
       assert.equal(before.size, 2);
       const victim = [...before][0];
@@ -166,7 +168,7 @@ describe('cluster mode (WORKERS)', () => {
         env: {
           ...process.env,
           NG_ALLOWED_HOSTS: '',
-          PORT: '0',
+          PORT: await anyPortSetting(),
           HOST: '127.0.0.1',
           WORKERS: '2',
           CRASH_KIND: 'exception',
@@ -218,7 +220,7 @@ describe('cluster mode (WORKERS)', () => {
     const origin = await startOrigin({
       env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
     });
-    await allListening(origin, 2);
+    await workersListening(origin, 2);
     const pipelined = (base) =>
       Array.from(
         { length: 40 },
@@ -253,7 +255,7 @@ describe('cluster mode (WORKERS)', () => {
     const origin = await startOrigin({
       env: { WORKERS: '2', MAX_CONCURRENT_RENDERS: '1', RENDER_QUEUE_LIMIT: '1000' },
     });
-    await allListening(origin, 2);
+    await workersListening(origin, 2);
     // One connection per worker, each kept busy with renders; /readyz is written on it only after
     // SIGTERM, so it is answered while that worker drains (Node handles pipelined requests as they
     // arrive: one written up front would be answered before the signal).
@@ -319,13 +321,6 @@ describe('cluster mode: a worker that cannot start', () => {
 
 /** Resolves with the first log line that satisfies `test` (polling), or fails after `timeoutMs`. */
 /** Startup resolves when the first worker listens; this waits (bounded) until `count` have. */
-function allListening(origin, count) {
-  return waitForLog(
-    origin,
-    () =>
-      logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length >= count,
-  );
-}
 
 async function waitForLog(origin, test, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;

@@ -274,19 +274,24 @@ describe('an error outside any request', () => {
       const { responses } = await rawRequest(origin.port, pipelined, {
         timeoutMs: 30_000,
         afterWrite: (socket) =>
-          socket.once('data', () => {
+          socket.once('data', async () => {
             process.kill(origin.pid, 'SIGUSR2');
-            setTimeout(async () => {
-              try {
-                process.kill(origin.pid, 'SIGUSR2');
-              } catch {
-                // already exited
-              }
-              refusedWhileDraining = await request(origin.url, '/products/1').then(
-                () => false,
-                () => true,
-              );
-            }, 50);
+            // Once it says it drains (it logs that as it stops listening), not after a guessed
+            // delay: on a busy machine 50 ms was not always enough for the signal to be handled.
+            const deadline = Date.now() + 10_000;
+            while (!logLines(origin).some((line) => line.msg.startsWith('draining:'))) {
+              if (Date.now() > deadline) break;
+              await sleep(5);
+            }
+            try {
+              process.kill(origin.pid, 'SIGUSR2');
+            } catch {
+              // already exited
+            }
+            refusedWhileDraining = await request(origin.url, '/products/1').then(
+              () => false,
+              () => true,
+            );
           }),
       });
       const code = await origin.exited;

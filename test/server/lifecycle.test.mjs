@@ -1,6 +1,15 @@
 // SIGTERM/SIGINT: stop accepting, finish what is in flight, exit 0; readiness turns false.
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -46,7 +55,7 @@ function scratchProject(projectScripts) {
     join(project, 'package.json'),
     JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }),
   );
-  for (const file of ['ensure-build.mjs', 'lib/newest-mtime.mjs']) {
+  for (const file of ['ensure-build.mjs', 'lib/lock.mjs', 'lib/newest-mtime.mjs']) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
   symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
@@ -59,6 +68,20 @@ function scratchProject(projectScripts) {
   }
   cpSync(DIST, join(project, 'dist'), { recursive: true });
   return project;
+}
+
+/** Whether `pid` is still the server of the scratch `project` (run there, where /proc says so). */
+function stillServer(pid, project) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`) === project;
+  } catch {
+    return !existsSync('/proc/self'); // no /proc here: alive is all that can be known
+  }
 }
 
 const refused = (port) =>
@@ -170,11 +193,9 @@ describe('graceful shutdown', () => {
           assert.ok(logLines(origin).some((line) => line.msg === 'drained, exiting'));
           assert.equal(code, 0);
         } finally {
-          try {
-            process.kill(serverPid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
+          // Only while that pid is still this server: once it exited, the pid may be another
+          // process's (other suites run beside this one).
+          if (stillServer(serverPid, project)) process.kill(serverPid, 'SIGKILL');
           rmSync(project, { recursive: true, force: true });
         }
       },

@@ -6,7 +6,13 @@ import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
-import { logLines, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
+import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
+import {
+  request,
+  runOriginExpectingExit,
+  startOrigin,
+  workersListening,
+} from '../helpers/origin.mjs';
 
 const METRICS_LINE = /Metrics on (http:\/\/[^\s"]+)\/metrics/;
 const ON = { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' };
@@ -244,10 +250,7 @@ describe('metrics (METRICS_PORT)', () => {
     const origin = await startOrigin({ env: { ...ON, WORKERS: '2' } });
     try {
       const url = await metricsUrl(origin);
-      await waitFor(
-        () => logLines(origin).filter((l) => l.msg.startsWith('Origin listening')).length >= 2,
-        origin,
-      );
+      await workersListening(origin, 2);
       let sent = 0;
       const pages = 10;
       for (let id = 1; id <= pages; id++) {
@@ -299,7 +302,8 @@ describe('metrics (METRICS_PORT)', () => {
     const redis = await startRedis();
     const origins = [];
     try {
-      const env = { ...ON, REDIS_URL: redis.url };
+      // A generous Redis timeout: a hit, not a timeout, is expected on a busy machine too.
+      const env = { ...ON, REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' };
       origins.push(...(await Promise.all([startOrigin({ env }), startOrigin({ env })])));
       const [a, b] = origins;
       const [urlA, urlB] = await Promise.all(origins.map(metricsUrl));
@@ -362,8 +366,8 @@ describe('metrics (METRICS_PORT)', () => {
 
   it('stops with a one-line message when METRICS_PORT is taken, alone and as a cluster primary', async () => {
     const taken = createServer();
-    await new Promise((resolve) => taken.listen(0, resolve));
-    const port = taken.address().port;
+    // Every interface, as a service already on that port would hold it.
+    const port = await listenOnFreePort(taken, undefined);
     try {
       for (const workers of ['1', '2']) {
         const { code, stdout, stderr } = await runOriginExpectingExit({

@@ -2,7 +2,6 @@
 // the tests' app: /products/:id declares `s-maxage=60, stale-while-revalidate=600, …` and
 // the groups "product-<id>", "catalog" (test/app/src/app/pages/product.ts, addCacheGroups).
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { createServer, request as httpRequest } from 'node:http';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
+import { freePort, listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { answer } from '../../server/http/answer.ts';
 import { sharedCachePolicy } from '../../server/render-cache/policy.ts';
 import { RenderCache } from '../../server/render-cache/store.ts';
@@ -20,6 +20,7 @@ import {
   rendersIdle as idle,
   request,
   startOrigin,
+  workersListening,
 } from '../helpers/origin.mjs';
 
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
@@ -37,14 +38,7 @@ function revalidate(origin, body, headers = {}) {
 }
 
 /** A loopback port nothing listens on (it did a moment ago). */
-async function closedPort() {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const closedPort = freePort;
 
 /** A page rendered and stored, then answered from the cache. */
 async function cached(origin, path) {
@@ -533,6 +527,8 @@ describe('revalidation across cluster workers (WORKERS=2, no Redis)', () => {
   let origin;
   before(async () => {
     origin = await startOrigin({ env: { REVALIDATE_TOKEN: TOKEN, WORKERS: '2' } });
+    // Until both listen, every connection goes to the first (fillBoth would fill one cache only).
+    await workersListening(origin, 2);
   });
   after(() => origin?.stop());
 
@@ -646,8 +642,7 @@ describe('the CDN purge hook', () => {
       res.statusCode = req.url.includes('fail-me') ? 500 : 200;
       res.end('{}');
     });
-    cdn.listen(0, '127.0.0.1');
-    await once(cdn, 'listening');
+    await listenOnFreePort(cdn);
   });
   after(() => cdn?.close());
 

@@ -2,7 +2,6 @@
 // processes on the tests' build: what one renders the others serve, one render per page across
 // processes, builds apart, and Redis failing is never the origin failing.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect, createServer as createTcpServer } from 'node:net';
@@ -11,8 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '@redis/client';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
+import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { assertCacheIsolation } from '../helpers/cache-isolation.mjs';
-import { DIST, ROOT, health, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, ROOT, health, request, startOrigin, workersListening } from '../helpers/origin.mjs';
 
 /** Every process behind one load balancer sees the same Host: their cache keys agree. */
 const HOST = { host: 'localhost:4000' };
@@ -73,9 +73,7 @@ async function redisGate(redisUrl) {
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  proxied.port = String(server.address().port);
+  proxied.port = String(await listenOnFreePort(server));
   return {
     url: proxied.href,
     /** Holds the next command naming `marker`: `caught` resolves once it is held. */
@@ -112,7 +110,9 @@ describe('shared tier: one cache for every process', () => {
   before(async () => {
     redis = await startRedis();
     // A generous REDIS_TIMEOUT_MS: these tests count renders, and on a busy 2-core machine Redis
-    // itself may wait for a CPU past 50 ms (the bound is tested below, with Redis paused).
+    // itself may wait for a CPU past 50 ms (the bound is tested below, with Redis paused). The
+    // other tests that expect a shared-tier outcome other than a timeout set it as well: npm test
+    // runs other suites (builds, Chromium) beside this one.
     origins = await Promise.all(
       [1, 2, 3].map(() => startOrigin({ env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' } })),
     );
@@ -215,7 +215,7 @@ describe('shared tier: one cache for every process', () => {
 
   it('keeps pages over SHARED_CACHE_MAX_ENTRY_BYTES in their process only', async () => {
     const small = await startOrigin({
-      env: { REDIS_URL: redis.url, SHARED_CACHE_MAX_ENTRY_BYTES: '1000' },
+      env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000', SHARED_CACHE_MAX_ENTRY_BYTES: '1000' },
     });
     try {
       await sharedState([small], 'ready');
@@ -263,8 +263,7 @@ describe('shared tier: revalidation reaches every process of every replica, and 
       purged.push({ url: req.url, auth: req.headers.authorization });
       res.end('{}');
     });
-    cdn.listen(0, '127.0.0.1');
-    await once(cdn, 'listening');
+    await listenOnFreePort(cdn);
     const env = {
       REDIS_URL: redis.url,
       REDIS_TIMEOUT_MS: '1000',
@@ -278,6 +277,7 @@ describe('shared tier: revalidation reaches every process of every replica, and 
       startOrigin({ env: { ...env, WORKERS: '2' } }),
     ]);
     await sharedState([origins[0]], 'ready');
+    await workersListening(origins[1], 2);
     await sleep(500);
   });
   after(async () => {
@@ -403,7 +403,12 @@ describe('shared tier: a process whose own cache cannot keep the page', () => {
     // refresh finds nothing here and joins that refresh.
     const origin = await startOrigin({
       nodeArgs: ['--import', join(ROOT, 'test/fixtures/clock.mjs')],
-      env: { REDIS_URL: redis.url, RENDER_CACHE_BYTES: '1', CLOCK_STEP_MS: '61000' },
+      env: {
+        REDIS_URL: redis.url,
+        REDIS_TIMEOUT_MS: '1000',
+        RENDER_CACHE_BYTES: '1',
+        CLOCK_STEP_MS: '61000',
+      },
     });
     try {
       await sharedState([origin], 'ready');
@@ -432,7 +437,7 @@ describe('shared tier: a process whose own cache cannot keep the page', () => {
 describe('shared tier: with a Content-Security-Policy', () => {
   it('serves a page another process rendered with a nonce of its own on every tag', async () => {
     const redis = await startRedis();
-    const env = { REDIS_URL: redis.url, CSP: 'strict' };
+    const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000', CSP: 'strict' };
     const [a, b] = await Promise.all([startOrigin({ env }), startOrigin({ env })]);
     try {
       await sharedState([a, b], 'ready');
@@ -479,8 +484,9 @@ describe('shared tier: builds never share', () => {
       return origin;
     };
     try {
-      const old = await start({ env: { REDIS_URL: redis.url } });
-      const next = await start({ env: { REDIS_URL: redis.url }, dist: copy });
+      const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' };
+      const old = await start({ env });
+      const next = await start({ env, dist: copy });
       await sharedState([old, next], 'ready');
       await get(old, '/products/601');
       const res = await get(next, '/products/601');
@@ -589,7 +595,7 @@ describe('shared tier: Redis failing is not the origin failing', () => {
 describe('shared tier: AUTH', () => {
   it('connects with the password in REDIS_URL, and serves (without it) when the password is wrong', async () => {
     const redis = await startRedis({ password: 's3cret/pass' });
-    const good = await startOrigin({ env: { REDIS_URL: redis.url } });
+    const good = await startOrigin({ env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' } });
     const bad = await startOrigin({
       env: { REDIS_URL: redis.url.replace('s3cret%2Fpass', 'wrong') },
     });

@@ -1,27 +1,31 @@
 // `npm test` (scripts/run-tests.mjs) in a scratch package whose suites pass or fail on demand: a
 // failure does not stop the suites after it, the summary names each, the exit code says it failed,
-// optional suites an app may lack are skipped and a required one that is missing fails the run.
+// optional suites an app may lack are skipped and a required one that is missing fails the run;
+// the timed suites never run beside each other, the others run beside them; quick and --serial.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { OPTIONAL_SUITES, SUITES } from '../../scripts/run-tests.mjs';
+import { OPTIONAL_SUITES, QUICK_SUITES, SUITES, TIMED_SUITES } from '../../scripts/run-tests.mjs';
 import { ROOT } from '../../scripts/lib/paths.mjs';
 
 const RUNNER = join(ROOT, 'scripts/run-tests.mjs');
 const dirs = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-/** A package whose test:<suite> scripts leave a mark and exit with the given code. */
-function fakePackage(codes) {
+/**
+ * A package whose test:<suite> scripts take `ms`, then leave a mark (when they ran, from and to, in
+ * ms since the epoch) and exit with the given code.
+ */
+function fakePackage(codes, ms = 0) {
   const dir = mkdtempSync(join(tmpdir(), 'run-tests-'));
   dirs.push(dir);
   const scripts = Object.fromEntries(
     Object.entries(codes).map(([suite, code]) => [
       `test:${suite}`,
-      `node -e "require('fs').writeFileSync('ran-${suite}', ''); console.log('suite ${suite} here'); process.exit(${code})"`,
+      `node -e "const from = Date.now(); setTimeout(() => { require('fs').writeFileSync('ran-${suite}', from + ' ' + Date.now()); console.log('suite ${suite} here'); process.exit(${code}); }, ${ms})"`,
     ]),
   );
   writeFileSync(
@@ -95,6 +99,57 @@ describe('npm test (scripts/run-tests.mjs)', () => {
     assert.ok(!existsSync(join(dir, 'ran-lint')), 'lint was not named');
     assert.match(row(stdout, 'browser'), /missing/);
     assert.equal(lastLine, '2 passed, 1 failed');
+  });
+
+  it('runs the timed suites one after the other, and the others beside them', () => {
+    const dir = fakePackage(Object.fromEntries(SUITES.map((suite) => [suite, 0])), 400);
+    const { status, stdout } = runTests(dir);
+    assert.equal(status, 0, stdout);
+    const span = (suite) =>
+      readFileSync(join(dir, `ran-${suite}`), 'utf8')
+        .split(' ')
+        .map(Number);
+    const overlap = (a, b) => span(a)[0] < span(b)[1] && span(b)[0] < span(a)[1];
+    assert.ok(TIMED_SUITES.length >= 2);
+    for (const a of TIMED_SUITES)
+      for (const b of TIMED_SUITES)
+        if (a !== b) assert.ok(!overlap(a, b), `${a} and ${b} ran at once`);
+    const beside = SUITES.filter(
+      (suite) =>
+        !TIMED_SUITES.includes(suite) && TIMED_SUITES.some((timed) => overlap(suite, timed)),
+    );
+    assert.ok(beside.length > 0, 'no suite ran beside the timed ones');
+    // Each suite's output in one piece, under its own heading.
+    assert.match(stdout, /── npm run test:server \([\d.]+ s\) ──\n[\s\S]*?suite server here/);
+    assert.match(
+      stdout,
+      /^Took \d+m \d\ds \(the suites' own times add up to \d+m \d\ds: 2 lanes\)$/m,
+    );
+  });
+
+  it('quick runs the quick suites; --serial runs one suite at a time', () => {
+    const dir = fakePackage(Object.fromEntries(SUITES.map((suite) => [suite, 0])), 200);
+    const quick = runTests(dir, 'quick');
+    assert.equal(quick.status, 0, quick.stdout);
+    assert.deepEqual(
+      SUITES.filter((suite) => existsSync(join(dir, `ran-${suite}`))),
+      QUICK_SUITES,
+    );
+    // In an app, which has no schematics suite: skipped, as when every suite runs.
+    const app = fakePackage({ lint: 0, unit: 0, tools: 0 });
+    const appQuick = runTests(app, 'quick');
+    assert.equal(appQuick.status, 0, appQuick.stdout);
+    assert.match(row(appQuick.stdout, 'schematics'), /skipped/);
+    const serialDir = fakePackage({ lint: 0, server: 0, bench: 0, unit: 0 }, 200);
+    const serial = runTests(serialDir, '--serial', 'lint', 'server', 'bench', 'unit');
+    assert.equal(serial.status, 0, serial.stdout);
+    const spans = ['lint', 'unit', 'server', 'bench'].map((suite) =>
+      readFileSync(join(serialDir, `ran-${suite}`), 'utf8')
+        .split(' ')
+        .map(Number),
+    );
+    for (let i = 1; i < spans.length; i++)
+      assert.ok(spans[i][0] >= spans[i - 1][1], 'one at a time, in the usual order');
   });
 
   it('refuses a suite it does not know, naming the known ones', () => {

@@ -4,7 +4,7 @@ import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
 import { RouterTestingHarness } from '@angular/router/testing';
 import { routes } from '../app.routes';
-import { PageTitleStrategy } from '../page-title';
+import { APP_NAME, PageTitleStrategy } from '../page-title';
 import { makeProduct } from '../products';
 import Product from './product';
 
@@ -59,7 +59,7 @@ describe('Product', () => {
   it("has the product's own title and description", async () => {
     const product = makeProduct(7);
     expect(await headAt('/products/7')).toEqual({
-      title: `${product.name} · SSR Origin`,
+      title: `${product.name} · ${APP_NAME}`,
       descriptions: [product.description],
     });
   });
@@ -78,7 +78,7 @@ describe('Product', () => {
 
   it('has the not-found title for an id that names no product', async () => {
     expect(await headAt('/products/0')).toEqual({
-      title: 'Page not found · SSR Origin',
+      title: `Page not found · ${APP_NAME}`,
       descriptions: ['There is nothing at this address.'],
     });
   });
