@@ -1,4 +1,5 @@
-import { DOCUMENT, inject, REQUEST, REQUEST_CONTEXT } from '@angular/core';
+import { isPlatformServer } from '@angular/common';
+import { DOCUMENT, inject, PLATFORM_ID, REQUEST, REQUEST_CONTEXT } from '@angular/core';
 
 /** One request input a page depends on: the values that select another page, and the default. */
 export interface RenderInput<Value extends string = string> {
@@ -42,15 +43,24 @@ export function requestCookie<Value extends string>(
   name: string,
   input: RenderInput<Value>,
 ): Value {
-  const request = inject(REQUEST, { optional: true });
-  const header = request ? request.headers.get('cookie') : inject(DOCUMENT).cookie;
-  if (request) {
+  if (inject(REQUEST, { optional: true })) {
     warnIfUndeclared(name, inject(REQUEST_CONTEXT, { optional: true }));
   }
-  const value = cookieValue(header ?? '', name);
+  const value = cookieValue(cookieHeader(), name);
   return value !== undefined && (input.values as readonly string[]).includes(value)
     ? (value as Value)
     : input.default;
+}
+
+/**
+ * The request's Cookie header: on the server the render's REQUEST (none while prerendering, or
+ * from a server that gives none), in the browser `document.cookie`. Call it in an injection context.
+ */
+export function cookieHeader(): string {
+  if (isPlatformServer(inject(PLATFORM_ID))) {
+    return inject(REQUEST, { optional: true })?.headers.get('cookie') ?? '';
+  }
+  return inject(DOCUMENT).cookie;
 }
 
 /** A cookie's first value in a Cookie header (or `document.cookie`): what the origin takes too. */

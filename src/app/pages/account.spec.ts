@@ -1,4 +1,4 @@
-import { REQUEST } from '@angular/core';
+import { PLATFORM_ID, REQUEST } from '@angular/core';
 import { TestBed } from '@angular/core/testing';
 import Account from './account';
 
@@ -18,7 +18,10 @@ describe('Account', () => {
     const request = new Request('http://localhost/account', {
       headers: { cookie: 'a=1; sid=abc123' },
     });
-    const fixture = await render([{ provide: REQUEST, useValue: request }]);
+    const fixture = await render([
+      { provide: PLATFORM_ID, useValue: 'server' },
+      { provide: REQUEST, useValue: request },
+    ]);
     expect((fixture.nativeElement as HTMLElement).querySelector('.session')?.textContent).toContain(
       'abc123',
     );

@@ -1,7 +1,7 @@
-import { Component, DOCUMENT, inject, REQUEST, signal } from '@angular/core';
+import { Component, DOCUMENT, inject, signal } from '@angular/core';
 import { MatButtonModule } from '@angular/material/button';
 import { MatCardModule } from '@angular/material/card';
-import { cookieValue } from '../render-inputs';
+import { cookieHeader, cookieValue } from '../render-inputs';
 
 /**
  * The other side of a shared page: private to one visitor (`Cache-Control: private, no-store` in
@@ -40,12 +40,7 @@ import { cookieValue } from '../render-inputs';
 export default class Account {
   readonly #document = inject(DOCUMENT);
   /** On the server from the request's cookies; in the browser from the same cookie. */
-  protected readonly session = signal(
-    cookieValue(
-      inject(REQUEST, { optional: true })?.headers.get('cookie') ?? this.#document.cookie,
-      'sid',
-    ),
-  );
+  protected readonly session = signal(cookieValue(cookieHeader(), 'sid'));
 
   protected signIn(): void {
     const sid = crypto.randomUUID().slice(0, 8);

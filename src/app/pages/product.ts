@@ -43,13 +43,17 @@ import { cookieValue, requestCookie } from '../render-inputs';
         }
         <mat-button-toggle-group
           class="currency"
+          name="currency"
           aria-label="Currency"
           hideSingleSelectionIndicator
           [value]="currency()"
           (change)="choose($event.value)"
         >
           @for (code of currencies; track code) {
-            <mat-button-toggle [value]="code">{{ code }}</mat-button-toggle>
+            <!-- Ids of its own: Material's would count up with every render, and the page is shared. -->
+            <mat-button-toggle [value]="code" [id]="'currency-' + code">{{
+              code
+            }}</mat-button-toggle>
           }
         </mat-button-toggle-group>
         <p class="description">{{ p.description }}</p>
