@@ -3,9 +3,11 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { killChildren } from '../scripts/lib/child-process.mjs';
+import { declaredInputs } from '../server/request/render-inputs.ts';
 import { ensureBenchPackages } from './install.mjs';
-import { buildFingerprint, ensureBuilds, listPatches } from './lib/build.mjs';
+import { buildFingerprint, compareBuilds, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
 import { startLoadGenerator } from './lib/load.mjs';
 import {
@@ -42,6 +44,7 @@ import {
   equalLoadTable,
   markdown,
   renderCacheTarget,
+  visitorTarget,
   summarize,
   terminalTable,
 } from './lib/report.mjs';
@@ -49,7 +52,6 @@ import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.m
 import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
 import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
-import { compareBuilds } from './lib/build.mjs';
 import {
   addBaseline,
   DIST,
@@ -79,6 +81,14 @@ function describeCriticalCss(names) {
     ([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`,
   );
   return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered / was inlined by the build`;
+}
+
+/** The cookies the build's routes declare (renderInputs()), each with its values: what visitors send. */
+async function declaredCookies(dist) {
+  const { serverRoutes } = await import(pathToFileURL(join(dist, 'server/main.server.mjs')).href);
+  return declaredInputs(serverRoutes)
+    .filter((input) => input.kind === 'cookie')
+    .map((input) => ({ name: input.name, values: [...input.values] }));
 }
 
 /** The baseline must be a build of the same app, with an origin to start. */
@@ -182,6 +192,9 @@ async function main() {
     log: say,
   });
   const build = describeBuild(join(DIST, 'browser'));
+  if (variantScenarios.includes('ssr-visitors')) {
+    build.declaredCookies = await declaredCookies(DIST);
+  }
   if (options.baseline !== undefined) {
     checkBaseline(options.baseline);
   }
@@ -627,8 +640,9 @@ async function main() {
   say();
   say(terminalTable(rows, scenarioText));
   if (sharedSummary) say(`\n${sharedTerminal(sharedSummary, getScenario(SHARED_SCENARIO).title)}`);
-  const cacheTarget = renderCacheTarget(rows);
-  if (cacheTarget) say(`\n${cacheTarget.replaceAll('**', '').replaceAll('`', '')}`);
+  for (const target of [renderCacheTarget(rows), visitorTarget(rows)]) {
+    if (target) say(`\n${target.replaceAll('**', '').replaceAll('`', '')}`);
+  }
   if (equalLoadRuns.length > 0) {
     say();
     say(equalLoadTable(equalLoadRuns, variantNames, options.equalLoad));

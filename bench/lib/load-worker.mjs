@@ -7,7 +7,7 @@ import { runOpenLoop } from './open-loop.mjs';
 import { nextProductPath } from './scenarios.mjs';
 
 /**
- * @typedef {{ path: string, method?: string, headers?: Record<string, string>, rotate?: 'product' }} LoadRequest
+ * @typedef {{ path: string, method?: string, headers?: Record<string, string>, rotate?: 'product' | 'visitor' }} LoadRequest
  * @typedef {{ id: number, url: string, urls?: string[], requests: LoadRequest[], connections: number,
  *   duration: number, pipelining: number, timeout: number, rate?: number }} LoadJob
  */
@@ -26,13 +26,27 @@ function countCacheHit(headers) {
     if (name.toLowerCase() === 'cache-status' && CACHE_HIT.test(String(value))) cacheHits++;
 }
 
+/** Visitors so far, and a prefix of this process's: every session the load sends is new. */
+let visitors = 0;
+const SESSION_PREFIX = Math.random().toString(36).slice(2, 8);
+
 /**
- * The request as sent this time: a rotating one asks for the next product. One counter for every
- * connection, so consecutive requests ask for different products.
+ * The request as sent this time: a rotating one asks for the next product; a visitor's carries a
+ * session of its own and analytics cookies beside the cookies the scenario gave it. One counter for
+ * every connection, so consecutive requests ask for different products, and come from different
+ * visitors.
  * @param {LoadRequest} request
  */
 function resolve(request) {
-  return request.rotate === 'product' ? { ...request, path: nextProductPath() } : request;
+  if (request.rotate === 'product') return { ...request, path: nextProductPath() };
+  if (request.rotate !== 'visitor') return request;
+  const n = ++visitors;
+  const session = `sid=${SESSION_PREFIX}${n}; _ga=GA1.2.${n}.1764000000; _gid=GA1.2.${n}`;
+  const declared = request.headers?.cookie;
+  return {
+    ...request,
+    headers: { ...request.headers, cookie: declared ? `${session}; ${declared}` : session },
+  };
 }
 
 /** @param {LoadRequest} request */
@@ -44,7 +58,10 @@ function toAutocannonRequest(request) {
     ...(headers ? { headers } : {}),
     ...(rotate
       ? {
-          setupRequest: (req) => ({ ...req, path: resolve(request).path }),
+          setupRequest: (req) => {
+            const sent = resolve(request);
+            return { ...req, path: sent.path, headers: sent.headers ?? req.headers };
+          },
           onResponse: (_status, _body, _context, headers) => countCacheHit(headers),
         }
       : {}),

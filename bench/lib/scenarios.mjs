@@ -40,6 +40,29 @@ function popularProducts() {
 }
 
 /**
+ * The popular pages as visitors ask for them: each page once per value of the cookies the app's
+ * routes declare (the demo's three currencies), each request then given a new session and
+ * analytics cookies by the load worker (`rotate: 'visitor'`).
+ * @param {BuildInfo} build
+ */
+function visitorRequests(build) {
+  /** @type {string[][]} */
+  let combinations = [[]];
+  for (const { name, values } of build.declaredCookies ?? []) {
+    combinations = combinations.flatMap((pairs) =>
+      values.map((value) => [...pairs, `${name}=${value}`]),
+    );
+  }
+  return popularProducts().flatMap((page) =>
+    combinations.map((pairs) => ({
+      ...page,
+      rotate: /** @type {const} */ ('visitor'),
+      ...(pairs.length ? { headers: { cookie: pairs.join('; ') } } : {}),
+    })),
+  );
+}
+
+/**
  * The Host every request of ssr-shared carries, whichever process it reaches: replicas behind a load
  * balancer are asked for the same public host, and the page's cache key includes it (each process's
  * own 127.0.0.1:<port> would give each its own keys, and nothing to share). One of the default hosts.
@@ -49,7 +72,8 @@ export const SHARED_HOST = 'localhost';
 /**
  * @typedef {{ path: string, file: string, size: number, kind: 'html' | 'js' | 'css' }} BuildFile
  * @typedef {{ browserDir: string, page: BuildFile, mainJs: BuildFile, stylesCss: BuildFile,
- *   initialChunks: BuildFile[] }} BuildInfo
+ *   initialChunks: BuildFile[], declaredCookies?: { name: string, values: string[] }[] }} BuildInfo
+ *   (declaredCookies: what the app's routes declare with renderInputs(), for ssr-visitors)
  */
 
 /**
@@ -134,6 +158,15 @@ const ALL_SCENARIOS = [
     title: `ssr-cached: ${R}, ${POPULAR_PRODUCTS} popular ids (render cache)`,
     describe: `GET ${RENDERED?.path} over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares a shared-cache policy (\`s-maxage\`), so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
     requests: () => popularProducts(),
+    renders: true,
+    refreshesCache: true,
+    needs: 'cached',
+  },
+  {
+    name: 'ssr-visitors',
+    title: `ssr-visitors: ${R}, the ${POPULAR_PRODUCTS} popular ids, every request a new visitor`,
+    describe: `The \`ssr-cached\` ids asked for by visitors: every request carries a session cookie of its own (\`sid\`), analytics cookies (\`_ga\`, \`_gid\`) and one of the values of each cookie the app's routes declare with renderInputs() (each page once per value). The origin answers every visitor from its render cache; the peers render every request. The hit ratio is the share of answers with \`Cache-Status: …; hit\`.`,
+    requests: (build) => visitorRequests(build),
     renders: true,
     refreshesCache: true,
     needs: 'cached',

@@ -156,6 +156,7 @@ export async function checkScenario(baseUrl, scenario, build) {
         break;
       }
       case 'ssr-cached':
+      case 'ssr-visitors':
       case 'ssr-shared': {
         // Popular ids, each asked for twice: the second answer (from a cache, where there is one)
         // must still be that page, and different ids different pages.

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseRenderInputs, RENDER_INPUTS_HEADER } from '../../server/request/render-inputs.ts';
+import { declaredInputs } from '../../server/request/render-inputs.ts';
 
 /**
  * The VCL subroutine for a build's declared inputs: keep the declared cookies (vmod cookie) and
@@ -15,28 +15,9 @@ import { parseRenderInputs, RENDER_INPUTS_HEADER } from '../../server/request/re
  * @param {{ path: string, headers?: Record<string, string> }[]} serverRoutes
  */
 export function inputsVcl(serverRoutes) {
-  /** @type {Map<string, { kind: string, name: string, values: Set<string>, default: string }>} */
-  const inputs = new Map();
-  for (const route of serverRoutes) {
-    const header = Object.entries(route.headers ?? {}).find(
-      ([name]) => name.toLowerCase() === RENDER_INPUTS_HEADER,
-    )?.[1];
-    for (const input of parseRenderInputs(route.path, header)?.inputs ?? []) {
-      const id = `${input.kind}:${input.name}`;
-      const known = inputs.get(id);
-      if (known && known.default !== input.default) {
-        throw new Error(
-          `${input.kind} ${input.name} has the default "${known.default}" on one route and "${input.default}" on route "${route.path}": a CDN key cannot serve both`,
-        );
-      }
-      inputs.set(id, {
-        ...input,
-        values: new Set([...(known?.values ?? []), ...input.values]),
-      });
-    }
-  }
-  const cookies = [...inputs.values()].filter((input) => input.kind === 'cookie');
-  const headers = [...inputs.values()].filter((input) => input.kind === 'header');
+  const inputs = declaredInputs(serverRoutes);
+  const cookies = inputs.filter((input) => input.kind === 'cookie');
+  const headers = inputs.filter((input) => input.kind === 'header');
   const closedSet = (values) =>
     `{"^(?:${[...values].map((value) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$"}`;
   const lines = [

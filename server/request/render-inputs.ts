@@ -12,7 +12,7 @@ export const RENDER_INPUTS_HEADER = 'render-inputs';
 export const MAX_VARIANTS = 64;
 
 /** One input: the values that select another page, and the one a request without them gets. */
-interface Input {
+export interface Input {
   kind: 'cookie' | 'header';
   /** A cookie's name as sent, or a header's name in lower case. */
   name: string;
@@ -120,6 +120,33 @@ function inputsOf(
       };
     })
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Every input the routes declare, each once with the union of its values (for tools that key or
+ * load pages as the origin does: deploy/varnish/inputs.mjs, the bench). Throws when two routes
+ * give one input different defaults.
+ */
+export function declaredInputs(
+  routes: readonly { path: string; headers?: Record<string, string> }[],
+): Input[] {
+  const inputs = new Map<string, Input>();
+  for (const route of routes) {
+    const header = Object.entries(route.headers ?? {}).find(
+      ([name]) => name.toLowerCase() === RENDER_INPUTS_HEADER,
+    )?.[1];
+    for (const input of parseRenderInputs(route.path, header)?.inputs ?? []) {
+      const id = `${input.kind}:${input.name}`;
+      const known = inputs.get(id);
+      if (known && known.default !== input.default) {
+        throw new StartupError(
+          `${input.kind} ${input.name} has the default "${known.default}" on one route and "${input.default}" on route "${route.path}"`,
+        );
+      }
+      inputs.set(id, { ...input, values: new Set([...(known?.values ?? []), ...input.values]) });
+    }
+  }
+  return [...inputs.values()];
 }
 
 /** A request's value of each input, normalized: a declared value, else the default. */
