@@ -1,9 +1,11 @@
 // Builds a production bundle when it is missing or older than anything it is built from, so
-// `npm run serve:ssr` and the tests never run against a stale build. `node scripts/ensure-build.mjs`
-// builds the app (src/ → dist/); `node scripts/ensure-build.mjs test-app` builds the origin's test
-// app (test/app/ → dist-test/).
+// `npm run serve:ssr` and the tests never run against a stale build, then writes the compressed
+// copies of its files that are missing or older than their file (scripts/compress-build.mjs).
+// `node scripts/ensure-build.mjs` builds the app (src/ → dist/); `node scripts/ensure-build.mjs
+// test-app` builds the origin's test app (test/app/ → dist-test/).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { compressDist } from './compress-build.mjs';
 import { newestMtime } from './lib/newest-mtime.mjs';
 
 const root = join(import.meta.dirname, '..');
@@ -37,3 +39,4 @@ if (built === 0 || changed > built) {
     process.exit(result.status ?? 1);
   }
 }
+await compressDist(join(root, project.output));

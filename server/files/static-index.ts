@@ -4,21 +4,21 @@ import { contentType } from 'mime-types';
 import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
+import type { Coding } from '../http/content-coding.ts';
+import { withEncodings } from '../http/encodings.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 
 /**
- * A file answered from memory: its bytes and every header, computed once at startup. An HTML page
- * under a Content-Security-Policy holds nonce placeholders, filled per response.
+ * A file answered from memory: its bytes and every header, computed once at startup, with the
+ * build's compressed copies as its stored codings. An HTML page under a Content-Security-Policy
+ * holds nonce placeholders, filled (and compressed) per response.
  */
-export interface StaticFile extends Answer {
-  /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
-  encoded?: { encoding: Encoding; file: StaticFile }[];
-}
+export type StaticFile = Answer;
 
 /** A file over the memory limits, served from disk by koa-static. */
 export interface DiskFile {
-  /** The build holds `.br` or `.gz` copies of it: answers vary with Accept-Encoding. */
-  encoded: boolean;
+  /** The codings of the `.br` and `.gz` copies the build holds of it: if any, answers vary with Accept-Encoding. */
+  codings: readonly Coding[];
 }
 
 export interface StaticIndex {
@@ -31,15 +31,12 @@ export interface StaticIndex {
   verbatim(target: string): StaticFile | undefined;
   /** A file or prerendered page not held in memory (koa-static serves it), if the path names one. */
   onDisk(path: string): DiskFile | undefined;
-  /** Whether the build holds any `.br`/`.gz` copies (only then may koa-static look for them). */
-  precompressed: boolean;
 }
 
-type Encoding = 'br' | 'gzip';
-/** Precompressed copies a build step may write next to a file, in order of preference. */
-const ENCODINGS: { encoding: Encoding; extension: string }[] = [
-  { encoding: 'br', extension: '.br' },
-  { encoding: 'gzip', extension: '.gz' },
+/** Precompressed copies a build step writes next to a file (files/compress-build.ts), best first. */
+export const COPIES: readonly { coding: 'br' | 'gzip'; extension: string }[] = [
+  { coding: 'br', extension: '.br' },
+  { coding: 'gzip', extension: '.gz' },
 ];
 
 export interface StaticIndexOptions {
@@ -66,6 +63,11 @@ const HASHED_NAME = /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|^\/media\/[^/]+-[A-Za-z0
 /** A path of only unreserved characters and sub-delims: the same string before and after decoding. */
 const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@/]*$/;
 
+/** The Content-Type of a file of the build, by its name. */
+export function typeOf(urlPath: string): string {
+  return contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
+}
+
 /** Cache-Control for a file of the build, by its URL path. */
 export function cacheControlFor(urlPath: string): string {
   return HASHED_NAME.test(urlPath) ? HASHED_ASSET_CACHE : REVALIDATE;
@@ -84,20 +86,17 @@ export function buildStaticIndex(
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
   const listed = listBuild(browserDir);
-  let precompressed = false;
   const { read, bodies, held } = bodyReader(listed);
 
   for (const [urlPath, { size, mtime }] of listed) {
-    const siblings = ENCODINGS.filter(({ extension }) => listed.has(urlPath + extension));
-    precompressed ||= siblings.length > 0;
+    const siblings = COPIES.filter(({ extension }) => listed.has(urlPath + extension));
     // A file and its compressed copies are held together or not at all.
     const groupPaths = [urlPath, ...siblings.map(({ extension }) => urlPath + extension)];
     const unreadBytes = groupPaths.reduce(
       (sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size),
       0,
     );
-    const type =
-      contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
+    const type = typeOf(urlPath);
     const cacheControl = cacheControlFor(urlPath);
     if (csp && type.startsWith('text/html')) {
       // Under a policy, HTML is always held (koa-static could not give it a nonce), and sent as it
@@ -106,25 +105,19 @@ export function buildStaticIndex(
       continue;
     }
     if (size > maxFileBytes || held() + unreadBytes > maxTotalBytes) {
-      largeFiles.set(urlPath, { encoded: siblings.length > 0 });
+      largeFiles.set(urlPath, { codings: siblings.map(({ coding }) => coding) });
       continue;
     }
-    const vary = siblings.length > 0;
-    const file = staticFile(read(urlPath), mtime, type, cacheControl, undefined, vary);
-    if (vary) {
-      file.encoded = siblings.map(({ encoding, extension }) => ({
-        encoding,
-        file: staticFile(
-          read(urlPath + extension),
-          listed.get(urlPath + extension)!.mtime,
-          type,
-          cacheControl,
-          encoding,
-          vary,
-        ),
-      }));
-    }
-    files.set(urlPath, file);
+    const file = staticFile(read(urlPath), mtime, type, cacheControl, siblings.length > 0);
+    files.set(
+      urlPath,
+      siblings.length === 0
+        ? file
+        : withEncodings(
+            file,
+            siblings.map(({ coding, extension }) => [coding, read(urlPath + extension)]),
+          ),
+    );
   }
 
   addPrerenderedRoutes(prerenderedRoutes, files, largeFiles);
@@ -133,7 +126,6 @@ export function buildStaticIndex(
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
     verbatim: (target) => verbatim.get(target),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
-    precompressed,
   };
 }
 
@@ -183,33 +175,34 @@ function addPrerenderedRoutes(
   }
 }
 
-/** One representation of a file, with every header it is answered with. */
+/**
+ * A file as it is, with every header it is answered with. `encoded`: the build holds compressed
+ * copies, attached as its codings (each with its own ETag); without them it is sent as it is,
+ * never compressed per request.
+ */
 function staticFile(
   body: Buffer,
   mtime: Date,
   type: string,
   cacheControl: string,
-  encoding: Encoding | undefined,
-  vary: boolean,
+  encoded: boolean,
 ): StaticFile {
   const validators = { etag: strongEtag(body), 'last-modified': mtime.toUTCString() };
   const headers = [
     'Content-Type',
     type,
-    ...(encoding ? ['Content-Encoding', encoding] : []),
     'Cache-Control',
     cacheControl,
     'ETag',
     validators.etag,
     'Last-Modified',
     validators['last-modified'],
-    // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
-    ...(vary ? ['Vary', 'Accept-Encoding'] : []),
     // Whole files only: nothing in a browser build needs byte ranges (docs/architecture.md, HTTP behaviour).
     'Accept-Ranges',
     'none',
   ];
-  return answer(200, headers, body, { validators });
+  // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
+  return answer(200, headers, body, { validators, compress: encoded });
 }
 
 /** An HTML file stored with nonce placeholders: a weak ETag, and no shared cache may keep it. */
@@ -234,7 +227,7 @@ function noncedFile(
   return answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
 }
 
-function* listFiles(dir: string): Generator<string> {
+export function* listFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {

@@ -36,8 +36,9 @@ function signalThenAsk(pid, signal, path) {
 
 /**
  * A project folder with the given package.json scripts, this project's scripts/ensure-build.mjs
- * (which finds dist/ up to date: none of its inputs exist there), its node_modules, and the tests'
- * app build as dist/ (copied: a symlinked server.mjs would not know it is the main module).
+ * (which finds dist/ up to date: the copy is newer than server/, the only one of its inputs there)
+ * and compress-build.mjs (with the server/ modules it runs, linked), its node_modules, and the
+ * tests' app build as dist/ (copied: a symlinked server.mjs would not know it is the main module).
  */
 function scratchProject(projectScripts) {
   const project = join(ROOT, 'test-results', `npm-scripts-${process.pid}-${Date.now()}`);
@@ -46,10 +47,11 @@ function scratchProject(projectScripts) {
     join(project, 'package.json'),
     JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }),
   );
-  for (const file of ['ensure-build.mjs', 'lib/newest-mtime.mjs']) {
+  for (const file of ['ensure-build.mjs', 'compress-build.mjs', 'lib/newest-mtime.mjs']) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
   symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
+  symlinkSync(join(ROOT, 'server'), join(project, 'server'), 'dir');
   if (Object.values(projectScripts).some((script) => script.includes('bench/'))) {
     // serve:ssr:bun checks the bench's install (bench/install.mjs), then runs its Bun.
     mkdirSync(join(project, 'bench'));
