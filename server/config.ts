@@ -2,6 +2,7 @@
 // variable once with how to read it, then the sections each part of the origin is built from
 // (parts.ts), typed by the modules that use them. A value that cannot be used stops the start with
 // one line naming the variable.
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import {
@@ -12,6 +13,7 @@ import {
   parseReportTo,
 } from './csp/policy.ts';
 import type { StaticIndexOptions } from './files/static-index.ts';
+import { EARLY_HINTS_MODES, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { LogSettings } from './logger.ts';
 import type { MetricsAddress } from './metrics/metrics-server.ts';
 import { CRITICAL_CSS_MODES, type CriticalCssMode } from './pages/common-engine.ts';
@@ -42,6 +44,8 @@ export interface OriginConfig {
   processes: ProcessSettings;
   /** Files from memory before Koa (fast-path.ts), and how many bytes of the build memory holds. */
   files: StaticIndexOptions & { fastPath: boolean };
+  /** A 103 Early Hints before a page (over HTTP/2, or always), and `Link` on pages (hints/); or neither. */
+  earlyHints: EarlyHintsMode;
   /** Undefined when RENDER_CACHE_BYTES is 0: no render cache. */
   renderCache: RenderCacheOptions | undefined;
   /** Undefined without REDIS_URL: each process caches alone. */
@@ -82,6 +86,8 @@ interface Variable<T> {
 const VARIABLES = {
   PORT: integer(4000, 0, 65535),
   HOST: optional(listenHost),
+  TLS_CERT: optional(pemFile('CERTIFICATE')),
+  TLS_KEY: optional(pemFile('PRIVATE KEY')),
   NG_ALLOWED_HOSTS: { unset: DEFAULT_ALLOWED_HOSTS, read: allowedHosts },
   TRUST_PROXY: boolean(false),
   RENDER_TIMEOUT_MS: integer(5000, 1, 600_000),
@@ -92,6 +98,7 @@ const VARIABLES = {
   WORKERS: { unset: 1, read: workers },
   ACCESS_LOG: boolean(false),
   FAST_PATH: boolean(true),
+  EARLY_HINTS: choice(EARLY_HINTS_MODES),
   STATIC_MEMORY_BYTES: integer(64 * MIB, 0, 2 ** 40),
   RENDER_CACHE_BYTES: integer(64 * MIB, 0, 2 ** 40),
   RENDER_CACHE_ADMISSION: choice(ADMISSIONS),
@@ -122,13 +129,18 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
   const v = readVariables(env);
   checkCombinations(v, env);
   return {
-    listen: { port: v.PORT, host: v.HOST },
+    listen: {
+      port: v.PORT,
+      host: v.HOST,
+      tls: v.TLS_CERT && v.TLS_KEY && { cert: v.TLS_CERT, key: v.TLS_KEY },
+    },
     hosts: { allowedHosts: v.NG_ALLOWED_HOSTS, trustProxy: v.TRUST_PROXY },
     engine: { name: v.RENDER_ENGINE, criticalCss: v.CRITICAL_CSS },
     limits: { maxRunning: v.MAX_CONCURRENT_RENDERS, maxQueued: v.RENDER_QUEUE_LIMIT },
     pages: { renderTimeoutMs: v.RENDER_TIMEOUT_MS, cacheGroupAliases: v.CACHE_GROUP_ALIASES },
     processes: { workers: v.WORKERS, shutdownGraceMs: v.SHUTDOWN_GRACE_MS },
     files: { fastPath: v.FAST_PATH, maxTotalBytes: v.STATIC_MEMORY_BYTES },
+    earlyHints: v.EARLY_HINTS,
     renderCache:
       v.RENDER_CACHE_BYTES === 0
         ? undefined
@@ -209,6 +221,9 @@ function checkCombinations(v: Values, env: NodeJS.ProcessEnv): void {
   }
   if (v.METRICS_HOST !== undefined && v.METRICS_PORT === undefined) {
     fail('METRICS_HOST needs METRICS_PORT');
+  }
+  if ((v.TLS_CERT === undefined) !== (v.TLS_KEY === undefined)) {
+    fail(`${v.TLS_CERT === undefined ? 'TLS_KEY needs TLS_CERT' : 'TLS_CERT needs TLS_KEY'}`);
   }
 }
 
@@ -292,6 +307,30 @@ function allowedHosts(value: string): string[] {
     );
   }
   return hosts;
+}
+
+/**
+ * A PEM file of this `label` (`CERTIFICATE`, or a private key of any kind), read once at startup:
+ * its bytes. The message names the path, never the file's content.
+ */
+function pemFile(label: string): (path: string) => Buffer {
+  return (path) => {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path.trim());
+    } catch (error) {
+      throw new Error(
+        `cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'} "${path}"`,
+        {
+          cause: error,
+        },
+      );
+    }
+    if (!new RegExp(`-----BEGIN [A-Z ]*${label}-----`).test(bytes.toString('latin1'))) {
+      throw new Error(`must be a PEM file with a ${label} block, got "${path}"`);
+    }
+    return bytes;
+  };
 }
 
 function cspDirectives(value: string): CspDirectives {

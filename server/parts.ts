@@ -9,6 +9,7 @@ import type * as AppServerBundle from './main.server.mjs';
 import type { OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
+import type { PageHints } from './hints/page-hints.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
@@ -17,6 +18,7 @@ import { createPages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
 import { type PageEngine, Renderer } from './pages/renderer.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
+import { withPageHints } from './pages/route-preloads.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
 import { buildId } from './render-cache/build-id.ts';
@@ -33,6 +35,8 @@ export interface Build {
   app: typeof AppServerBundle;
   serverDir: string;
   browserDir: string;
+  /** Read from the build's manifests at startup (hints/page-hints.ts). */
+  hints: PageHints;
 }
 
 /** What a serving process is made of, for server.ts to listen with and to reach from outside. */
@@ -56,14 +60,18 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
   const csp = config.csp && new ContentSecurityPolicy(config.csp);
   const limiter = new RenderLimiter(config.limits);
-  const renderer = new Renderer(createEngine(config, build, csp), limiter, log);
+  // Route chunks as Angular's engine preloads them, always; Link and 103 unless EARLY_HINTS=off.
+  const { earlyHints } = config;
+  const hints = earlyHints === 'off' ? undefined : { hints: build.hints, mode: earlyHints };
+  const engine = withPageHints(createEngine(config, build, csp), build.hints, hints !== undefined);
+  const renderer = new Renderer(engine, limiter, log);
   const lookupRoute = createRouteLookup(build.app.serverRoutes, log);
   const caches = createCaches(config, build, csp, log);
   const revalidator = createRevalidator(config, caches, log);
   const index = buildStaticIndex(
     build.browserDir,
     readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json')),
-    { maxTotalBytes: config.files.maxTotalBytes, csp },
+    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints },
   );
   // What /healthz reports, and what the metrics read: one source for both.
   const stats = () => ({
@@ -92,6 +100,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
     pages,
+    hints,
     csp,
     readiness,
     revalidateEndpoint:

@@ -4,7 +4,7 @@ import { startChild } from './child-process.mjs';
 import { APP_DIST, ROOT } from './paths.mjs';
 
 /** What the origin prints once it listens; the port is the one it bound (PORT=0: any free one). */
-const LISTENING = /listening on http:\/\/[^:]+:(\d+)/;
+const LISTENING = /listening on (https?):\/\/[^:]+:(\d+)/;
 
 /**
  * How to start the origin. `dist` is the build to run (the app's by default); `command` replaces the
@@ -38,8 +38,11 @@ export function spawnOrigin({
 export async function startOrigin(options = {}) {
   const child = spawnOrigin(options);
   let port;
+  let scheme;
   try {
-    port = Number((await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 }))[1]);
+    const listening = await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 });
+    scheme = listening[1];
+    port = Number(listening[2]);
   } catch (error) {
     await child.stop({ graceMs: 0 });
     throw new Error(`origin ${error.message}:\n${child.stdout()}\n${child.stderr()}`, {
@@ -50,7 +53,7 @@ export async function startOrigin(options = {}) {
     exited: child.exited.then(({ code }) => code),
     pid: child.pid,
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `${scheme}://127.0.0.1:${port}`,
     stdout: child.stdout,
     stderr: child.stderr,
     stop: async () => (await child.stop({ graceMs: 30_000 })).code,

@@ -7,6 +7,7 @@ import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
 import type { Coding } from '../http/content-coding.ts';
 import { withEncodings } from '../http/encodings.ts';
 import { strongEtag } from '../http/entity-tag.ts';
+import type { PageHints } from '../hints/page-hints.ts';
 
 /**
  * A file answered from memory: its bytes and every header, computed once at startup, with the
@@ -46,6 +47,8 @@ export interface StaticIndexOptions {
   maxTotalBytes?: number;
   /** HTML files get a fresh nonce per response under this policy (csp/). */
   csp?: ContentSecurityPolicy;
+  /** Prerendered pages carry their hints in `Link` (hints/page-hints.ts); undefined: none. */
+  hints?: PageHints;
 }
 
 /**
@@ -81,12 +84,18 @@ export function cacheControlFor(urlPath: string): string {
 export function buildStaticIndex(
   browserDir: string,
   prerenderedRoutes: readonly string[],
-  { maxFileBytes = 1024 * 1024, maxTotalBytes = 64 * 1024 * 1024, csp }: StaticIndexOptions = {},
+  {
+    maxFileBytes = 1024 * 1024,
+    maxTotalBytes = 64 * 1024 * 1024,
+    csp,
+    hints,
+  }: StaticIndexOptions = {},
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
   const listed = listBuild(browserDir);
   const { read, bodies, held } = bodyReader(listed);
+  const linkOf = pageLinks(prerenderedRoutes, hints);
 
   for (const [urlPath, { size, mtime }] of listed) {
     const siblings = COPIES.filter(({ extension }) => listed.has(urlPath + extension));
@@ -97,18 +106,18 @@ export function buildStaticIndex(
       0,
     );
     const type = typeOf(urlPath);
-    const cacheControl = cacheControlFor(urlPath);
+    const head = { type, cacheControl: cacheControlFor(urlPath), link: linkOf(urlPath) };
     if (csp && type.startsWith('text/html')) {
-      // Under a policy, HTML is always held (koa-static could not give it a nonce), and sent as it
-      // is: a compressed copy cannot take one either.
-      files.set(urlPath, noncedFile(read(urlPath), mtime, type, cacheControl, csp));
+      // Under a policy, HTML is always held (koa-static could not give it a nonce), and compressed
+      // per response: the build's copies cannot take one either.
+      files.set(urlPath, noncedFile(read(urlPath), mtime, head, csp));
       continue;
     }
     if (size > maxFileBytes || held() + unreadBytes > maxTotalBytes) {
       largeFiles.set(urlPath, { codings: siblings.map(({ coding }) => coding) });
       continue;
     }
-    const file = staticFile(read(urlPath), mtime, type, cacheControl, siblings.length > 0);
+    const file = staticFile(read(urlPath), mtime, head, siblings.length > 0);
     files.set(
       urlPath,
       siblings.length === 0
@@ -127,6 +136,29 @@ export function buildStaticIndex(
     verbatim: (target) => verbatim.get(target),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
   };
+}
+
+/** The headers of a file's answer that depend on its path. */
+interface FileHead {
+  type: string;
+  cacheControl: string;
+  /** `Link` of a prerendered page's hints, else undefined. */
+  link: string | undefined;
+}
+
+/** The `Link` of the page file of each prerendered route (`/about` is about/index.html). */
+function pageLinks(
+  routes: readonly string[],
+  hints: PageHints | undefined,
+): (urlPath: string) => string | undefined {
+  const links = new Map<string, string | undefined>(
+    hints === undefined ? [] : routes.map((route) => [pageFile(route), hints.header(route)]),
+  );
+  return (urlPath) => links.get(urlPath);
+}
+
+function pageFile(route: string): string {
+  return route === '/' ? '/index.html' : `${route}/index.html`;
 }
 
 /** Every file of the build by its URL path, with where it is, its size and its time. */
@@ -165,7 +197,7 @@ function addPrerenderedRoutes(
   largeFiles: Map<string, DiskFile>,
 ): void {
   for (const route of routes) {
-    const pagePath = route === '/' ? '/index.html' : `${route}/index.html`;
+    const pagePath = pageFile(route);
     const page = files.get(pagePath);
     if (page) {
       files.set(route, page);
@@ -180,19 +212,13 @@ function addPrerenderedRoutes(
  * copies, attached as its codings (each with its own ETag); without them it is sent as it is,
  * never compressed per request.
  */
-function staticFile(
-  body: Buffer,
-  mtime: Date,
-  type: string,
-  cacheControl: string,
-  encoded: boolean,
-): StaticFile {
+function staticFile(body: Buffer, mtime: Date, head: FileHead, encoded: boolean): StaticFile {
   const validators = { etag: strongEtag(body), 'last-modified': mtime.toUTCString() };
   const headers = [
     'Content-Type',
-    type,
+    head.type,
     'Cache-Control',
-    cacheControl,
+    head.cacheControl,
     'ETag',
     validators.etag,
     'Last-Modified',
@@ -200,6 +226,7 @@ function staticFile(
     // Whole files only: nothing in a browser build needs byte ranges (docs/architecture.md, HTTP behaviour).
     'Accept-Ranges',
     'none',
+    ...(head.link === undefined ? [] : ['Link', head.link]),
   ];
   // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
   return answer(200, headers, body, { validators, compress: encoded });
@@ -209,20 +236,20 @@ function staticFile(
 function noncedFile(
   html: Buffer,
   mtime: Date,
-  type: string,
-  cacheControl: string,
+  head: FileHead,
   csp: ContentSecurityPolicy,
 ): StaticFile {
-  const nonced = noncedAnswer(html.toString(), csp, cacheControl);
+  const nonced = noncedAnswer(html.toString(), csp, head.cacheControl);
   const validators = { etag: nonced.etag!, 'last-modified': mtime.toUTCString() };
   const headers = [
     'Content-Type',
-    type,
+    head.type,
     ...nonced.headers,
     'Last-Modified',
     validators['last-modified'],
     'Accept-Ranges',
     'none',
+    ...(head.link === undefined ? [] : ['Link', head.link]),
   ];
   return answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
 }

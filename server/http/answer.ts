@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
 import type { Context } from 'koa';
 import type { Answer, PerResponseBody } from './answer-value.ts';
+import { canAnswer } from './connection.ts';
 import { compressible, MIN_COMPRESSED_BYTES } from './content-coding.ts';
 import { representationFor } from './encodings.ts';
 
@@ -147,12 +148,29 @@ export function writeAnswer(
 }
 
 /**
+ * Hints before the answer: a `103 Early Hints` with `links` (RFC 8297) over HTTP/2, and over
+ * HTTP/1.1 with `http1` (never to HTTP/1.0, which has no interim responses); and the same `Link`
+ * on the final answer, written by writeAnswer or Koa, so that a CDN that learns hints from
+ * answers can replay them.
+ */
+export function writeEarlyHints(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { links, header, http1 }: { links: readonly string[]; header: string; http1: boolean },
+): void {
+  if (req.httpVersionMajor >= 2 || (http1 && req.httpVersionMinor >= 1)) {
+    res.writeEarlyHints({ link: links as string[] });
+  }
+  res.setHeader('Link', header);
+}
+
+/**
  * A Koa step answers through writeAnswer too: Koa then writes nothing of its own. Nothing goes to
  * a client that has left, as with Koa's own respond().
  */
 export function respond(ctx: Context, answer: Answer, extra?: readonly string[]): void {
   ctx.respond = false;
-  if (ctx.writable) {
+  if (canAnswer(ctx.res)) {
     writeAnswer(ctx.req, ctx.res, answer, extra);
   }
 }

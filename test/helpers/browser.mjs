@@ -4,7 +4,14 @@ import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
-export async function launchBrowser() {
+/**
+ * Chromium, headless. `certificate`: trust this self-signed certificate (scripts/lib/tls-certificate.mjs)
+ * by its public key, as a valid one: what a 103 Early Hints fetched is then reused (with
+ * `--ignore-certificate-errors` instead, Chromium caches nothing from the connection and fetches
+ * every hinted file again).
+ * @param {{ certificate?: { spki: string } }} [options]
+ */
+export async function launchBrowser({ certificate } = {}) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No Chromium at ${CHROMIUM}: run "npm run setup:test" (or set CHROMIUM_PATH).`);
   }
@@ -20,6 +27,7 @@ export async function launchBrowser() {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...(certificate ? [`--ignore-certificate-errors-spki-list=${certificate.spki}`] : []),
     ],
   });
 }

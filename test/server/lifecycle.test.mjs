@@ -15,18 +15,17 @@ function pipelined(count) {
 }
 
 /**
- * Sends `signal` once the first answer arrives, then asks for `path` on the same connection once
+ * Sends `signal` once the first bytes arrive (an answer, or a 103 before it), then asks for `path` on the same connection once
  * five more answers came (the event loop has turned, so the signal was handled) while ~290 are to come.
  */
 function signalThenAsk(pid, signal, path) {
   return (socket) => {
     let answers = 0;
+    socket.once('data', () => process.kill(pid, signal));
     socket.on('data', (chunk) => {
-      if (answers === 0) {
-        process.kill(pid, signal);
-      }
       const before = answers;
-      answers += chunk.toString('latin1').split('HTTP/1.1 ').length - 1;
+      // Final answers only: a render's 103 Early Hints comes before its own.
+      answers += chunk.toString('latin1').match(/HTTP\/1\.1 [2-5]\d\d /g)?.length ?? 0;
       if (before < 6 && answers >= 6) {
         socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
       }
