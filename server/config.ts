@@ -4,6 +4,7 @@
 // one line naming the variable.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
 import { availableParallelism } from 'node:os';
 import {
   CSP_MODES,
@@ -12,6 +13,7 @@ import {
   parseCspDirectives,
   parseReportTo,
 } from './csp/policy.ts';
+import type { ArchiveBounds } from './files/asset-archive.ts';
 import type { StaticIndexOptions } from './files/static-index.ts';
 import { EARLY_HINTS_MODES, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { LogSettings } from './logger.ts';
@@ -52,6 +54,8 @@ export interface OriginConfig {
   sharedCache: { link: RedisLinkOptions; tier: SharedTierSettings } | undefined;
   /** Undefined when CSP is off. */
   csp: CspSettings | undefined;
+  /** Where recent builds' hashed files are kept (files/asset-archive.ts); undefined: nowhere. */
+  assetArchive: { store: 'redis' | { dir: string }; bounds: ArchiveBounds } | undefined;
   revalidation: {
     /** The bearer token of POST /_origin/revalidate; undefined: no endpoint. */
     token: string | undefined;
@@ -112,6 +116,10 @@ const VARIABLES = {
   REDIS_TIMEOUT_MS: integer(50, 1, 10_000),
   REDIS_KEY_PREFIX: { unset: 'origin', read: keyPrefix },
   SHARED_CACHE_MAX_ENTRY_BYTES: integer(MIB, 1, 512 * MIB),
+  ASSET_ARCHIVE: optional(assetArchive),
+  // A week: an open tab, or a page a CDN holds, outlives a deploy by hours, rarely by days.
+  ASSET_ARCHIVE_MAX_AGE_S: integer(7 * 24 * 3600, 1, 366 * 24 * 3600),
+  ASSET_ARCHIVE_MAX_BYTES: integer(256 * MIB, 1, 2 ** 40),
   REVALIDATE_TOKEN: optional(revalidateToken),
   CACHE_GROUP_ALIASES: { unset: [] as GroupAlias[], read: groupAliases },
   CDN_PURGE_URL: optional(purgeUrl),
@@ -160,6 +168,10 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
             directives: v.CSP_DIRECTIVES ?? new Map<string, string[]>(),
             reportTo: v.CSP_REPORT_TO,
           },
+    assetArchive: v.ASSET_ARCHIVE && {
+      store: v.ASSET_ARCHIVE,
+      bounds: { maxAgeMs: v.ASSET_ARCHIVE_MAX_AGE_S * 1000, maxBytes: v.ASSET_ARCHIVE_MAX_BYTES },
+    },
     revalidation: {
       token: v.REVALIDATE_TOKEN,
       cdnPurge:
@@ -221,6 +233,14 @@ function checkCombinations(v: Values, env: NodeJS.ProcessEnv): void {
   }
   if (v.METRICS_HOST !== undefined && v.METRICS_PORT === undefined) {
     fail('METRICS_HOST needs METRICS_PORT');
+  }
+  if (v.ASSET_ARCHIVE === 'redis' && v.REDIS_URL === undefined) {
+    fail('ASSET_ARCHIVE=redis needs REDIS_URL');
+  }
+  for (const name of ['ASSET_ARCHIVE_MAX_AGE_S', 'ASSET_ARCHIVE_MAX_BYTES']) {
+    if (v.ASSET_ARCHIVE === undefined && env[name] !== undefined && env[name] !== '') {
+      fail(`${name} needs ASSET_ARCHIVE`);
+    }
   }
   if ((v.TLS_CERT === undefined) !== (v.TLS_KEY === undefined)) {
     fail(`${v.TLS_CERT === undefined ? 'TLS_KEY needs TLS_CERT' : 'TLS_CERT needs TLS_KEY'}`);
@@ -331,6 +351,21 @@ function pemFile(label: string): (path: string) => Buffer {
     }
     return bytes;
   };
+}
+
+/** `off`, `redis` (the shared tier's Redis) or the absolute path of a folder (a volume). */
+function assetArchive(value: string): 'redis' | { dir: string } | undefined {
+  const trimmed = value.trim();
+  if (trimmed === 'off') {
+    return undefined;
+  }
+  if (trimmed === 'redis') {
+    return 'redis';
+  }
+  if (!isAbsolute(trimmed)) {
+    throw new Error(`must be off, redis or the absolute path of a folder, got "${value}"`);
+  }
+  return { dir: trimmed };
 }
 
 function cspDirectives(value: string): CspDirectives {

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
 import { fastPath } from './fast-path.ts';
+import type { AssetArchive } from './files/asset-archive.ts';
+import { filesOfEarlierBuilds } from './files/earlier-builds.ts';
 import { filesFromDisk, filesFromMemory } from './files/serve-files.ts';
 import { canAnswer } from './http/connection.ts';
 import type { StaticIndex } from './files/static-index.ts';
@@ -25,6 +27,8 @@ export interface OriginOptions {
   hosts: HostRules;
   /** The browser build and its index; undefined under `ng serve`, whose dev server serves files. */
   files: { browserDir: string; index: StaticIndex } | undefined;
+  /** Recent builds' hashed files (ASSET_ARCHIVE); undefined: none but this build's. */
+  archive?: AssetArchive;
   /** The pages step: prerendered, rendered, cached or the client-side shell. */
   pages: Pages;
   /** Sent before a page is looked up or rendered (103 Early Hints); undefined when EARLY_HINTS is off. */
@@ -138,6 +142,11 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   // filesFromDisk: files the index did not hold (over its size limits).
   if (files) {
     app.use(filesFromDisk(files.browserDir, files.index));
+  }
+
+  // filesOfEarlierBuilds: a hashed file of a recent build, for a page of it during a deploy.
+  if (options.archive) {
+    app.use(filesOfEarlierBuilds(options.archive));
   }
 
   // earlyHints: a page's stylesheet, scripts and route chunks, in a 103 before its page is looked

@@ -8,6 +8,10 @@ import type { Logger } from 'pino';
 import type * as AppServerBundle from './main.server.mjs';
 import type { OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
+import type { AssetArchive } from './files/asset-archive.ts';
+import { DirectoryArchive } from './files/directory-archive.ts';
+import { publishInBackground } from './files/earlier-builds.ts';
+import { RedisArchive } from './files/redis-archive.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
 import type { PageHints } from './hints/page-hints.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
@@ -48,10 +52,14 @@ export interface Parts {
   revalidator: Revalidator;
 }
 
-/** The caches: this process's store and, with REDIS_URL, the shared tier and its Redis link. */
+/**
+ * The caches: this process's store and, with REDIS_URL, the shared tier, and the origin's one
+ * Redis link (also the asset archive's, with ASSET_ARCHIVE=redis).
+ */
 interface Caches {
   store: RenderCache | undefined;
   shared: { tier: SharedTier; link: RedisLink; keyPrefix: string } | undefined;
+  link: RedisLink | undefined;
   build: string;
 }
 
@@ -99,6 +107,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   const listener = createOrigin({
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
+    archive: createArchive(config, caches, build.browserDir, log),
     pages,
     hints,
     csp,
@@ -144,13 +153,38 @@ function createCaches(
 ): Caches {
   const build = buildId(browserDir, serverDir);
   const store = config.renderCache && new RenderCache(config.renderCache);
-  if (store === undefined || config.sharedCache === undefined) {
-    return { store, shared: undefined, build };
+  const usesRedis = store !== undefined || config.assetArchive?.store === 'redis';
+  const link =
+    config.sharedCache && usesRedis ? new RedisLink(config.sharedCache.link, log) : undefined;
+  if (store === undefined || config.sharedCache === undefined || link === undefined) {
+    return { store, shared: undefined, link, build };
   }
-  const link = new RedisLink(config.sharedCache.link, log);
   const { tier: settings } = config.sharedCache;
   const tier = new SharedTier({ ...settings, link, buildId: build, csp, log });
-  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, build };
+  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, link, build };
+}
+
+/**
+ * With ASSET_ARCHIVE, recent builds' hashed files, on the shared tier's Redis or a volume; this
+ * build's own are published in the background.
+ */
+function createArchive(
+  config: OriginConfig,
+  caches: Caches,
+  browserDir: string,
+  log: Logger,
+): AssetArchive | undefined {
+  const settings = config.assetArchive;
+  if (settings === undefined) {
+    return undefined;
+  }
+  const archive =
+    settings.store === 'redis'
+      ? // config.ts requires REDIS_URL for it: the link is there.
+        new RedisArchive(caches.link!, config.sharedCache!.tier.keyPrefix, settings.bounds)
+      : new DirectoryArchive(settings.store.dir, settings.bounds);
+  publishInBackground(archive, caches.build, browserDir, log);
+  return archive;
 }
 
 /**

@@ -61,7 +61,8 @@ export const HASHED_ASSET_CACHE = 'max-age=31536000, immutable';
  * Bundles the application builder names `name-HASH.js|css` (outputHashing "all"), and the files it
  * copies to media/ with hashed names. Files from public/ keep their names and are revalidated.
  */
-const HASHED_NAME = /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|^\/media\/[^/]+-[A-Za-z0-9_-]{8}\.\w+$/;
+export const HASHED_NAME =
+  /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|^\/media\/[^/]+-[A-Za-z0-9_-]{8}\.\w+$/;
 
 /** A path of only unreserved characters and sub-delims: the same string before and after decoding. */
 const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@/]*$/;
