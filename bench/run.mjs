@@ -41,6 +41,7 @@ import {
   equalLoadRate,
   equalLoadTable,
   markdown,
+  compressionTarget,
   renderCacheTarget,
   summarize,
   terminalTable,
@@ -627,8 +628,9 @@ async function main() {
   say();
   say(terminalTable(rows, scenarioText));
   if (sharedSummary) say(`\n${sharedTerminal(sharedSummary, getScenario(SHARED_SCENARIO).title)}`);
-  const cacheTarget = renderCacheTarget(rows);
-  if (cacheTarget) say(`\n${cacheTarget.replaceAll('**', '').replaceAll('`', '')}`);
+  for (const target of [renderCacheTarget(rows), compressionTarget(rows)]) {
+    if (target) say(`\n${target.replaceAll('**', '').replaceAll('`', '')}`);
+  }
   if (equalLoadRuns.length > 0) {
     say();
     say(equalLoadTable(equalLoadRuns, variantNames, options.equalLoad));

@@ -47,18 +47,26 @@ export function pinned(command, cpus) {
  */
 
 /**
- * Starts a server and resolves once it printed its ready line and answered an HTTP request.
- * @param {{ command: string[], env: Record<string, string | undefined>, cwd: string, ready: RegExp, timeoutMs?: number }} options
+ * Starts a server and resolves once it printed its ready line and answered an HTTP request
+ * (`scheme: 'https'`: a server with TLS, asked over HTTP/2).
+ * @param {{ command: string[], env: Record<string, string | undefined>, cwd: string, ready: RegExp, timeoutMs?: number, scheme?: 'http' | 'https' }} options
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000 }) {
+export async function startServer({
+  command,
+  env,
+  cwd,
+  ready,
+  timeoutMs = 30_000,
+  scheme = 'http',
+}) {
   const port = await freePort();
   const childEnv = { ...process.env, ...env, PORT: String(port) };
   for (const [name, value] of Object.entries(childEnv))
     if (value === undefined) delete childEnv[name];
   // Only the tail of the output matters (the reason it failed).
   const child = startChild(command, { cwd, env: childEnv, keep: 8_000 });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${scheme}://127.0.0.1:${port}`;
   const server = {
     pid: child.pid,
     port,

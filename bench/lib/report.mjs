@@ -382,6 +382,8 @@ export function markdown({
   lines.push(...runtimeComparison(rows));
   const cached = renderCacheTarget(rows);
   if (cached) lines.push('', cached);
+  const compressedTarget = compressionTarget(rows);
+  if (compressedTarget) lines.push('', compressedTarget);
   if (failures.length > 0) {
     lines.push('', 'Not ranked:', '');
     for (const row of failures)
@@ -412,6 +414,37 @@ export function renderCacheTarget(rows) {
     `**Render cache:** the origin answered \`ssr-cached\` at ${fmt.ratio(ratio)} its \`ssg\` req/s (target ≥ 0.80: ${ratio >= 0.8 ? 'met' : 'missed'}), ` +
     `${micros(cached)} µs against ${micros(ssg)} µs of server CPU per response. The peers have no render cache: they render every \`ssr-cached\` request.`
   );
+}
+
+/**
+ * What answering in the coding a browser asks for costs the origin's throughput: each compressed
+ * scenario against its plain one, same run (target ≥ 0.90).
+ * @param {SummaryRow[]} rows
+ */
+export function compressionTarget(rows) {
+  const find = (scenario) =>
+    rows.find(
+      (row) =>
+        row.scenario === scenario && row.variant === 'origin' && row.status === 'valid' && row.rps,
+    );
+  const pairs = [
+    ['ssg-br', 'ssg'],
+    ['ssr-cached-br', 'ssr-cached'],
+  ]
+    .map(([coded, plain]) => ({ coded: find(coded), plain: find(plain) }))
+    .filter(({ coded, plain }) => coded && plain);
+  if (pairs.length === 0) return undefined;
+  return `**Compression:** ${pairs
+    .map(({ coded, plain }) => {
+      const ratio = coded.rps.median / plain.rps.median;
+      return (
+        `the origin answered \`${coded.scenario}\` at ${fmt.ratio(ratio)} its \`${plain.scenario}\` req/s ` +
+        `(target ≥ 0.90: ${ratio >= 0.9 ? 'met' : 'missed'}; ${fmt.us(coded.serverUsPerResponse)} against ` +
+        `${fmt.us(plain.serverUsPerResponse)} µs of server CPU and ${fmt.bytes(coded.bytesPerResponse)} against ` +
+        `${fmt.bytes(plain.bytesPerResponse)} per response)`
+      );
+    })
+    .join('; ')}.`;
 }
 
 /**

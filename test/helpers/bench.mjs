@@ -1,13 +1,14 @@
-// `node bench/run.mjs …` as the bench's tests run it: output kept, stopped at a deadline.
+// `node bench/run.mjs …` (or another of the bench's scripts) as the bench's tests run it: output
+// kept, stopped at a deadline.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '../..');
 
 /** @returns {Promise<{ code: number | null, stdout: string, stderr: string }>} */
-export function runBench(args, timeoutMs) {
+export function runBench(args, timeoutMs, script = 'bench/run.mjs') {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
