@@ -5,7 +5,8 @@ import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
 import type { Coding } from '../http/content-coding.ts';
-import { withEncodings } from '../http/encodings.ts';
+import { withEncodings, withGzipAroundSlots } from '../http/encodings.ts';
+import { deflatePiecesNow } from '../http/gzip-slots.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import type { PageHints } from '../hints/page-hints.ts';
 
@@ -252,7 +253,11 @@ function noncedFile(
     'none',
     ...(head.link === undefined ? [] : ['Link', head.link]),
   ];
-  return answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
+  const file = answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
+  // gzip around its nonces, deflated once here: a response computes a CRC, not a compression.
+  return file.compressOnSend === true
+    ? withGzipAroundSlots(file, deflatePiecesNow(nonced.slots, 9))
+    : file;
 }
 
 export function* listFiles(dir: string): Generator<string> {

@@ -9,8 +9,13 @@ import type { Coding } from './content-coding.ts';
 export interface PerResponseBody {
   /** The stored body between its slots (views, not copies): what goes out around each value. */
   readonly segments: readonly Buffer[];
-  /** This response's value for every slot, and the headers that go with it (never on a 304). */
-  next(): { value: Buffer; headers: readonly string[] };
+  /** The length of every value (a nonce's 22 bytes); undefined when it varies. */
+  readonly valueLength?: number;
+  /**
+   * This response's value for every slot, the headers that go with it (never on a 304), and what
+   * follows the last segment when it depends on the value (a gzip trailer: http/gzip-slots.ts).
+   */
+  next(): { value: Buffer; headers: readonly string[]; trailer?: Buffer };
 }
 
 /** An answer, decided before a byte goes out. */

@@ -127,7 +127,7 @@ export function writeAnswer(
     res.end(head ? undefined : answer.body);
     return answer.status;
   }
-  const { value, headers } = perResponse.next();
+  const { value, headers, trailer } = perResponse.next();
   res.writeHead(answer.status, [...answer.headers, ...extra, ...headers]);
   if (head) {
     res.end();
@@ -142,7 +142,12 @@ export function writeAnswer(
     res.write(segments[i]);
     res.write(value);
   }
-  res.end(segments[last]);
+  if (trailer === undefined) {
+    res.end(segments[last]);
+  } else {
+    res.write(segments[last]);
+    res.end(trailer);
+  }
   res.uncork();
   return answer.status;
 }

@@ -118,6 +118,8 @@ const ON_SEND_LEVEL: Record<Coding, number> = { zstd: 3, br: 4, gzip: 3 };
  * costs a large share of a render for about 1% of bytes (bench/README.md#the-figures-behind-the-codes-comments).
  */
 const STORED_LEVEL = { br: 6, gzip: 6 } as const;
+/** gzip's, for the pieces of a nonced page (http/gzip-slots.ts). */
+export const STORED_GZIP_LEVEL = STORED_LEVEL.gzip;
 
 function brotliOptions(quality: number, size: number) {
   return {

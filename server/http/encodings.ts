@@ -8,8 +8,10 @@ import {
   compressOnSend,
   negotiate,
   ON_SEND_CODINGS,
+  STORED_GZIP_LEVEL,
 } from './content-coding.ts';
 import { strongEtag } from './entity-tag.ts';
+import { deflatePieces, gzipAroundSlots } from './gzip-slots.ts';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -55,14 +57,50 @@ export function withEncodings(identity: Answer, bodies: readonly [Coding, Buffer
 
 /**
  * An answer the render cache is about to keep, compressed once in every stored coding (off the
- * event loop) when it would otherwise be compressed per response. A nonced page stays compressed
- * per response: its body changes with every nonce.
+ * event loop) when it would otherwise be compressed per response; a nonced one in gzip around its
+ * slots (gzip-slots.ts), as its body changes with every nonce.
  */
 export async function encodedForStore(identity: Answer): Promise<Answer> {
-  if (identity.compressOnSend !== true || identity.perResponse !== undefined) {
+  if (identity.compressOnSend !== true) {
     return identity;
   }
-  return withEncodings(identity, await compressForStore(identity.body));
+  const slots = identity.perResponse;
+  return slots === undefined
+    ? withEncodings(identity, await compressForStore(identity.body))
+    : withGzipAroundSlots(identity, await deflatePieces(slots, STORED_GZIP_LEVEL));
+}
+
+/**
+ * A nonced `identity` with its gzip coding made of `deflated`, its pieces (gzip-slots.ts): each
+ * response then computes a CRC, not a compression. Clients that take no gzip get it as it is.
+ */
+export function withGzipAroundSlots(identity: Answer, deflated: readonly Buffer[]): Answer {
+  const slots = identity.perResponse!;
+  if (slots.valueLength === undefined) {
+    return identity;
+  }
+  const etag = identity.validators && codedTag(identity.validators.etag, 'gzip');
+  const { perResponse, length } = gzipAroundSlots(slots, deflated, slots.valueLength);
+  const headers = recoded(identity.headers, 'gzip', etag);
+  headers.push('Content-Length', String(length));
+  const coded: Answer = {
+    status: identity.status,
+    headers,
+    notModifiedHeaders: retagged(identity.notModifiedHeaders, etag),
+    body: EMPTY,
+    validators: etag === undefined ? undefined : { ...identity.validators, etag },
+    perResponse,
+  };
+  return {
+    ...identity,
+    compressOnSend: false,
+    encodings: { codings: ['gzip'], answers: [coded] },
+  };
+}
+
+/** A weak tag of a template for one of its codings: the coding named inside the quotes. */
+function codedTag(etag: string, coding: Coding): string {
+  return `${etag.slice(0, -1)}-${coding}"`;
 }
 
 /**
@@ -91,7 +129,7 @@ export function encodedAnswer(
  * validator stays weak, and names the coding: the template's tag with the coding appended.
  */
 function compressedPerResponse(identity: Answer, slots: PerResponseBody, coding: Coding): Answer {
-  const etag = identity.validators && `${identity.validators.etag.slice(0, -1)}-${coding}"`;
+  const etag = identity.validators && codedTag(identity.validators.etag, coding);
   const perResponse: PerResponseBody = {
     // The writer sends segments[0], the value, segments[1]: the value is the compressed page.
     segments: [EMPTY, EMPTY],

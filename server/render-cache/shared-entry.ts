@@ -33,17 +33,26 @@ interface EntryMeta {
   groups: string[];
   storedAt: number;
   codings: EntryCoding[];
-  /** Compressed as it goes out (a nonced page): nothing but the body is stored. */
+  /** Compressed as it goes out (or a nonced page, around its slots): nothing but the body is stored. */
   onSend: boolean;
+}
+
+/**
+ * A page's codings stored as bytes: not those made around a nonced page's slots, which the reader
+ * makes again from the body (http/gzip-slots.ts).
+ */
+function storedCodings(answer: Answer): { coding: Coding; answer: Answer }[] {
+  const { encodings } = answer;
+  return (encodings?.codings ?? [])
+    .map((coding, i) => ({ coding, answer: encodings!.answers[i] }))
+    .filter((coded) => coded.answer.perResponse === undefined);
 }
 
 /** The coded bodies of a page, by hash field (CODING_FIELDS). */
 export function codingBodies(answer: Answer): Record<string, Buffer> {
-  const bodies: Record<string, Buffer> = {};
-  answer.encodings?.codings.forEach((coding, i) => {
-    bodies[`b.${coding}`] = answer.encodings!.answers[i].body;
-  });
-  return bodies;
+  return Object.fromEntries(
+    storedCodings(answer).map(({ coding, answer: coded }) => [`b.${coding}`, coded.body]),
+  );
 }
 
 export function entryMeta(page: CachedPage): string {
@@ -58,11 +67,14 @@ export function entryMeta(page: CachedPage): string {
     policy: page.policy,
     groups: [...page.groups],
     storedAt: page.storedAt,
-    codings: (answer.encodings?.answers ?? []).map((coded, i) => ({
-      coding: answer.encodings!.codings[i],
+    codings: storedCodings(answer).map(({ coding, answer: coded }) => ({
+      coding,
       etag: coded.validators?.etag ?? null,
     })),
-    onSend: answer.compressOnSend === true,
+    // Compressed as it goes out, or around its slots: its codings are made again where it is read.
+    onSend:
+      answer.compressOnSend === true ||
+      (answer.perResponse !== undefined && answer.encodings !== undefined),
   };
   return JSON.stringify(meta);
 }

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
+import { encodedForStore } from '../http/encodings.ts';
 import type { LinkState, Outcome, RedisLink, SkipReason } from '../redis/link.ts';
 import type { Revalidation } from './revalidation.ts';
 import { CODING_FIELDS, codingBodies, entryMeta, pageOfEntry } from './shared-entry.ts';
@@ -129,6 +130,10 @@ export class SharedTier {
       this.#stats.unreadable++;
       this.#stats.misses++;
       return { found: undefined };
+    }
+    if (page.answer.perResponse !== undefined) {
+      // A nonced page's gzip around its slots is made here, from this process's placeholders.
+      page.answer = await encodedForStore(page.answer);
     }
     return { found: page };
   }

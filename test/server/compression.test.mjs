@@ -269,3 +269,45 @@ for (const protocol of PROTOCOLS) {
     });
   });
 }
+
+describe('CSP=strict: every nonced answer compressed, a fresh nonce in each', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin({ env: { CSP: 'strict' } });
+  });
+  after(async () => {
+    await origin?.stop();
+  });
+
+  /** The nonce of an answer's policy, which its page must carry. */
+  const nonceOf = (res) => /'nonce-([\w-]{22})'/.exec(res.headers['content-security-policy'])[1];
+
+  it('sends a kept page in gzip around its nonces: a valid member, this response’s nonce', async () => {
+    for (const path of ['/', '/products/61', '/products/61']) {
+      const res = await request(origin.url, path, { headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers['content-encoding'], 'gzip', path);
+      assert.equal(Number(res.headers['content-length']), res.body.length, path);
+      // gunzip checks the member's CRC and length: the trailer made for this nonce.
+      const page = gunzipSync(res.body).toString();
+      assert.ok(page.includes(`nonce="${nonceOf(res)}"`), path);
+      assert.match(res.headers.etag, /^W\/".*-gzip"$/);
+    }
+    // Only gzip is made around the slots: a client that takes br alone gets the page as it is.
+    const br = await request(origin.url, '/', { headers: { 'accept-encoding': 'br' } });
+    assert.equal(br.headers['content-encoding'], undefined);
+    assert.ok(br.text.includes(`nonce="${nonceOf(br)}"`));
+  });
+
+  it('compresses a nonced page rendered for one request as it goes out', async () => {
+    const res = await request(origin.url, '/products/62', {
+      headers: { 'accept-encoding': 'zstd, gzip', authorization: 'Bearer x' },
+    });
+    assert.equal(res.headers['content-encoding'], 'zstd');
+    assert.ok(
+      zstdDecompressSync(res.body)
+        .toString()
+        .includes(`nonce="${nonceOf(res)}"`),
+    );
+  });
+});
