@@ -6,8 +6,8 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
 import { killChildren } from '../scripts/lib/child-process.mjs';
+import { launchBrowser } from '../scripts/lib/chromium.mjs';
 import { request } from '../scripts/lib/http.mjs';
 import { makeCertificate } from '../scripts/lib/tls-certificate.mjs';
 import { ensureBuilds } from './lib/build.mjs';
@@ -98,21 +98,9 @@ async function main() {
   const certificate = makeCertificate();
   const variants = variantsOf(names, certificate);
   const pages = [PATHS.prerendered, renderedPathAt(6)];
-  const browser = await chromium.launch({
-    executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      // The bench's own certificate, trusted by its key: Chromium then caches and reuses what a
-      // 103 fetched, as with a certificate a CA signed (--ignore-certificate-errors would not).
-      `--ignore-certificate-errors-spki-list=${certificate.spki}`,
-    ],
-  });
+  // The bench's own certificate, trusted by its key: Chromium then caches and reuses what a 103
+  // fetched, as with a certificate a CA signed (--ignore-certificate-errors would not).
+  const browser = await launchBrowser({ certificate });
   const servers = new Map();
   try {
     for (const variant of variants) {
