@@ -17,10 +17,13 @@ export const EARLY_HINTS_MODES: readonly EarlyHintsMode[] = ['http2', 'always', 
 export function earlyHints(hints: PageHints, mode: Exclude<EarlyHintsMode, 'off'>): Middleware {
   const http1 = mode === 'always';
   return (ctx, next) => {
-    if (ctx.method === 'GET' && !FILE_LIKE.test(ctx.path)) {
+    const { method } = ctx;
+    if ((method === 'GET' || method === 'HEAD') && !FILE_LIKE.test(ctx.path)) {
       const header = hints.header(ctx.path);
       if (header !== undefined) {
-        writeEarlyHints(ctx.req, ctx.res, { links: hints.links(ctx.path), header, http1 });
+        // HEAD gets the Link its GET would, and no 103: no page follows.
+        const links = method === 'GET' ? hints.links(ctx.path) : [];
+        writeEarlyHints(ctx.req, ctx.res, { links, header, http1 });
       }
     }
     return next();

@@ -153,17 +153,17 @@ export function writeAnswer(
 }
 
 /**
- * Hints before the answer: a `103 Early Hints` with `links` (RFC 8297) over HTTP/2, and over
- * HTTP/1.1 with `http1` (never to HTTP/1.0, which has no interim responses); and the same `Link`
- * on the final answer, written by writeAnswer or Koa, so that a CDN that learns hints from
- * answers can replay them.
+ * Hints before the answer: a `103 Early Hints` with `links` (RFC 8297; none when empty) over
+ * HTTP/2, and over HTTP/1.1 with `http1` (never to HTTP/1.0, which has no interim responses); and
+ * `header` as the `Link` of the final answer, written by writeAnswer or Koa, so that a CDN that
+ * learns hints from answers can replay them.
  */
 export function writeEarlyHints(
   req: IncomingMessage,
   res: ServerResponse,
   { links, header, http1 }: { links: readonly string[]; header: string; http1: boolean },
 ): void {
-  if (req.httpVersionMajor >= 2 || (http1 && req.httpVersionMinor >= 1)) {
+  if (links.length > 0 && (req.httpVersionMajor >= 2 || (http1 && req.httpVersionMinor >= 1))) {
     res.writeEarlyHints({ link: links as string[] });
   }
   res.setHeader('Link', header);

@@ -70,8 +70,12 @@ describe(`hints before the page (${ENGINE} engine)`, () => {
     const file = await request(origin.url, `/${mainJs}`);
     assert.equal(file.interim.length, 0);
     assert.equal(file.headers.link, undefined);
-    const head = await request(origin.url, '/products/33', { method: 'HEAD' });
-    assert.equal(head.interim.length, 0);
+    for (const path of ['/products/33', '/dashboard']) {
+      const head = await request(origin.url, path, { method: 'HEAD' });
+      assert.equal(head.interim.length, 0, `${path}: no 103 before a HEAD`);
+      const get = await request(origin.url, path);
+      assert.equal(head.headers.link, get.headers.link, `${path}: the Link its GET gets`);
+    }
     const missing = await request(origin.url, '/no-such.js');
     assert.equal(missing.status, 404);
     assert.equal(missing.interim.length, 0);
