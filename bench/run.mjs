@@ -43,6 +43,7 @@ import {
   equalLoadRate,
   equalLoadTable,
   markdown,
+  compressionTarget,
   renderCacheTarget,
   visitorTarget,
   summarize,
@@ -640,7 +641,7 @@ async function main() {
   say();
   say(terminalTable(rows, scenarioText));
   if (sharedSummary) say(`\n${sharedTerminal(sharedSummary, getScenario(SHARED_SCENARIO).title)}`);
-  for (const target of [renderCacheTarget(rows), visitorTarget(rows)]) {
+  for (const target of [renderCacheTarget(rows), visitorTarget(rows), compressionTarget(rows)]) {
     if (target) say(`\n${target.replaceAll('**', '').replaceAll('`', '')}`);
   }
   if (equalLoadRuns.length > 0) {

@@ -1,13 +1,15 @@
 // Builds a production bundle when it is missing or older than anything it is built from, so
-// `npm run serve:ssr` and the tests never run against a stale build. `node scripts/ensure-build.mjs`
-// builds the app (src/ → dist/); `node scripts/ensure-build.mjs test-app` builds the origin's test
-// app (test/app/ → dist-test/).
+// `npm run serve:ssr` and the tests never run against a stale build, then writes the compressed
+// copies of its files that are missing or older than their file (scripts/compress-build.mjs).
+// `node scripts/ensure-build.mjs` builds the app (src/ → dist/); `node scripts/ensure-build.mjs
+// test-app` builds the origin's test app (test/app/ → dist-test/).
 //
 // Several may start at once (replicas started together, test suites run side by side): one builds,
 // the others wait for its build and then use it. A build deletes and rewrites its output, so a
 // build is only trusted, fresh or not, once no other process is writing it.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { compressDist } from './compress-build.mjs';
 import { takeLock } from './lib/lock.mjs';
 import { newestMtime } from './lib/newest-mtime.mjs';
 
@@ -40,7 +42,10 @@ async function main(name = 'app') {
   try {
     const built = newestMtime(join(root, project.output, 'server/server.mjs'));
     const changed = Math.max(...project.inputs.map((input) => newestMtime(join(root, input))));
-    if (built !== 0 && changed <= built) return 0;
+    if (built !== 0 && changed <= built) {
+      await compressDist(join(root, project.output));
+      return 0;
+    }
     console.log(
       built === 0
         ? `No build in ${project.output}/: building…`
@@ -52,12 +57,13 @@ async function main(name = 'app') {
       cwd: root,
       stdio: 'inherit',
     });
-    return result.status ?? 1;
+    if (result.status !== 0) return result.status ?? 1;
+    await compressDist(join(root, project.output));
+    return 0;
   } finally {
     release();
   }
 }
-
 try {
   process.exitCode = await main(process.argv[2]);
 } catch (error) {

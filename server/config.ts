@@ -2,7 +2,9 @@
 // variable once with how to read it, then the sections each part of the origin is built from
 // (parts.ts), typed by the modules that use them. A value that cannot be used stops the start with
 // one line naming the variable.
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
 import { availableParallelism } from 'node:os';
 import {
   CSP_MODES,
@@ -11,7 +13,9 @@ import {
   parseCspDirectives,
   parseReportTo,
 } from './csp/policy.ts';
+import type { ArchiveBounds } from './files/asset-archive.ts';
 import type { StaticIndexOptions } from './files/static-index.ts';
+import { EARLY_HINTS_MODES, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { LogSettings } from './logger.ts';
 import type { MetricsAddress } from './metrics/metrics-server.ts';
 import { CRITICAL_CSS_MODES, type CriticalCssMode } from './pages/common-engine.ts';
@@ -43,12 +47,16 @@ export interface OriginConfig {
   processes: ProcessSettings;
   /** Files from memory before Koa (fast-path.ts), and how many bytes of the build memory holds. */
   files: StaticIndexOptions & { fastPath: boolean };
+  /** A 103 Early Hints before a page (over HTTP/2, or always), and `Link` on pages (hints/); or neither. */
+  earlyHints: EarlyHintsMode;
   /** Undefined when RENDER_CACHE_BYTES is 0: no render cache. */
   renderCache: RenderCacheOptions | undefined;
   /** Undefined without REDIS_URL: each process caches alone. */
   sharedCache: { link: RedisLinkOptions; tier: SharedTierSettings } | undefined;
   /** Undefined when CSP is off. */
   csp: CspSettings | undefined;
+  /** Where recent builds' hashed files are kept (files/asset-archive.ts); undefined: nowhere. */
+  assetArchive: { store: 'redis' | { dir: string }; bounds: ArchiveBounds } | undefined;
   revalidation: {
     /** The bearer token of POST /_origin/revalidate; undefined: no endpoint. */
     token: string | undefined;
@@ -83,6 +91,8 @@ interface Variable<T> {
 const VARIABLES = {
   PORT: integer(4000, 0, 65535),
   HOST: optional(listenHost),
+  TLS_CERT: optional(pemFile('CERTIFICATE')),
+  TLS_KEY: optional(pemFile('PRIVATE KEY')),
   NG_ALLOWED_HOSTS: { unset: DEFAULT_ALLOWED_HOSTS, read: allowedHosts },
   TRUST_PROXY: boolean(false),
   RENDER_TIMEOUT_MS: integer(5000, 1, 600_000),
@@ -93,6 +103,7 @@ const VARIABLES = {
   WORKERS: { unset: 1, read: workers },
   ACCESS_LOG: boolean(false),
   FAST_PATH: boolean(true),
+  EARLY_HINTS: choice(EARLY_HINTS_MODES),
   STATIC_MEMORY_BYTES: integer(64 * MIB, 0, 2 ** 40),
   RENDER_CACHE_BYTES: integer(64 * MIB, 0, 2 ** 40),
   RENDER_CACHE_ADMISSION: choice(ADMISSIONS),
@@ -106,6 +117,10 @@ const VARIABLES = {
   REDIS_TIMEOUT_MS: integer(50, 1, 10_000),
   REDIS_KEY_PREFIX: { unset: 'origin', read: keyPrefix },
   SHARED_CACHE_MAX_ENTRY_BYTES: integer(MIB, 1, 512 * MIB),
+  ASSET_ARCHIVE: optional(assetArchive),
+  // A week: an open tab, or a page a CDN holds, outlives a deploy by hours, rarely by days.
+  ASSET_ARCHIVE_MAX_AGE_S: integer(7 * 24 * 3600, 1, 366 * 24 * 3600),
+  ASSET_ARCHIVE_MAX_BYTES: integer(256 * MIB, 1, 2 ** 40),
   REVALIDATE_TOKEN: optional(revalidateToken),
   CACHE_GROUP_ALIASES: { unset: [] as GroupAlias[], read: groupAliases },
   CDN_PURGE_URL: optional(purgeUrl),
@@ -123,13 +138,18 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
   const v = readVariables(env);
   checkCombinations(v, env);
   return {
-    listen: { port: v.PORT, host: v.HOST },
+    listen: {
+      port: v.PORT,
+      host: v.HOST,
+      tls: v.TLS_CERT && v.TLS_KEY && { cert: v.TLS_CERT, key: v.TLS_KEY },
+    },
     hosts: { allowedHosts: v.NG_ALLOWED_HOSTS, trustProxy: v.TRUST_PROXY },
     engine: { name: v.RENDER_ENGINE, criticalCss: v.CRITICAL_CSS },
     limits: { maxRunning: v.MAX_CONCURRENT_RENDERS, maxQueued: v.RENDER_QUEUE_LIMIT },
     pages: { renderTimeoutMs: v.RENDER_TIMEOUT_MS, cacheGroupAliases: v.CACHE_GROUP_ALIASES },
     processes: { workers: v.WORKERS, shutdownGraceMs: v.SHUTDOWN_GRACE_MS },
     files: { fastPath: v.FAST_PATH, maxTotalBytes: v.STATIC_MEMORY_BYTES },
+    earlyHints: v.EARLY_HINTS,
     renderCache:
       v.RENDER_CACHE_BYTES === 0
         ? undefined
@@ -149,6 +169,10 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
             directives: v.CSP_DIRECTIVES ?? new Map<string, string[]>(),
             reportTo: v.CSP_REPORT_TO,
           },
+    assetArchive: v.ASSET_ARCHIVE && {
+      store: v.ASSET_ARCHIVE,
+      bounds: { maxAgeMs: v.ASSET_ARCHIVE_MAX_AGE_S * 1000, maxBytes: v.ASSET_ARCHIVE_MAX_BYTES },
+    },
     revalidation: {
       token: v.REVALIDATE_TOKEN,
       cdnPurge:
@@ -210,6 +234,17 @@ function checkCombinations(v: Values, env: NodeJS.ProcessEnv): void {
   }
   if (v.METRICS_HOST !== undefined && v.METRICS_PORT === undefined) {
     fail('METRICS_HOST needs METRICS_PORT');
+  }
+  if (v.ASSET_ARCHIVE === 'redis' && v.REDIS_URL === undefined) {
+    fail('ASSET_ARCHIVE=redis needs REDIS_URL');
+  }
+  for (const name of ['ASSET_ARCHIVE_MAX_AGE_S', 'ASSET_ARCHIVE_MAX_BYTES']) {
+    if (v.ASSET_ARCHIVE === undefined && env[name] !== undefined && env[name] !== '') {
+      fail(`${name} needs ASSET_ARCHIVE`);
+    }
+  }
+  if ((v.TLS_CERT === undefined) !== (v.TLS_KEY === undefined)) {
+    fail(`${v.TLS_CERT === undefined ? 'TLS_KEY needs TLS_CERT' : 'TLS_CERT needs TLS_KEY'}`);
   }
 }
 
@@ -293,6 +328,45 @@ function allowedHosts(value: string): string[] {
     );
   }
   return hosts;
+}
+
+/**
+ * A PEM file of this `label` (`CERTIFICATE`, or a private key of any kind), read once at startup:
+ * its bytes. The message names the path, never the file's content.
+ */
+function pemFile(label: string): (path: string) => Buffer {
+  return (path) => {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path.trim());
+    } catch (error) {
+      throw new Error(
+        `cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'error'} "${path}"`,
+        {
+          cause: error,
+        },
+      );
+    }
+    if (!new RegExp(`-----BEGIN [A-Z ]*${label}-----`).test(bytes.toString('latin1'))) {
+      throw new Error(`must be a PEM file with a ${label} block, got "${path}"`);
+    }
+    return bytes;
+  };
+}
+
+/** `off`, `redis` (the shared tier's Redis) or the absolute path of a folder (a volume). */
+function assetArchive(value: string): 'redis' | { dir: string } | undefined {
+  const trimmed = value.trim();
+  if (trimmed === 'off') {
+    return undefined;
+  }
+  if (trimmed === 'redis') {
+    return 'redis';
+  }
+  if (!isAbsolute(trimmed)) {
+    throw new Error(`must be off, redis or the absolute path of a folder, got "${value}"`);
+  }
+  return { dir: trimmed };
 }
 
 function cspDirectives(value: string): CspDirectives {

@@ -1,6 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import accepts from 'accepts';
-import { representation } from './files/serve-files.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { writeAnswer } from './http/answer.ts';
 import type { Pages } from './pages/pages.ts';
@@ -48,7 +46,7 @@ export function fastPath(
     }
     const file = index.verbatim(target);
     if (file !== undefined) {
-      writeAnswer(req, res, file.encoded ? representation(file, accepts(req)) : file);
+      writeAnswer(req, res, file);
       return true;
     }
     if (

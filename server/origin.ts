@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import type { RequestListener, ServerResponse } from 'node:http';
 import etag from '@koa/etag';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
@@ -7,22 +7,32 @@ import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
 import { fastPath } from './fast-path.ts';
+import type { AssetArchive } from './files/asset-archive.ts';
+import { filesOfEarlierBuilds } from './files/earlier-builds.ts';
 import { filesFromDisk, filesFromMemory } from './files/serve-files.ts';
+import { canAnswer } from './http/connection.ts';
 import type { StaticIndex } from './files/static-index.ts';
+import { earlyHints, type EarlyHintsMode } from './hints/early-hints.ts';
+import type { PageHints } from './hints/page-hints.ts';
 import { throttledWarning } from './logger.ts';
 import type { ResponseTimer } from './metrics/timings.ts';
 import type { Pages } from './pages/pages.ts';
 import { healthEndpoints, type Readiness } from './process/health.ts';
 import { requestGuard } from './request/request-guard.ts';
 import { type HostRules, RequestOrigins } from './request/request-origin.ts';
+import { FILE_LIKE } from './request/url-path.ts';
 
 export interface OriginOptions {
   /** Which hosts the origin answers for, and whether a proxy's X-Forwarded-* is trusted. */
   hosts: HostRules;
   /** The browser build and its index; undefined under `ng serve`, whose dev server serves files. */
   files: { browserDir: string; index: StaticIndex } | undefined;
+  /** Recent builds' hashed files (ASSET_ARCHIVE); undefined: none but this build's. */
+  archive?: AssetArchive;
   /** The pages step: prerendered, rendered, cached or the client-side shell. */
   pages: Pages;
+  /** Sent before a page is looked up or rendered (103 Early Hints); undefined when EARLY_HINTS is off. */
+  hints?: { hints: PageHints; mode: Exclude<EarlyHintsMode, 'off'> };
   /** The Content-Security-Policy of HTML answers, for the error pages too; undefined when off. */
   csp?: ContentSecurityPolicy;
   readiness: Readiness;
@@ -38,10 +48,16 @@ export interface OriginOptions {
   timeResponse?: ResponseTimer;
 }
 
-/** Errors a response meets when its client went away or speaks broken HTTP: routine. */
-const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET', 'ECONNABORTED']);
-/** A last path segment with an extension asks for a file, never for a page. */
-const FILE_LIKE = /\.[^/]*$/;
+/** Errors a response meets when its client went away (or reset its HTTP/2 stream) or speaks broken HTTP: routine. */
+const CLIENT_GONE = new Set([
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'EPIPE',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ERR_HTTP2_INVALID_STREAM',
+  'ERR_HTTP2_STREAM_ERROR',
+  'ERR_HTTP2_STREAM_CANCEL',
+]);
 
 /**
  * The origin's request path: Koa's chain, whose steps are a request's story top to bottom, with the
@@ -75,6 +91,13 @@ export function createOrigin(options: OriginOptions): RequestListener {
 function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () => object): Koa {
   const { log, files } = options;
   const app = new Koa({ proxy: options.hosts.trustProxy });
+  // What Koa's own respond() checks before it writes (its `writable`), read as the writer reads it:
+  // over HTTP/2 Koa's test left every HEAD request it answers without an answer.
+  Object.defineProperty(app.response, 'writable', {
+    get(this: { res: ServerResponse }) {
+      return canAnswer(this.res);
+    },
+  });
   // Errors of a response already on its way end up here. A client that went away mid-body, a file
   // stream closed early for HEAD or 304, or a client speaking broken HTTP is routine, not a warning.
   app.on('error', (error: NodeJS.ErrnoException) => {
@@ -119,6 +142,17 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   // filesFromDisk: files the index did not hold (over its size limits).
   if (files) {
     app.use(filesFromDisk(files.browserDir, files.index));
+  }
+
+  // filesOfEarlierBuilds: a hashed file of a recent build, for a page of it during a deploy.
+  if (options.archive) {
+    app.use(filesOfEarlierBuilds(options.archive));
+  }
+
+  // earlyHints: a page's stylesheet, scripts and route chunks, in a 103 before its page is looked
+  // up or rendered, and in the Link of its answer.
+  if (options.hints) {
+    app.use(earlyHints(options.hints.hints, options.hints.mode));
   }
 
   // pages: everything else that is not a file is the Angular app's to answer.

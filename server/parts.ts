@@ -8,7 +8,12 @@ import type { Logger } from 'pino';
 import type * as AppServerBundle from './main.server.mjs';
 import type { OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
+import type { AssetArchive } from './files/asset-archive.ts';
+import { DirectoryArchive } from './files/directory-archive.ts';
+import { publishInBackground } from './files/earlier-builds.ts';
+import { RedisArchive } from './files/redis-archive.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
+import type { PageHints } from './hints/page-hints.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
@@ -17,6 +22,7 @@ import { createPages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
 import { type PageEngine, Renderer } from './pages/renderer.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
+import { withPageHints } from './pages/route-preloads.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
 import { buildId } from './render-cache/build-id.ts';
@@ -33,6 +39,8 @@ export interface Build {
   app: typeof AppServerBundle;
   serverDir: string;
   browserDir: string;
+  /** Read from the build's manifests at startup (hints/page-hints.ts). */
+  hints: PageHints;
 }
 
 /** What a serving process is made of, for server.ts to listen with and to reach from outside. */
@@ -44,10 +52,14 @@ export interface Parts {
   revalidator: Revalidator;
 }
 
-/** The caches: this process's store and, with REDIS_URL, the shared tier and its Redis link. */
+/**
+ * The caches: this process's store and, with REDIS_URL, the shared tier, and the origin's one
+ * Redis link (also the asset archive's, with ASSET_ARCHIVE=redis).
+ */
 interface Caches {
   store: RenderCache | undefined;
   shared: { tier: SharedTier; link: RedisLink; keyPrefix: string } | undefined;
+  link: RedisLink | undefined;
   build: string;
 }
 
@@ -56,14 +68,18 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
   const csp = config.csp && new ContentSecurityPolicy(config.csp);
   const limiter = new RenderLimiter(config.limits);
-  const renderer = new Renderer(createEngine(config, build, csp), limiter, log);
+  // Route chunks as Angular's engine preloads them, always; Link and 103 unless EARLY_HINTS=off.
+  const { earlyHints } = config;
+  const hints = earlyHints === 'off' ? undefined : { hints: build.hints, mode: earlyHints };
+  const engine = withPageHints(createEngine(config, build, csp), build.hints, hints !== undefined);
+  const renderer = new Renderer(engine, limiter, log);
   const lookupRoute = createRouteLookup(build.app.serverRoutes, log);
   const caches = createCaches(config, build, csp, log);
   const revalidator = createRevalidator(config, caches, log);
   const index = buildStaticIndex(
     build.browserDir,
     readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json')),
-    { maxTotalBytes: config.files.maxTotalBytes, csp },
+    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints },
   );
   // What /healthz reports, and what the metrics read: one source for both.
   const stats = () => ({
@@ -92,7 +108,9 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   const listener = createOrigin({
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
+    archive: createArchive(config, caches, build.browserDir, log),
     pages,
+    hints,
     csp,
     readiness,
     revalidateEndpoint:
@@ -136,13 +154,38 @@ function createCaches(
 ): Caches {
   const build = buildId(browserDir, serverDir);
   const store = config.renderCache && new RenderCache(config.renderCache);
-  if (store === undefined || config.sharedCache === undefined) {
-    return { store, shared: undefined, build };
+  const usesRedis = store !== undefined || config.assetArchive?.store === 'redis';
+  const link =
+    config.sharedCache && usesRedis ? new RedisLink(config.sharedCache.link, log) : undefined;
+  if (store === undefined || config.sharedCache === undefined || link === undefined) {
+    return { store, shared: undefined, link, build };
   }
-  const link = new RedisLink(config.sharedCache.link, log);
   const { tier: settings } = config.sharedCache;
   const tier = new SharedTier({ ...settings, link, buildId: build, csp, log });
-  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, build };
+  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, link, build };
+}
+
+/**
+ * With ASSET_ARCHIVE, recent builds' hashed files, on the shared tier's Redis or a volume; this
+ * build's own are published in the background.
+ */
+function createArchive(
+  config: OriginConfig,
+  caches: Caches,
+  browserDir: string,
+  log: Logger,
+): AssetArchive | undefined {
+  const settings = config.assetArchive;
+  if (settings === undefined) {
+    return undefined;
+  }
+  const archive =
+    settings.store === 'redis'
+      ? // config.ts requires REDIS_URL for it: the link is there.
+        new RedisArchive(caches.link!, config.sharedCache!.tier.keyPrefix, settings.bounds)
+      : new DirectoryArchive(settings.store.dir, settings.bounds);
+  publishInBackground(archive, caches.build, browserDir, log);
+  return archive;
 }
 
 /**

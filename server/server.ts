@@ -3,13 +3,14 @@
 // reqHandler answers through the same Koa chain. The exported functions are for the app's own
 // server code bundled with the origin.
 import cluster from 'node:cluster';
-import { createServer, type RequestListener } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
 import * as app from './main.server.mjs';
 import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
+import { readPageHints } from './hints/page-hints.ts';
 import { createOrigin } from './origin.ts';
 import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
@@ -17,6 +18,7 @@ import { routeConsoleToLog } from './pages/render-console.ts';
 import { createParts, type Parts } from './parts.ts';
 import { CANNOT_START, runPrimary } from './process/cluster.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
+import { createPublicServer, type PublicServer } from './process/public-server.ts';
 import { parseRevalidationRequest } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './render-cache/revalidation.ts';
@@ -56,7 +58,7 @@ function loadConfig(): OriginConfig {
  * metrics); a single process or a worker builds the parts and listens. Returns the parts of a
  * serving process.
  */
-function start(): Parts | undefined {
+async function start(): Promise<Parts | undefined> {
   const config = loadConfig();
   const log = createLogger(config.log.level);
   if (config.processes.workers > 1 && cluster.isPrimary) {
@@ -76,7 +78,8 @@ function start(): Parts | undefined {
   (
     globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }
   ).ngAttachNodeGlobalErrorHandlersCalled = true;
-  const parts = orStop(() => createParts(config, { app, serverDir, browserDir }, log));
+  const hints = await readPageHints(browserDir, serverDir);
+  const parts = orStop(() => createParts(config, { app, serverDir, browserDir, hints }, log));
   listen(parts, config, log);
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
@@ -87,24 +90,25 @@ function start(): Parts | undefined {
 
 /** Serves the parts on the public port until the process is told to stop. */
 function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof createLogger>): void {
-  const { port, host } = config.listen;
-  const server = createServer(parts.listener);
-  // `Expect: 100-continue`: no route reads a request body, so the final answer (405 for a POST)
-  // goes out instead of Node's automatic 100 Continue, which invited the client to upload it.
-  server.on('checkContinue', parts.listener);
+  const { port, host, tls } = config.listen;
+  let publicServer: PublicServer;
+  try {
+    publicServer = createPublicServer(parts.listener, tls);
+  } catch (error) {
+    // Node's own words (e.g. "key values mismatch"), after the variables that set them.
+    cannotStart(`TLS_CERT and TLS_KEY: ${(error as Error).message}`);
+  }
+  const { server, scheme } = publicServer;
   server.listen(port, host, () => {
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
-    const url = `http://${host ?? 'localhost'}:${bound}`;
-    log.info({ url }, `Origin listening on ${url}`);
+    const url = `${scheme}://${host ?? 'localhost'}:${bound}`;
+    log.info({ url, http2: scheme === 'https' }, `Origin listening on ${url}`);
   });
-  // Slow or stalled clients must not hold connections open forever.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
   server.on('error', (error: NodeJS.ErrnoException) =>
     cannotStart(error.code === 'EADDRINUSE' ? `port ${port} is in use` : error.message),
   );
-  serveUntilStopped(server, {
+  serveUntilStopped(publicServer, {
     readiness: parts.readiness,
     log,
     graceMs: config.processes.shutdownGraceMs,
@@ -117,7 +121,7 @@ function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof creat
 }
 
 /** This process's parts when it serves (run as the entry point, or under PM2); set once. */
-const serving = isMainModule(import.meta.url) || process.env['pm_id'] ? start() : undefined;
+const serving = isMainModule(import.meta.url) || process.env['pm_id'] ? await start() : undefined;
 
 /**
  * Drops the render cache's pages for `path` (`/products/42`), or for every path under it when it

@@ -46,12 +46,16 @@ function buildStock(log) {
   log(`  built dist-bench/stock in ${(ms / 1000).toFixed(1)} s`);
 }
 
-/** Every file under a folder with its size: what "the same build" compares. */
+/**
+ * Every file under a folder with its size: what "the same build" compares. The compressed copies
+ * the origin's build step writes (`.br`, `.gz`: scripts/compress-build.mjs) are the same files in
+ * other codings, not files of the build.
+ */
 function listing(dir) {
   /** @type {Map<string, number>} */
   const files = new Map();
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) {
+    if (entry.isFile() && !/\.(?:br|gz)$/.test(entry.name)) {
       const path = join(entry.parentPath, entry.name);
       files.set(relative(dir, path), statSync(path).size);
     }

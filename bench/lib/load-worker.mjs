@@ -2,8 +2,16 @@
 // and never shares an event loop with the runner's bookkeeping. It receives one job at a time over
 // IPC, runs autocannon (or, for a fixed rate, open-loop.mjs) for a bounded time and answers with a
 // summary (never the raw histograms).
+import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
 import { runOpenLoop } from './open-loop.mjs';
+
+// autocannon appends every response body to a string, for options the bench never sets
+// (onResponse, verifyBody, expectBody): decoding bodies nobody reads cost the load generator more
+// than the servers cost to send them, compressed (binary) bodies most of all, and capped the
+// req/s of every scenario with them (bench/README.md#the-figures-behind-the-codes-comments).
+const require = createRequire(import.meta.url);
+require('autocannon/lib/pipelinedRequestsQueue.js').prototype.addBody = () => undefined;
 import { nextProductPath } from './scenarios.mjs';
 
 /**

@@ -35,11 +35,19 @@ export function pinned(command, cpus) {
  */
 
 /**
- * Starts a server and resolves once it printed its ready line and answered an HTTP request.
- * @param {{ command: string[], env: Record<string, string | undefined>, cwd: string, ready: RegExp, timeoutMs?: number }} options
+ * Starts a server and resolves once it printed its ready line and answered an HTTP request
+ * (`scheme: 'https'`: a server with TLS, asked over HTTP/2).
+ * @param {{ command: string[], env: Record<string, string | undefined>, cwd: string, ready: RegExp, timeoutMs?: number, scheme?: 'http' | 'https' }} options
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000 }) {
+export async function startServer({
+  command,
+  env,
+  cwd,
+  ready,
+  timeoutMs = 30_000,
+  scheme = 'http',
+}) {
   // A free port now, which the variant binds a moment later (TEST_PORT_RANGE's, if set).
   const port = await freePort();
   const childEnv = { ...process.env, ...env, PORT: String(port) };
@@ -49,7 +57,7 @@ export async function startServer({ command, env, cwd, ready, timeoutMs = 30_000
     if (value === undefined) delete childEnv[name];
   // Only the tail of the output matters (the reason it failed).
   const child = startChild(command, { cwd, env: childEnv, keep: 8_000 });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${scheme}://127.0.0.1:${port}`;
   const server = {
     pid: child.pid,
     port,

@@ -387,7 +387,7 @@ export function markdown({
   }
   if (pairedSummary.length > 0) lines.push('', pairedTable(pairedSummary, { markdown: true }));
   lines.push(...runtimeComparison(rows));
-  for (const target of [renderCacheTarget(rows), visitorTarget(rows)]) {
+  for (const target of [renderCacheTarget(rows), visitorTarget(rows), compressionTarget(rows)]) {
     if (target) lines.push('', target);
   }
   if (failures.length > 0) {
@@ -442,6 +442,37 @@ export function visitorTarget(rows) {
     `**Every visitor:** the origin answered \`ssr-visitors\` (a new session on every request) at ${fmt.ratio(ratio)} its anonymous \`ssr-cached\` req/s (target ≥ 0.80: ${ratio >= 0.8 ? 'met' : 'missed'}), ` +
     `${hits} of its answers from the render cache, ${fmt.us(visitors.serverUsPerResponse)} µs against ${fmt.us(cached.serverUsPerResponse)} µs of server CPU per response.`
   );
+}
+
+/**
+ * What answering in the coding a browser asks for costs the origin's throughput: each compressed
+ * scenario against its plain one, same run (target ≥ 0.90).
+ * @param {SummaryRow[]} rows
+ */
+export function compressionTarget(rows) {
+  const find = (scenario) =>
+    rows.find(
+      (row) =>
+        row.scenario === scenario && row.variant === 'origin' && row.status === 'valid' && row.rps,
+    );
+  const pairs = [
+    ['ssg-br', 'ssg'],
+    ['ssr-cached-br', 'ssr-cached'],
+  ]
+    .map(([coded, plain]) => ({ coded: find(coded), plain: find(plain) }))
+    .filter(({ coded, plain }) => coded && plain);
+  if (pairs.length === 0) return undefined;
+  return `**Compression:** ${pairs
+    .map(({ coded, plain }) => {
+      const ratio = coded.rps.median / plain.rps.median;
+      return (
+        `the origin answered \`${coded.scenario}\` at ${fmt.ratio(ratio)} its \`${plain.scenario}\` req/s ` +
+        `(target ≥ 0.90: ${ratio >= 0.9 ? 'met' : 'missed'}; ${fmt.us(coded.serverUsPerResponse)} against ` +
+        `${fmt.us(plain.serverUsPerResponse)} µs of server CPU and ${fmt.bytes(coded.bytesPerResponse)} against ` +
+        `${fmt.bytes(plain.bytesPerResponse)} per response)`
+      );
+    })
+    .join('; ')}.`;
 }
 
 /**

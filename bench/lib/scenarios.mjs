@@ -117,7 +117,7 @@ export function describeBuild(browserDir) {
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
  * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean,
- *   refreshesCache?: boolean, pair?: boolean }} Scenario
+ *   refreshesCache?: boolean, pair?: boolean, acceptEncoding?: string }} Scenario
  */
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
@@ -137,6 +137,15 @@ const renderedWhat =
     ? ` (answered ${RENDERED.status}: still a full render per request)`
     : '';
 
+/** What a browser sends: the compressed scenarios ask with it (and a client that sends none gets none). */
+export const BROWSER_ACCEPT_ENCODING = 'br, gzip';
+/** A scenario's requests, each with the browser's Accept-Encoding. */
+const compressed = (requests) =>
+  requests.map((request) => ({
+    ...request,
+    headers: { ...request.headers, 'accept-encoding': BROWSER_ACCEPT_ENCODING },
+  }));
+
 /** @type {(Scenario & { needs?: 'rendered' | 'cached', needsRedis?: boolean })[]} */
 const ALL_SCENARIOS = [
   {
@@ -144,6 +153,13 @@ const ALL_SCENARIOS = [
     title: `ssg: prerendered ${P}`,
     describe: `GET ${P} (a page the build prerendered).`,
     requests: () => [{ path: P }],
+  },
+  {
+    name: 'ssg-br',
+    title: `ssg-br: prerendered ${P}, Accept-Encoding: ${BROWSER_ACCEPT_ENCODING}`,
+    describe: `GET ${P} as a browser asks for it, with \`Accept-Encoding: ${BROWSER_ACCEPT_ENCODING}\`: a server that compresses answers with fewer bytes (the origin: the build's brotli copy).`,
+    requests: () => compressed([{ path: P }]),
+    acceptEncoding: BROWSER_ACCEPT_ENCODING,
   },
   {
     name: 'ssr',
@@ -158,6 +174,16 @@ const ALL_SCENARIOS = [
     title: `ssr-cached: ${R}, ${POPULAR_PRODUCTS} popular ids (render cache)`,
     describe: `GET ${RENDERED?.path} over the first ${POPULAR_PRODUCTS} ids of the same rotation, so each page is asked for again and again: the route declares a shared-cache policy (\`s-maxage\`), so the origin renders each once into its render cache; the peers have no such cache and render every request.`,
     requests: () => popularProducts(),
+    renders: true,
+    refreshesCache: true,
+    needs: 'cached',
+  },
+  {
+    name: 'ssr-cached-br',
+    title: `ssr-cached-br: ${R}, ${POPULAR_PRODUCTS} popular ids, Accept-Encoding: ${BROWSER_ACCEPT_ENCODING}`,
+    describe: `\`ssr-cached\` as a browser asks, with \`Accept-Encoding: ${BROWSER_ACCEPT_ENCODING}\` (the origin answers with the page's brotli coding, compressed once when the render cache stored it).`,
+    requests: () => compressed(popularProducts()),
+    acceptEncoding: BROWSER_ACCEPT_ENCODING,
     renders: true,
     refreshesCache: true,
     needs: 'cached',

@@ -1,7 +1,27 @@
 // Is what a variant answers in a scenario what a browser needs? Checked before any load (a wrong
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
-import { request } from '../../scripts/lib/http.mjs';
+import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
+import { request as plainRequest } from '../../scripts/lib/http.mjs';
 import { getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
+
+const DECODE = { br: brotliDecompressSync, gzip: gunzipSync, zstd: zstdDecompressSync };
+/** The Accept-Encoding of the scenario being checked (compressed scenarios: a browser's). */
+let acceptEncoding;
+
+/**
+ * A request as the scenario's load sends it; the body decoded from its Content-Encoding (the
+ * checks read content), `wireBytes` what came over the wire (the bytes-per-response floor).
+ * @param {string} baseUrl @param {string} path @param {{ headers?: Record<string, string> }} [options]
+ */
+async function request(baseUrl, path, options = {}) {
+  const headers = {
+    ...(acceptEncoding && { 'accept-encoding': acceptEncoding }),
+    ...options.headers,
+  };
+  const res = await plainRequest(baseUrl, path, { ...options, headers });
+  const decode = DECODE[res.headers['content-encoding']];
+  return { ...res, wireBytes: res.body.length, body: decode ? decode(res.body) : res.body };
+}
 
 const CONTENT_TYPES = {
   html: /^text\/html\b/i,
@@ -111,6 +131,9 @@ const renderedStatuses = () => [...new Set([200, PATHS.rendered?.status ?? 200])
  * @returns {Promise<ScenarioCheck>}
  */
 export async function checkScenario(baseUrl, scenario, build) {
+  acceptEncoding = getScenario(scenario).acceptEncoding;
+  // A compressed scenario answers what its plain one does, in fewer bytes.
+  const kind = acceptEncoding ? scenario.replace(/-br$/, '') : scenario;
   /** @type {string[]} */
   const problems = [];
   /** @type {string[]} */
@@ -126,10 +149,10 @@ export async function checkScenario(baseUrl, scenario, build) {
   };
   const share = (bytes) => Math.floor(bytes * MIN_BYTES_SHARE);
   try {
-    switch (scenario) {
+    switch (kind) {
       case 'ssg': {
-        await checkFile(baseUrl, build.page, problems);
-        check.minBytesPerResponse = share(build.page.size);
+        const page = await checkFile(baseUrl, build.page, problems);
+        check.minBytesPerResponse = share(page.wireBytes);
         break;
       }
       case 'ssr': {
@@ -171,7 +194,7 @@ export async function checkScenario(baseUrl, scenario, build) {
         );
         if (new Set(texts).size !== paths.length)
           problems.push('popular pages: not one distinct page per id');
-        check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.body.length)));
+        check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.wireBytes)));
         break;
       }
       case 'asset': {

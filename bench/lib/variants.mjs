@@ -252,7 +252,7 @@ export const DEFAULT_VARIANT_NAMES = VARIANTS.filter((variant) => !variant.ablat
   (variant) => variant.name,
 );
 /** Any line saying it listens: each server prints one when it is ready. */
-export const READY_LINE = /listening on http:\/\//i;
+export const READY_LINE = /listening on https?:\/\//i;
 
 /**
  * The environment a variant starts with. origin-cluster gets one worker per CPU the servers are

@@ -5,7 +5,7 @@ import { APP_DIST, ROOT } from './paths.mjs';
 import { anyPortSetting, PORT_RANGE } from './ports.mjs';
 
 /** What the origin prints once it listens; the port is the one it bound (PORT=0: any free one). */
-const LISTENING = /listening on http:\/\/[^:]+:(\d+)/;
+const LISTENING = /listening on (https?):\/\/[^:]+:(\d+)/;
 
 /**
  * How to start the origin. `dist` is the build to run (the app's by default); `command` replaces the
@@ -49,9 +49,9 @@ export async function startOrigin(options = {}) {
     const picked = PORT_VARIABLES.filter((name) => env[name] === '0');
     for (const name of picked) env[name] = await anyPortSetting();
     const child = spawnOrigin({ ...options, env });
-    let port;
+    let listening;
     try {
-      port = Number((await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 }))[1]);
+      listening = await child.waitFor(LISTENING, { stream: 'stdout', timeoutMs: 15_000 });
     } catch (error) {
       await child.stop({ graceMs: 0 });
       if (PORT_RANGE && picked.length > 0 && attempt < 3 && PORT_TAKEN.test(child.stderr()))
@@ -60,17 +60,17 @@ export async function startOrigin(options = {}) {
         cause: error,
       });
     }
-    return started(child, port);
+    return started(child, listening[1], Number(listening[2]));
   }
 }
 
-/** @param {import('./child-process.mjs').Child} child @param {number} port */
-function started(child, port) {
+/** @param {import('./child-process.mjs').Child} child @param {string} scheme @param {number} port */
+function started(child, scheme, port) {
   return {
     exited: child.exited.then(({ code }) => code),
     pid: child.pid,
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `${scheme}://127.0.0.1:${port}`,
     stdout: child.stdout,
     stderr: child.stderr,
     stop: async () => (await child.stop({ graceMs: 30_000 })).code,

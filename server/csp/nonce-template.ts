@@ -11,6 +11,7 @@ export class NonceSlots implements PerResponseBody {
   /** Byte offsets of every placeholder in the stored body. */
   readonly offsets: readonly number[];
   readonly segments: readonly Buffer[];
+  readonly valueLength = NONCE_LENGTH;
 
   constructor(body: Buffer, offsets: readonly number[], policy: ContentSecurityPolicy) {
     const segments: Buffer[] = [];

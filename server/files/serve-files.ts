@@ -1,20 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import { relative, sep } from 'node:path';
-import type { Accepts } from 'accepts';
 import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
 import { respond } from '../http/answer.ts';
-import { cacheControlFor, type StaticFile, type StaticIndex } from './static-index.ts';
-
-/**
- * The build's .br copy of a file if the client accepts brotli, else its .gz copy if it accepts
- * gzip, else the file itself: the rule koa-send applies to the files served from disk.
- */
-export function representation(file: StaticFile, accept: Accepts): StaticFile {
-  return (
-    file.encoded?.find(({ encoding }) => accept.encodings(encoding, 'identity') === encoding)
-      ?.file ?? file
-  );
-}
+import { type Coding, negotiate } from '../http/content-coding.ts';
+import { cacheControlFor, COPIES, type StaticIndex } from './static-index.ts';
 
 /**
  * Files of the browser build and prerendered pages, from memory: a Map lookup, precomputed headers,
@@ -28,35 +18,48 @@ export function filesFromMemory(index: StaticIndex): Middleware {
     if (file === undefined) {
       return next();
     }
-    respond(ctx, representation(file, ctx.accept));
+    // The writer picks the build's copy the request's Accept-Encoding prefers.
+    respond(ctx, file);
     return undefined;
   };
 }
 
-/** Files the index did not hold (over its size limits), from disk; a page request never gets here. */
+/**
+ * Files the index did not hold (over its size limits), from disk; a page request never gets here.
+ * The coding is chosen as for files in memory (http/content-coding.ts: q-values honoured), then
+ * koa-send sends that copy if the build wrote one, through an instance that looks for no other.
+ */
 export function filesFromDisk(browserDir: string, index: StaticIndex): Middleware {
-  const fromDisk: Middleware = serveStatic(browserDir, {
-    // Looking for .br/.gz copies costs two fs calls per request: only when the build has some.
-    brotli: index.precompressed,
-    gzip: index.precompressed,
-    setHeaders: (res, path) => {
-      // The policy of the file asked for, also when its .br or .gz copy is sent.
-      const file = res.hasHeader('Content-Encoding') ? path.replace(/\.(?:br|gz)$/, '') : path;
-      res.setHeader(
-        'Cache-Control',
-        cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')),
-      );
-      res.setHeader('Accept-Ranges', 'none');
-    },
-  });
+  const setHeaders = (res: ServerResponse, path: string) => {
+    // The policy of the file asked for, also when its .br or .gz copy is sent.
+    const file = res.hasHeader('Content-Encoding') ? path.replace(/\.(?:br|gz)$/, '') : path;
+    res.setHeader(
+      'Cache-Control',
+      cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')),
+    );
+    res.setHeader('Accept-Ranges', 'none');
+  };
+  // Looking for a copy costs an fs call per request: only for the coding chosen.
+  const byCoding = new Map<string | undefined, Middleware>(
+    [undefined, ...COPIES.map(({ coding }) => coding)].map((coding) => [
+      coding,
+      serveStatic(browserDir, {
+        brotli: coding === 'br',
+        gzip: coding === 'gzip',
+        setHeaders,
+      }),
+    ]),
+  );
   return (ctx, next) => {
     const file = index.onDisk(ctx.path);
     if (file === undefined) {
       return next() as Promise<void>;
     }
-    if (file.encoded) {
+    let coding: Coding | undefined;
+    if (file.codings.length > 0) {
       ctx.vary('Accept-Encoding');
+      coding = negotiate(ctx.get('accept-encoding') || undefined, file.codings);
     }
-    return fromDisk(ctx, next) as Promise<void>;
+    return byCoding.get(coding)!(ctx, next) as Promise<void>;
   };
 }

@@ -4,21 +4,23 @@ import { contentType } from 'mime-types';
 import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
+import type { Coding } from '../http/content-coding.ts';
+import { withEncodings, withGzipAroundSlots } from '../http/encodings.ts';
+import { deflatePiecesNow } from '../http/gzip-slots.ts';
 import { strongEtag } from '../http/entity-tag.ts';
+import type { PageHints } from '../hints/page-hints.ts';
 
 /**
- * A file answered from memory: its bytes and every header, computed once at startup. An HTML page
- * under a Content-Security-Policy holds nonce placeholders, filled per response.
+ * A file answered from memory: its bytes and every header, computed once at startup, with the
+ * build's compressed copies as its stored codings. An HTML page under a Content-Security-Policy
+ * holds nonce placeholders, filled (and compressed) per response.
  */
-export interface StaticFile extends Answer {
-  /** Precompressed copies the build holds next to the file (`name.br`, `name.gz`), best first. */
-  encoded?: { encoding: Encoding; file: StaticFile }[];
-}
+export type StaticFile = Answer;
 
 /** A file over the memory limits, served from disk by koa-static. */
 export interface DiskFile {
-  /** The build holds `.br` or `.gz` copies of it: answers vary with Accept-Encoding. */
-  encoded: boolean;
+  /** The codings of the `.br` and `.gz` copies the build holds of it: if any, answers vary with Accept-Encoding. */
+  codings: readonly Coding[];
 }
 
 export interface StaticIndex {
@@ -31,15 +33,12 @@ export interface StaticIndex {
   verbatim(target: string): StaticFile | undefined;
   /** A file or prerendered page not held in memory (koa-static serves it), if the path names one. */
   onDisk(path: string): DiskFile | undefined;
-  /** Whether the build holds any `.br`/`.gz` copies (only then may koa-static look for them). */
-  precompressed: boolean;
 }
 
-type Encoding = 'br' | 'gzip';
-/** Precompressed copies a build step may write next to a file, in order of preference. */
-const ENCODINGS: { encoding: Encoding; extension: string }[] = [
-  { encoding: 'br', extension: '.br' },
-  { encoding: 'gzip', extension: '.gz' },
+/** Precompressed copies a build step writes next to a file (files/compress-build.ts), best first. */
+export const COPIES: readonly { coding: 'br' | 'gzip'; extension: string }[] = [
+  { coding: 'br', extension: '.br' },
+  { coding: 'gzip', extension: '.gz' },
 ];
 
 export interface StaticIndexOptions {
@@ -49,6 +48,8 @@ export interface StaticIndexOptions {
   maxTotalBytes?: number;
   /** HTML files get a fresh nonce per response under this policy (csp/). */
   csp?: ContentSecurityPolicy;
+  /** Prerendered pages carry their hints in `Link` (hints/page-hints.ts); undefined: none. */
+  hints?: PageHints;
 }
 
 /**
@@ -61,10 +62,16 @@ export const HASHED_ASSET_CACHE = 'max-age=31536000, immutable';
  * Bundles the application builder names `name-HASH.js|css` (outputHashing "all"), and the files it
  * copies to media/ with hashed names. Files from public/ keep their names and are revalidated.
  */
-const HASHED_NAME = /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|^\/media\/[^/]+-[A-Za-z0-9_-]{8}\.\w+$/;
+export const HASHED_NAME =
+  /-[A-Za-z0-9_-]{8}\.(?:js|mjs|css)$|^\/media\/[^/]+-[A-Za-z0-9_-]{8}\.\w+$/;
 
 /** A path of only unreserved characters and sub-delims: the same string before and after decoding. */
 const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@/]*$/;
+
+/** The Content-Type of a file of the build, by its name. */
+export function typeOf(urlPath: string): string {
+  return contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
+}
 
 /** Cache-Control for a file of the build, by its URL path. */
 export function cacheControlFor(urlPath: string): string {
@@ -79,52 +86,49 @@ export function cacheControlFor(urlPath: string): string {
 export function buildStaticIndex(
   browserDir: string,
   prerenderedRoutes: readonly string[],
-  { maxFileBytes = 1024 * 1024, maxTotalBytes = 64 * 1024 * 1024, csp }: StaticIndexOptions = {},
+  {
+    maxFileBytes = 1024 * 1024,
+    maxTotalBytes = 64 * 1024 * 1024,
+    csp,
+    hints,
+  }: StaticIndexOptions = {},
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
   const listed = listBuild(browserDir);
-  let precompressed = false;
   const { read, bodies, held } = bodyReader(listed);
+  const linkOf = pageLinks(prerenderedRoutes, hints);
 
   for (const [urlPath, { size, mtime }] of listed) {
-    const siblings = ENCODINGS.filter(({ extension }) => listed.has(urlPath + extension));
-    precompressed ||= siblings.length > 0;
+    const siblings = COPIES.filter(({ extension }) => listed.has(urlPath + extension));
     // A file and its compressed copies are held together or not at all.
     const groupPaths = [urlPath, ...siblings.map(({ extension }) => urlPath + extension)];
     const unreadBytes = groupPaths.reduce(
       (sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size),
       0,
     );
-    const type =
-      contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
-    const cacheControl = cacheControlFor(urlPath);
+    const type = typeOf(urlPath);
+    const head = { type, cacheControl: cacheControlFor(urlPath), link: linkOf(urlPath) };
     if (csp && type.startsWith('text/html')) {
-      // Under a policy, HTML is always held (koa-static could not give it a nonce), and sent as it
-      // is: a compressed copy cannot take one either.
-      files.set(urlPath, noncedFile(read(urlPath), mtime, type, cacheControl, csp));
+      // Under a policy, HTML is always held (koa-static could not give it a nonce), and compressed
+      // per response: the build's copies cannot take one either.
+      files.set(urlPath, noncedFile(read(urlPath), mtime, head, csp));
       continue;
     }
     if (size > maxFileBytes || held() + unreadBytes > maxTotalBytes) {
-      largeFiles.set(urlPath, { encoded: siblings.length > 0 });
+      largeFiles.set(urlPath, { codings: siblings.map(({ coding }) => coding) });
       continue;
     }
-    const vary = siblings.length > 0;
-    const file = staticFile(read(urlPath), mtime, type, cacheControl, undefined, vary);
-    if (vary) {
-      file.encoded = siblings.map(({ encoding, extension }) => ({
-        encoding,
-        file: staticFile(
-          read(urlPath + extension),
-          listed.get(urlPath + extension)!.mtime,
-          type,
-          cacheControl,
-          encoding,
-          vary,
-        ),
-      }));
-    }
-    files.set(urlPath, file);
+    const file = staticFile(read(urlPath), mtime, head, siblings.length > 0);
+    files.set(
+      urlPath,
+      siblings.length === 0
+        ? file
+        : withEncodings(
+            file,
+            siblings.map(({ coding, extension }) => [coding, read(urlPath + extension)]),
+          ),
+    );
   }
 
   addPrerenderedRoutes(prerenderedRoutes, files, largeFiles);
@@ -133,8 +137,30 @@ export function buildStaticIndex(
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
     verbatim: (target) => verbatim.get(target),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
-    precompressed,
   };
+}
+
+/** The headers of a file's answer that depend on its path. */
+interface FileHead {
+  type: string;
+  cacheControl: string;
+  /** `Link` of a prerendered page's hints, else undefined. */
+  link: string | undefined;
+}
+
+/** The `Link` of the page file of each prerendered route (`/about` is about/index.html). */
+function pageLinks(
+  routes: readonly string[],
+  hints: PageHints | undefined,
+): (urlPath: string) => string | undefined {
+  const links = new Map<string, string | undefined>(
+    hints === undefined ? [] : routes.map((route) => [pageFile(route), hints.header(route)]),
+  );
+  return (urlPath) => links.get(urlPath);
+}
+
+function pageFile(route: string): string {
+  return route === '/' ? '/index.html' : `${route}/index.html`;
 }
 
 /** Every file of the build by its URL path, with where it is, its size and its time. */
@@ -173,7 +199,7 @@ function addPrerenderedRoutes(
   largeFiles: Map<string, DiskFile>,
 ): void {
   for (const route of routes) {
-    const pagePath = route === '/' ? '/index.html' : `${route}/index.html`;
+    const pagePath = pageFile(route);
     const page = files.get(pagePath);
     if (page) {
       files.set(route, page);
@@ -183,58 +209,58 @@ function addPrerenderedRoutes(
   }
 }
 
-/** One representation of a file, with every header it is answered with. */
-function staticFile(
-  body: Buffer,
-  mtime: Date,
-  type: string,
-  cacheControl: string,
-  encoding: Encoding | undefined,
-  vary: boolean,
-): StaticFile {
+/**
+ * A file as it is, with every header it is answered with. `encoded`: the build holds compressed
+ * copies, attached as its codings (each with its own ETag); without them it is sent as it is,
+ * never compressed per request.
+ */
+function staticFile(body: Buffer, mtime: Date, head: FileHead, encoded: boolean): StaticFile {
   const validators = { etag: strongEtag(body), 'last-modified': mtime.toUTCString() };
   const headers = [
     'Content-Type',
-    type,
-    ...(encoding ? ['Content-Encoding', encoding] : []),
+    head.type,
     'Cache-Control',
-    cacheControl,
+    head.cacheControl,
     'ETag',
     validators.etag,
     'Last-Modified',
     validators['last-modified'],
-    // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
-    ...(vary ? ['Vary', 'Accept-Encoding'] : []),
     // Whole files only: nothing in a browser build needs byte ranges (docs/architecture.md, HTTP behaviour).
     'Accept-Ranges',
     'none',
+    ...(head.link === undefined ? [] : ['Link', head.link]),
   ];
-  return answer(200, headers, body, { validators });
+  // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
+  return answer(200, headers, body, { validators, compress: encoded });
 }
 
 /** An HTML file stored with nonce placeholders: a weak ETag, and no shared cache may keep it. */
 function noncedFile(
   html: Buffer,
   mtime: Date,
-  type: string,
-  cacheControl: string,
+  head: FileHead,
   csp: ContentSecurityPolicy,
 ): StaticFile {
-  const nonced = noncedAnswer(html.toString(), csp, cacheControl);
+  const nonced = noncedAnswer(html.toString(), csp, head.cacheControl);
   const validators = { etag: nonced.etag!, 'last-modified': mtime.toUTCString() };
   const headers = [
     'Content-Type',
-    type,
+    head.type,
     ...nonced.headers,
     'Last-Modified',
     validators['last-modified'],
     'Accept-Ranges',
     'none',
+    ...(head.link === undefined ? [] : ['Link', head.link]),
   ];
-  return answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
+  const file = answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
+  // gzip around its nonces, deflated once here: a response computes a CRC, not a compression.
+  return file.compressOnSend === true
+    ? withGzipAroundSlots(file, deflatePiecesNow(nonced.slots, 9))
+    : file;
 }
 
-function* listFiles(dir: string): Generator<string> {
+export function* listFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {

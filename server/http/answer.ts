@@ -5,34 +5,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
 import type { Context } from 'koa';
+import type { Answer, PerResponseBody } from './answer-value.ts';
+import { canAnswer } from './connection.ts';
+import { compressible, MIN_COMPRESSED_BYTES } from './content-coding.ts';
+import { representationFor } from './encodings.ts';
+
+export type { Answer, Encodings, PerResponseBody } from './answer-value.ts';
 
 /** The Cache-Control of an answer that says nothing else: stored, but revalidated before each use. */
 export const REVALIDATE = 'no-cache';
-
-/**
- * A body with slots that take a new value on every response (a CSP nonce: csp/nonce-template.ts).
- * The stored body holds placeholders of the value's length, so every length and offset holds.
- */
-export interface PerResponseBody {
-  /** The stored body between its slots (views, not copies): what goes out around each value. */
-  readonly segments: readonly Buffer[];
-  /** This response's value for every slot, and the headers that go with it (never on a 304). */
-  next(): { value: Buffer; headers: readonly string[] };
-}
-
-/** An answer, decided before a byte goes out. */
-export interface Answer {
-  readonly status: number;
-  /** Every header of the full answer, Content-Length included, flat (name, value, …): one writeHead takes it as is. */
-  readonly headers: readonly string[];
-  /** What a 304 repeats (RFC 9110 §15.4.5), flat: nothing that describes the body it does not carry. */
-  readonly notModifiedHeaders: readonly string[];
-  readonly body: Buffer;
-  /** In the shape `fresh` compares a request with; undefined: never a 304 (an error page, say). */
-  readonly validators: { readonly etag: string; readonly 'last-modified'?: string } | undefined;
-  /** The body takes a value per response (its slots); undefined: it goes out as it is. */
-  readonly perResponse?: PerResponseBody;
-}
 
 /** Headers that describe a body (lower case): never on a 304, which has none. */
 const BODY_HEADERS: ReadonlySet<string> = new Set([
@@ -44,7 +25,10 @@ const BODY_HEADERS: ReadonlySet<string> = new Set([
 
 /**
  * The answer for a body and its headers (Content-Length left to this): its 304 carries the headers
- * but those that describe the body and those named in `fullOnly` (in lower case).
+ * but those that describe the body and those named in `fullOnly` (in lower case). A body worth
+ * compressing (`compress`, by default: a compressible Content-Type, at least 1 KiB, no
+ * Content-Encoding of its own, no `no-transform`) is compressed as it goes out, unless stored
+ * codings are attached later (encodings.ts); both vary with Accept-Encoding, 304s included.
  */
 export function answer(
   status: number,
@@ -54,38 +38,82 @@ export function answer(
     validators?: Answer['validators'];
     perResponse?: PerResponseBody;
     fullOnly?: ReadonlySet<string>;
+    compress?: boolean;
   } = {},
 ): Answer {
+  const compress = options.compress ?? worthCompressing(headers, body);
+  const all = compress ? withVary(headers, 'Accept-Encoding') : [...headers];
   const notModifiedHeaders: string[] = [];
-  for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i].toLowerCase();
+  for (let i = 0; i < all.length; i += 2) {
+    const name = all[i].toLowerCase();
     if (!BODY_HEADERS.has(name) && !options.fullOnly?.has(name)) {
-      notModifiedHeaders.push(headers[i], headers[i + 1]);
+      notModifiedHeaders.push(all[i], all[i + 1]);
     }
   }
+  all.push('Content-Length', String(body.length));
   return {
     status,
-    headers: [...headers, 'Content-Length', String(body.length)],
+    headers: all,
     notModifiedHeaders,
     body,
     validators: options.validators,
     perResponse: options.perResponse,
+    compressOnSend: compress,
   };
+}
+
+/** Whether an answer with these headers is worth compressing (see answer()). */
+function worthCompressing(headers: readonly string[], body: Buffer): boolean {
+  if (body.length < MIN_COMPRESSED_BYTES) {
+    return false;
+  }
+  let type = '';
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i].toLowerCase();
+    if (name === 'content-type') {
+      type = headers[i + 1];
+    } else if (
+      name === 'content-encoding' ||
+      (name === 'cache-control' && /\bno-transform\b/i.test(headers[i + 1]))
+    ) {
+      // Already coded by the app, or declared untouchable (RFC 9111 §5.2.2.6).
+      return false;
+    }
+  }
+  return compressible(type);
+}
+
+/** `headers` with `name` in their Vary (added to the app's own Vary, or as one of its own). */
+export function withVary(headers: readonly string[], name: string): string[] {
+  const out = [...headers];
+  for (let i = 0; i < out.length; i += 2) {
+    if (out[i].toLowerCase() === 'vary') {
+      const listed = out[i + 1].split(',').map((item) => item.trim().toLowerCase());
+      if (!listed.includes(name.toLowerCase()) && !listed.includes('*')) {
+        out[i + 1] = `${out[i + 1]}, ${name}`;
+      }
+      return out;
+    }
+  }
+  out.push('Vary', name);
+  return out;
 }
 
 const NO_HEADERS: readonly string[] = [];
 
 /**
- * Writes `answer`, with `extra` headers of this response (Age, Cache-Status) on its 200 and its 304
- * alike: a 304 when the request's validators match, no body for HEAD, the per-response value in
- * every slot. Returns the status sent.
+ * Writes `stored` in the content coding the request prefers, with `extra` headers of this response
+ * (Age, Cache-Status) on its 200 and its 304 alike: a 304 when the request's validators match that
+ * representation's, no body for HEAD, the per-response value in every slot. Returns the status sent.
  */
 export function writeAnswer(
   req: IncomingMessage,
   res: ServerResponse,
-  answer: Answer,
+  stored: Answer,
   extra: readonly string[] = NO_HEADERS,
 ): number {
+  // The representation for this request's Accept-Encoding: its own headers, length and validator.
+  const answer = representationFor(stored, req.headers['accept-encoding']);
   if (answer.validators !== undefined && fresh(req.headers, answer.validators)) {
     res.writeHead(304, withExtra(answer.notModifiedHeaders, extra));
     res.end();
@@ -99,7 +127,7 @@ export function writeAnswer(
     res.end(head ? undefined : answer.body);
     return answer.status;
   }
-  const { value, headers } = perResponse.next();
+  const { value, headers, trailer } = perResponse.next();
   res.writeHead(answer.status, [...answer.headers, ...extra, ...headers]);
   if (head) {
     res.end();
@@ -114,9 +142,31 @@ export function writeAnswer(
     res.write(segments[i]);
     res.write(value);
   }
-  res.end(segments[last]);
+  if (trailer === undefined) {
+    res.end(segments[last]);
+  } else {
+    res.write(segments[last]);
+    res.end(trailer);
+  }
   res.uncork();
   return answer.status;
+}
+
+/**
+ * Hints before the answer: a `103 Early Hints` with `links` (RFC 8297; none when empty) over
+ * HTTP/2, and over HTTP/1.1 with `http1` (never to HTTP/1.0, which has no interim responses); and
+ * `header` as the `Link` of the final answer, written by writeAnswer or Koa, so that a CDN that
+ * learns hints from answers can replay them.
+ */
+export function writeEarlyHints(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { links, header, http1 }: { links: readonly string[]; header: string; http1: boolean },
+): void {
+  if (links.length > 0 && (req.httpVersionMajor >= 2 || (http1 && req.httpVersionMinor >= 1))) {
+    res.writeEarlyHints({ link: links as string[] });
+  }
+  res.setHeader('Link', header);
 }
 
 /**
@@ -125,7 +175,7 @@ export function writeAnswer(
  */
 export function respond(ctx: Context, answer: Answer, extra?: readonly string[]): void {
   ctx.respond = false;
-  if (ctx.writable) {
+  if (canAnswer(ctx.res)) {
     writeAnswer(ctx.req, ctx.res, answer, extra);
   }
 }

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { closeAfterAnswer } from '../http/connection.ts';
 
 /** Whether the process should get traffic; false once it started draining. */
 export interface Readiness {
@@ -17,7 +18,7 @@ export function healthEndpoints(readiness: Readiness, stats: () => object): Midd
   return (ctx, next) => {
     if (!readiness.ready) {
       // Keep-alive clients are told to reconnect elsewhere once this answer is sent.
-      ctx.set('Connection', 'close');
+      closeAfterAnswer(ctx);
     }
     if (HEALTH_PATHS.has(ctx.path)) {
       const up = ctx.path === '/healthz' || readiness.ready;

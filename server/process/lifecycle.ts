@@ -1,14 +1,16 @@
-import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { exitProcess } from './cluster.ts';
 import type { Readiness } from './health.ts';
+import type { PublicServer, TlsFiles } from './public-server.ts';
 import { handleProcessEvents } from './signals.ts';
 
-/** Where the public port listens (PORT, HOST). */
+/** Where the public port listens (PORT, HOST), and with TLS_CERT and TLS_KEY, over HTTPS and HTTP/2. */
 export interface ListenAddress {
   port: number;
   /** Interface to bind; undefined binds every interface, like Node's default. */
   host: string | undefined;
+  /** The certificate and key; undefined: plain HTTP/1.1. */
+  tls: TlsFiles | undefined;
 }
 
 /** How many processes serve, and how long a stop may take (WORKERS, SHUTDOWN_GRACE_MS). */
@@ -38,7 +40,7 @@ export interface LifecycleOptions {
  * render does not cost every concurrent visitor their page.
  */
 export function serveUntilStopped(
-  server: Server,
+  server: PublicServer,
   { readiness, log, graceMs, onHangup }: LifecycleOptions,
 ): void {
   let exitCode = 0;
@@ -51,17 +53,16 @@ export function serveUntilStopped(
       { reason, graceMs: graceForThis },
       'draining: no new connections, finishing in-flight requests',
     );
-    server.close(() => {
+    server.drain(() => {
       log.info({ exitCode }, 'drained, exiting');
       exitProcess(exitCode);
     });
     // Keep-alive connections that finish their last response while we drain would otherwise idle
     // until keepAliveTimeout: close each as soon as it is idle.
-    server.closeIdleConnections();
-    setInterval(() => server.closeIdleConnections(), 50).unref();
+    setInterval(() => server.closeIdle(), 50).unref();
     setTimeout(() => {
       log.error({ graceMs: graceForThis }, 'grace period over: closing remaining connections');
-      server.closeAllConnections();
+      server.closeAll();
       process.exit(1);
     }, graceForThis).unref();
   };

@@ -6,6 +6,7 @@
 // Angular: the pages step (pages/pages.ts) hands it `produce`.
 import type { Logger } from 'pino';
 import type { Answer } from '../http/answer.ts';
+import { encodedForStore } from '../http/encodings.ts';
 import { throttledWarning } from '../logger.ts';
 import type { SkipReason } from '../redis/link.ts';
 import { type CacheEntry, type CacheStatus, cacheStatusHeader } from './cache-status.ts';
@@ -258,7 +259,13 @@ export class PageCache {
     });
   }
 
-  /** Produces the page here, stores it in this process and, when `sharing` says so, in the shared tier. */
+  /**
+   * Produces the page here, stores it in this process and, when `sharing` says so, in the shared
+   * tier. A page kept is compressed once, in every stored coding (http/encodings.ts), and only once
+   * kept: a page the cache turns away (admission) is never compressed for storing, it goes out
+   * compressed on its way (bench/README.md#the-figures-behind-the-codes-comments). This request
+   * and the shared tier get the page with its codings.
+   */
   async #produceHere(
     key: string,
     signal: AbortSignal | undefined,
@@ -266,12 +273,26 @@ export class PageCache {
   ): Promise<Obtained> {
     const produced = await this.#produce(key, signal);
     const kept = this.#keep(key, produced);
-    const shared =
-      sharing !== undefined && sharing.store && kept !== undefined
-        ? await this.#share(key, kept, sharing.entry)
-        : sharing?.entry;
     const storedHere = kept !== undefined && this.#store.peek(key) === kept;
-    return { answer: produced.answer, failed: produced.failed, shared, storedHere };
+    const toShare = sharing !== undefined && sharing.store && kept !== undefined;
+    const answer = storedHere || toShare ? await this.#encode(key, kept) : produced.answer;
+    const shared = toShare
+      ? await this.#share(key, { ...kept, answer }, sharing.entry)
+      : sharing?.entry;
+    return { answer, failed: produced.failed, shared, storedHere };
+  }
+
+  /** The page's stored codings, given to this process's copy as soon as they are made. */
+  async #encode(key: string, page: CachedPage): Promise<Answer> {
+    try {
+      const answer = await encodedForStore(page.answer);
+      this.#store.recode(key, page, answer);
+      return answer;
+    } catch (error) {
+      // The page stays as it was: compressed as it goes out.
+      this.#log.debug({ err: error, key }, 'render cache: compressing a page failed');
+      return page.answer;
+    }
   }
 
   /** Stores a page in the shared tier; its Cache-Status entry says how that went. */

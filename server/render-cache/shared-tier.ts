@@ -4,9 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
+import { encodedForStore } from '../http/encodings.ts';
 import type { LinkState, Outcome, RedisLink, SkipReason } from '../redis/link.ts';
 import type { Revalidation } from './revalidation.ts';
-import { entryMeta, pageOfEntry } from './shared-entry.ts';
+import { CODING_FIELDS, codingBodies, entryMeta, pageOfEntry } from './shared-entry.ts';
 import { type CachedPage, lifetimeMs, pathOf } from './store.ts';
 
 export type SharedLookup = { found: CachedPage } | { found: undefined } | { skipped: SkipReason };
@@ -107,21 +108,32 @@ export class SharedTier {
   /** The page stored for `key`, if Redis answers in time. */
   async get(key: string): Promise<SharedLookup> {
     const outcome = await this.#link.call((client) =>
-      client.hmGet(this.#pageKey(key), ['m', 'b', 'r']),
+      client.hmGet(this.#pageKey(key), ['m', 'b', 'r', ...CODING_FIELDS]),
     );
     if (!outcome.ok) {
       return { skipped: outcome.reason };
     }
-    const [meta, body, revalidatedAt] = outcome.value;
+    const [meta, body, revalidatedAt, ...codings] = outcome.value;
     if (meta === null || body === null) {
       this.#stats.misses++;
       return { found: undefined };
     }
-    const page = pageOfEntry(meta.toString(), body, revalidatedAt !== null, this.#options.csp);
+    const coded = new Map(CODING_FIELDS.map((field, i) => [field, codings[i]]));
+    const page = pageOfEntry(
+      meta.toString(),
+      body,
+      revalidatedAt !== null,
+      this.#options.csp,
+      coded,
+    );
     if (page === undefined) {
       this.#stats.unreadable++;
       this.#stats.misses++;
       return { found: undefined };
+    }
+    if (page.answer.perResponse !== undefined) {
+      // A nonced page's gzip around its slots is made here, from this process's placeholders.
+      page.answer = await encodedForStore(page.answer);
     }
     return { found: page };
   }
@@ -136,7 +148,10 @@ export class SharedTier {
    * the processes waiting for it. Returns what happened.
    */
   async put(key: string, page: CachedPage): Promise<'stored' | 'too-large' | SkipReason> {
-    if (page.answer.body.length > this.#options.maxEntryBytes) {
+    const coded = codingBodies(page.answer);
+    const bytes = Object.values(coded).reduce((sum, b) => sum + b.length, page.answer.body.length);
+    // The bound is on everything stored for the page: its body and every coding of it.
+    if (bytes > this.#options.maxEntryBytes) {
       this.#stats.tooLarge++;
       return 'too-large';
     }
@@ -156,6 +171,7 @@ export class SharedTier {
         .hSet(pageKey, {
           m: entryMeta(page),
           b: page.answer.body,
+          ...coded,
           t: String(page.storedAt),
           // Stored already stale: a soft revalidation came while it rendered.
           ...(page.revalidated ? { r: String(page.storedAt) } : {}),

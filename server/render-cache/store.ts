@@ -12,7 +12,8 @@ import type { Revalidation, RevalidationMode } from './revalidation.ts';
  * and Cache-Status are added per response), what it was made from and how long it may be used.
  */
 export interface CachedPage {
-  readonly answer: Answer;
+  /** Replaced once by the same answer with its stored codings (RenderCache#recode). */
+  answer: Answer;
   /** The cache groups (RFC 9875) it declared: what revalidation by group matches. */
   readonly groups: readonly string[];
   readonly policy: SharedCachePolicy;
@@ -94,18 +95,18 @@ const RECENT_REVALIDATION_MS = 10 * 60_000;
 /** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
 const ENTRY_OVERHEAD_BYTES = 512;
 
-/** What a page counts against the cache's bytes. */
+/** What a page counts against the cache's bytes: every coding of it (http/encodings.ts) included. */
 function entryBytes(page: CachedPage, key: string): number {
-  const { body, headers, notModifiedHeaders } = page.answer;
-  const headerBytes = (list: readonly string[]) =>
-    list.reduce((sum, value) => sum + value.length, 0);
-  return (
-    body.length +
-    key.length +
-    headerBytes(headers) +
-    headerBytes(notModifiedHeaders) +
-    ENTRY_OVERHEAD_BYTES
+  const answers = [page.answer, ...(page.answer.encodings?.answers ?? [])];
+  return answers.reduce(
+    (sum, { body, headers, notModifiedHeaders }) =>
+      sum + body.length + headerBytes(headers) + headerBytes(notModifiedHeaders),
+    key.length + ENTRY_OVERHEAD_BYTES,
   );
+}
+
+function headerBytes(list: readonly string[]): number {
+  return list.reduce((sum, value) => sum + value.length, 0);
 }
 
 /**
@@ -224,6 +225,23 @@ export class RenderCache {
     // larger than the whole cache (and drops what the key held).
     this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), size: bytes });
     return bytes > this.#pages.maxSize ? 'too-large' : 'stored';
+  }
+
+  /**
+   * Gives the page stored for `key` its answer with stored codings (the same content, compressed
+   * once), counted in its bytes, if `page` is still what the key holds and the larger entry fits.
+   */
+  recode(key: string, page: CachedPage, answer: Answer): void {
+    if (this.#pages.peek(key) !== page || answer === page.answer) {
+      return;
+    }
+    const bytes = entryBytes({ ...page, answer }, key);
+    if (bytes > this.#pages.maxSize) {
+      return;
+    }
+    page.answer = answer;
+    // Same expiry as before: the lifetime counts from when it was stored.
+    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt, size: bytes });
   }
 
   /** The page stored for `key`, whatever its state, without counting or reordering anything. */

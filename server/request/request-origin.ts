@@ -177,7 +177,7 @@ export class RequestOrigins {
   ):
     | { hostname: string; origin: string }
     | { malformed: 'Host' | 'X-Forwarded-Host' | 'X-Forwarded-Proto' } {
-    const host = req.headers.host;
+    const host = hostOf(req);
     const authority = host === undefined ? undefined : parseAuthority(host);
     if (authority === undefined) {
       return { malformed: 'Host' };
@@ -210,13 +210,27 @@ export class RequestOrigins {
   /** Every header value (and the TLS flag) the origin is derived from. */
   #key(req: IncomingMessage): string {
     const { headers } = req;
-    const base = `${isEncrypted(req) ? 's' : ''}\n${headers.host ?? ''}`;
     // Node joins repeated headers with ", ": strings, never arrays.
     const forwarded = (name: string) => (headers[name] as string | undefined) ?? '';
+    // Over HTTP/2 the authority is `:authority` (and a Host, if any, must agree: hostOf).
+    const base = `${isEncrypted(req) ? 's' : ''}\n${headers.host ?? ''}\n${forwarded(':authority')}`;
     return this.#trustProxy
       ? `${base}\n${forwarded('x-forwarded-host')}\n${forwarded('x-forwarded-proto')}`
       : base;
   }
+}
+
+/**
+ * The authority a request names: its Host, or over HTTP/2 its `:authority` (RFC 9113 §8.3.1),
+ * which a Host it also carries must repeat; undefined when neither is there or the two differ.
+ */
+function hostOf(req: IncomingMessage): string | undefined {
+  const authority = req.headers[':authority'] as string | undefined;
+  const { host } = req.headers;
+  if (authority === undefined) {
+    return host;
+  }
+  return host === undefined || host === authority ? authority : undefined;
 }
 
 function isEncrypted(req: IncomingMessage): boolean {

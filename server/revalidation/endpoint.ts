@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
+import { closeAfterAnswer } from '../http/connection.ts';
 import { parseRevalidationRequest } from './request.ts';
 import type { RevalidationReport } from './revalidator.ts';
 import type { RevalidationRequest } from './request.ts';
@@ -94,7 +95,7 @@ function fail(ctx: Context, status: number, error: string): void {
   if (status !== 400 && hasBody(ctx)) {
     // Answered before the body was read: the connection closes rather than Node discarding an
     // upload of any size to keep it alive.
-    ctx.set('Connection', 'close');
+    closeAfterAnswer(ctx);
   }
   ctx.status = status;
   ctx.body = { error };

@@ -23,6 +23,7 @@ const FILES = [
   'package.json',
   'package-lock.json',
   'scripts/ensure-build.mjs',
+  'scripts/compress-build.mjs',
   'scripts/lib',
 ];
 

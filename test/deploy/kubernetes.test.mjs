@@ -160,8 +160,8 @@ describe('the shared cache in Kubernetes', () => {
   const [origin] = find('Deployment').spec.template.spec.containers;
   const secret = find('Secret');
 
-  it('takes REDIS_URL and REVALIDATE_TOKEN from the Secret, optional so the origin starts without it', () => {
-    for (const name of ['REDIS_URL', 'REVALIDATE_TOKEN']) {
+  it('takes REDIS_URL, REVALIDATE_TOKEN and ASSET_ARCHIVE from the Secret, optional so the origin starts without it', () => {
+    for (const name of ['REDIS_URL', 'REVALIDATE_TOKEN', 'ASSET_ARCHIVE']) {
       const variable = origin.env.find((entry) => entry.name === name);
       assert.ok(variable, `${name} is set`);
       assert.equal(variable.value, undefined, `${name} is never written in the manifest`);
@@ -177,8 +177,11 @@ describe('the shared cache in Kubernetes', () => {
       if (object.kind === 'Secret' || object.metadata.name === VALKEY)
         assert.ok(name.startsWith(`${SHARED_CACHE}/`), `${name} (${object.kind})`);
     }
-    // Placeholders, plainly: a value that looks real would be applied and trusted.
-    for (const value of Object.values(secret.stringData)) assert.match(value, /CHANGE-ME/);
+    // Placeholders, plainly: a value that looks real would be applied and trusted. ASSET_ARCHIVE
+    // is a setting kept beside REDIS_URL, which it needs: no secret.
+    const { ASSET_ARCHIVE: archive, ...secrets } = secret.stringData;
+    for (const value of Object.values(secrets)) assert.match(value, /CHANGE-ME/);
+    assert.equal(archive, 'redis');
   });
 
   it("runs a bounded, unpersisted Valkey with probes, limits and the Secret's password", () => {

@@ -70,7 +70,7 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
     assert.equal(second.headers['x-cache'], 'hit', 'another visitor of the same currency: a hit');
     assert.doesNotMatch(second.text, /canary/);
     assert.equal(currencyOf(second), 'USD');
-    assert.equal(second.headers.vary, 'Cookie, x-ab-bucket');
+    assert.equal(second.headers.vary, 'Cookie, x-ab-bucket, Accept-Encoding');
     const pounds = await get('/seen/1', { cookie: 'sid=canaryone; currency=GBP' });
     assert.equal(pounds.headers['x-cache'], 'miss', 'each currency a variant of its own');
     assert.equal(currencyOf(pounds), 'GBP');

@@ -1,4 +1,5 @@
-// `node bench/run.mjs …` as the bench's tests run it: output kept, stopped at a deadline.
+// `node bench/run.mjs …` (or another of the bench's scripts) as the bench's tests run it: output
+// kept, stopped at a deadline.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +10,14 @@ import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 const ROOT = join(import.meta.dirname, '../..');
 
 /**
- * @param {string[]} args @param {number} timeoutMs @param {Record<string, string>} [env] added to this process's
+ * Runs a bench script (`bench/run.mjs` unless `script` says which) until it exits or `timeoutMs`.
+ * @param {string[]} args @param {number} timeoutMs
+ * @param {{ env?: Record<string, string>, script?: string }} [options] `env` is added to this process's
  * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
-export function runBench(args, timeoutMs, env = {}) {
+export function runBench(args, timeoutMs, { env = {}, script = 'bench/run.mjs' } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/run.mjs'), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -53,7 +56,7 @@ export function benchRun(args, timeoutMs, { setup } = {}) {
   before(async () => {
     session.out = mkdtempSync(join(tmpdir(), 'bench-test-'));
     const env = setup?.(session.out) ?? {};
-    session.run = await runBench([...args, '--out', session.out], timeoutMs, env);
+    session.run = await runBench([...args, '--out', session.out], timeoutMs, { env });
     const name = session.file('.json');
     session.json = name ? JSON.parse(readFileSync(join(session.out, name), 'utf8')) : undefined;
   });

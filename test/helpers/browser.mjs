@@ -1,35 +1,16 @@
 // Debian's Chromium driven by playwright-core (Playwright's own browser download cannot run here),
 // and what the browser tests read from a page: hydration, the server's own HTML, its head.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from '../../scripts/lib/chromium.mjs';
 import { APP_DIST, ROOT, startOrigin } from './origin.mjs';
 
 /** Where the browser tests leave their screenshots. */
 export const SCREENSHOTS = join(ROOT, 'test-results');
 
-export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-
-export async function launchBrowser() {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: run "npm run setup:test" (or set CHROMIUM_PATH).`);
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // No sandbox as root; no background networking, which a closed network answers with errors.
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
+// The browser tests' Chromium: the one the tools share (scripts/lib/chromium.mjs).
+export { CHROMIUM, launchBrowser } from '../../scripts/lib/chromium.mjs';
 
 /**
  * A new page that collects console errors and warnings and page errors in `problems`.

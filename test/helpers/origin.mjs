@@ -7,6 +7,7 @@ import { APP_DIST, ROOT, TEST_APP_DIST } from '../../scripts/lib/paths.mjs';
 import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 import { request } from '../../scripts/lib/http.mjs';
+import { makeCertificate } from '../../scripts/lib/tls-certificate.mjs';
 
 export { request };
 export { APP_DIST, ROOT };
@@ -20,9 +21,30 @@ export const DIST = TEST_APP_DIST;
  */
 export const ENGINE = process.env['RENDER_ENGINE'] || 'common';
 
-/** @param {import('../../scripts/lib/origin-process.mjs').OriginOptions} [options] */
-export function startOrigin(options = {}) {
-  return startOriginOf({ dist: DIST, ...options });
+/**
+ * The protocols the origin serves: HTTP/1.1 (plain), and with TLS_CERT and TLS_KEY, HTTP/2 (with
+ * HTTP/1.1 over TLS for clients that ask for it). Suites whose behaviour must hold on both run per
+ * protocol; `request()` speaks HTTP/2 to an `https://` origin.
+ */
+export const PROTOCOLS = ['http/1.1', 'h2'];
+
+let certificate;
+/** The tests' self-signed certificate for localhost, made once per test process. */
+export function testCertificate() {
+  if (certificate === undefined) {
+    certificate = makeCertificate();
+    process.once('exit', certificate.remove);
+  }
+  return certificate;
+}
+
+/**
+ * @param {import('../../scripts/lib/origin-process.mjs').OriginOptions & { protocol?: string }} [options]
+ * `protocol: 'h2'` starts it with the tests' certificate: HTTPS, HTTP/2.
+ */
+export function startOrigin({ protocol, ...options } = {}) {
+  const env = protocol === 'h2' ? { ...testCertificate().env, ...options.env } : options.env;
+  return startOriginOf({ dist: DIST, ...options, env });
 }
 
 /** Runs the origin with the given environment until it exits; for startup errors. */
@@ -36,8 +58,9 @@ export async function runOriginExpectingExit(env, timeoutMs = 15_000) {
 
 /**
  * Sends raw bytes over one TCP connection and collects everything until the server closes it:
- * for requests no HTTP client would send (duplicate Host, absolute-form, garbage).
- * @returns {Promise<{ status: number, raw: string, responses: string[] }>}
+ * for requests no HTTP client would send (duplicate Host, absolute-form, garbage). `status` and
+ * `responses` are the final answers; `interim` the 1xx before them (a page's 103 Early Hints).
+ * @returns {Promise<{ status: number, raw: string, responses: string[], interim: string[] }>}
  */
 export function rawRequest(port, bytes, { timeoutMs = 10_000, afterWrite } = {}) {
   return new Promise((resolve, reject) => {
@@ -60,8 +83,11 @@ export function rawRequest(port, bytes, { timeoutMs = 10_000, afterWrite } = {})
     socket.on('close', () => {
       clearTimeout(timer);
       const raw = Buffer.concat(chunks).toString('latin1');
-      const responses = raw.split(/(?=HTTP\/1\.1 \d{3} )/).filter(Boolean);
-      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(raw)?.[1] ?? 0), raw, responses });
+      const all = raw.split(/(?=HTTP\/1\.[01] \d{3} )/).filter(Boolean);
+      const isInterim = (response) => /^HTTP\/1\.[01] 1\d\d /.test(response);
+      const responses = all.filter((response) => !isInterim(response));
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(responses[0] ?? raw)?.[1] ?? 0);
+      resolve({ status, raw, responses, interim: all.filter(isInterim) });
     });
   });
 }

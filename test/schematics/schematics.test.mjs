@@ -226,6 +226,9 @@ describe('ng-new', () => {
       // Every app can declare cache groups (docs/revalidation.md), demo or not.
       '/acme-shop/src/app/cache-groups.spec.ts',
       '/acme-shop/src/app/cache-groups.ts',
+      // Every app reloads once on a lazy chunk a deploy took away (docs/your-app.md).
+      '/acme-shop/src/app/chunk-error.spec.ts',
+      '/acme-shop/src/app/chunk-error.ts',
       '/acme-shop/src/app/page-title.spec.ts',
       '/acme-shop/src/app/page-title.ts',
       '/acme-shop/src/app/pages/home.ts',

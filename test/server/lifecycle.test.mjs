@@ -13,6 +13,7 @@ import {
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DIST, ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
 
 /** N pipelined renders on one connection: work that is surely in flight when the signal comes. */
@@ -24,29 +25,28 @@ function pipelined(count) {
 }
 
 /**
- * Sends `signal` once the first answer arrives, then asks for `path` on the same connection once
- * five more answers came (the event loop has turned, so the signal was handled) while ~290 are to come.
+ * Sends `signal` once the first bytes arrive, then asks for `path` on the same connection once the
+ * origin has logged that it drains, while ~290 renders are still to come. A fact, not a count: a
+ * client that reads late (a busy machine) sees many answers at once, and a request written after
+ * "five more answers" then raced the signal (seen: /readyz answered 200).
  */
-function signalThenAsk(pid, signal, path) {
+function signalThenAsk(origin, signal, path) {
   return (socket) => {
-    let answers = 0;
-    socket.on('data', (chunk) => {
-      if (answers === 0) {
-        process.kill(pid, signal);
+    socket.once('data', async () => {
+      process.kill(origin.pid, signal);
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(10)) {
+        if (logLines(origin).some((line) => line.msg.startsWith('draining'))) break;
       }
-      const before = answers;
-      answers += chunk.toString('latin1').split('HTTP/1.1 ').length - 1;
-      if (before < 6 && answers >= 6) {
-        socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-      }
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
     });
   };
 }
 
 /**
  * A project folder with the given package.json scripts, this project's scripts/ensure-build.mjs
- * (which finds dist/ up to date: none of its inputs exist there), its node_modules, and the tests'
- * app build as dist/ (copied: a symlinked server.mjs would not know it is the main module).
+ * (which finds dist/ up to date: the copy is newer than server/, the only one of its inputs there)
+ * and compress-build.mjs (with the server/ modules it runs, linked), its node_modules, and the
+ * tests' app build as dist/ (copied: a symlinked server.mjs would not know it is the main module).
  */
 function scratchProject(projectScripts) {
   const project = join(ROOT, 'test-results', `npm-scripts-${process.pid}-${Date.now()}`);
@@ -55,10 +55,16 @@ function scratchProject(projectScripts) {
     join(project, 'package.json'),
     JSON.stringify({ name: 'npm-scripts', private: true, type: 'module', scripts: projectScripts }),
   );
-  for (const file of ['ensure-build.mjs', 'lib/lock.mjs', 'lib/newest-mtime.mjs']) {
+  for (const file of [
+    'ensure-build.mjs',
+    'compress-build.mjs',
+    'lib/lock.mjs',
+    'lib/newest-mtime.mjs',
+  ]) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
   symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir');
+  symlinkSync(join(ROOT, 'server'), join(project, 'server'), 'dir');
   if (Object.values(projectScripts).some((script) => script.includes('bench/'))) {
     // serve:ssr:bun checks the bench's install (bench/install.mjs), then runs its Bun.
     mkdirSync(join(project, 'bench'));
@@ -121,7 +127,7 @@ describe('graceful shutdown', () => {
       });
       const inFlight = rawRequest(origin.port, pipelined(300), {
         timeoutMs: 30_000,
-        afterWrite: signalThenAsk(origin.pid, signal, path),
+        afterWrite: signalThenAsk(origin, signal, path),
       });
       const { responses } = await inFlight;
       const code = await origin.exited;

@@ -84,7 +84,7 @@ function assertShared(page, v) {
   );
   assert.equal(seen.url, `http://${HOST}/seen/${v.id}`);
   assert.match(page.text, new RegExp(`<p class="currency">${want.currency}</p>`));
-  assert.equal(page.headers.vary, 'Cookie, x-ab-bucket');
+  assert.equal(page.headers.vary, 'Cookie, x-ab-bucket, Accept-Encoding');
 }
 
 describe('what a render sees of the request', () => {

@@ -151,6 +151,29 @@ describe('shared tier: one cache for every process', () => {
     assert.ok(stats.hits >= 1, JSON.stringify(stats));
   });
 
+  it('keeps a page’s stored codings in the shared tier: compressed once for every process', async () => {
+    const [a, , c] = origins;
+    const first = await get(a, '/products/520', { 'accept-encoding': 'br' });
+    assert.equal(first.headers['content-encoding'], 'br');
+    const before = await rendersStarted(origins);
+    for (const coding of ['br', 'gzip']) {
+      const made = await get(a, '/products/520', { 'accept-encoding': coding });
+      const shared = await get(c, '/products/520', { 'accept-encoding': coding });
+      assert.equal(shared.headers['content-encoding'], coding);
+      assert.equal(
+        shared.headers.etag,
+        made.headers.etag,
+        `${coding}: the same bytes, the same tag`,
+      );
+      assert.ok(shared.body.equals(made.body), coding);
+      assert.equal(shared.headers.vary, 'Accept-Encoding');
+    }
+    const plain = await get(c, '/products/520');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.notEqual(plain.headers.etag, first.headers.etag);
+    assert.equal(await rendersStarted(origins), before, 'nothing rendered again');
+  });
+
   it('renders once for 100 concurrent first requests spread over 3 processes', async (t) => {
     const before = await rendersStarted(origins);
     const answers = await Promise.all(
