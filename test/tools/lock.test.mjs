@@ -28,7 +28,7 @@ function deadPid() {
  * Processes that each take the lock, hold it `holdMs`, and log when they held it: returns every
  * holding span [start, end] in ms since the epoch, and what each printed.
  */
-async function contenders(count, lock, holdMs) {
+async function contenders(count, lock, holdMs, live = []) {
   const script = `
     import { takeLock } from ${JSON.stringify(join(import.meta.dirname, '../../scripts/lib/lock.mjs'))};
     const release = await takeLock(${JSON.stringify(lock)}, { timeoutMs: 30000, what: 'test',
@@ -37,13 +37,13 @@ async function contenders(count, lock, holdMs) {
     await new Promise((resolve) => setTimeout(resolve, ${holdMs}));
     console.log(JSON.stringify([start, Date.now()]));
     release();`;
-  const runs = Array.from({ length: count }, () => {
+  const runs = Array.from({ length: count }, (_, i) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+    live[i] = '';
+    child.stdout.on('data', (chunk) => (live[i] += chunk));
+    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out: live[i] })));
   });
   const results = await Promise.all(runs);
   for (const { code, out } of results) assert.equal(code, 0, out);
@@ -63,9 +63,19 @@ function assertOneAtATime(spans) {
 describe('takeLock', () => {
   it('gives the lock to one process at a time; the others say whom they wait for', async () => {
     const lock = join(dir, 'a.lock');
-    const { spans, outputs } = await contenders(4, lock, 150);
+    // Held here until every contender has said it waits for this process: however slowly they
+    // start, each must find it held.
+    const release = await takeLock(lock, { timeoutMs: 1000, what: 'the test' });
+    const live = [];
+    const running = contenders(4, lock, 150, live);
+    const waiting = () => live.filter((out) => out.includes(`waiting for ${process.pid}`)).length;
+    for (const deadline = Date.now() + 30_000; waiting() < 4 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(waiting(), 4, live.join('\n'));
+    release();
+    const { spans } = await running;
     assertOneAtATime(spans);
-    assert.ok(outputs.filter((out) => /waiting for \d+/.test(out)).length >= 3);
     assert.ok(!existsSync(lock), 'released');
   });
 
