@@ -1,8 +1,12 @@
 // `npm start` runs `ng serve` as npm's own child (exec), so stopping npm stops the dev server: a
-// SIGTERM to npm (an IDE's stop button, a process manager) must not leave it listening.
+// SIGTERM to npm (an IDE's stop button, a process manager) must not leave it listening. Before
+// that, it renders a page per request through the origin's handler (server.ts reqHandler), as
+// the production origin does: the origin's code must load under Vite's dev server too.
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { ROOT } from '../helpers/origin.mjs';
 
@@ -38,32 +42,55 @@ after(() => {
 });
 
 describe('npm start', () => {
-  it('stops the dev server when npm gets SIGTERM', { timeout: 120_000 }, async () => {
-    const port = await freePort();
-    let output = '';
-    npm = spawn('npm', ['start', '--', '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: ROOT,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    npm.stdout.on('data', (chunk) => (output += chunk));
-    npm.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise((resolve) =>
-      npm.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    await until(
-      () => listening(port),
-      90_000,
-      `ng serve did not listen on ${port}:\n${output}`,
-    ).catch((error) => {
-      throw new Error(`${error.message}\n${output}`);
-    });
-    npm.kill('SIGTERM');
-    await exited;
-    await until(
-      async () => !(await listening(port)),
-      10_000,
-      `port ${port} still open after npm exited: ng serve was left running`,
-    );
-  });
+  it(
+    'renders a page for a request, then stops when npm gets SIGTERM',
+    { timeout: 120_000 },
+    async () => {
+      const port = await freePort();
+      let output = '';
+      npm = spawn('npm', ['start', '--', '--port', String(port), '--host', '127.0.0.1'], {
+        cwd: ROOT,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      npm.stdout.on('data', (chunk) => (output += chunk));
+      npm.stderr.on('data', (chunk) => (output += chunk));
+      const exited = new Promise((resolve) =>
+        npm.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      await until(
+        () => listening(port),
+        90_000,
+        `ng serve did not listen on ${port}:\n${output}`,
+      ).catch((error) => {
+        throw new Error(`${error.message}\n${output}`);
+      });
+      // A page rendered per request (load-paths.json), or the not-found page of an app with none.
+      const { rendered, notFound } = readLoadPaths();
+      const path = rendered ? rendered.at(0) : notFound;
+      let page;
+      await until(
+        async () => {
+          page = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
+          return page !== undefined && page.status !== 503;
+        },
+        60_000,
+        `ng serve did not answer ${path}`,
+      );
+      const html = await page.text();
+      assert.equal(
+        page.status,
+        rendered ? rendered.status : 404,
+        `${path}:\n${output.slice(-3000)}`,
+      );
+      assert.match(html, /ng-server-context="ssr"/, `${path} was not rendered on the server`);
+      npm.kill('SIGTERM');
+      await exited;
+      await until(
+        async () => !(await listening(port)),
+        10_000,
+        `port ${port} still open after npm exited: ng serve was left running`,
+      );
+    },
+  );
 });
