@@ -2,7 +2,8 @@
 // `npm run serve:ssr` and the tests never run against a stale build, then writes the compressed
 // copies of its files that are missing or older than their file (scripts/compress-build.mjs).
 // `node scripts/ensure-build.mjs` builds the app (src/ → dist/); `node scripts/ensure-build.mjs
-// test-app` builds the origin's test app (test/app/ → dist-test/).
+// test-app` builds the origin's test app (test/app/ → dist-test/), `test-app-i18n` the same app in
+// its three locales (dist-test-i18n/).
 //
 // Several may start at once (replicas started together, test suites run side by side): one builds,
 // the others wait for its build and then use it. A build deletes and rewrites its output, so a
@@ -18,6 +19,11 @@ const shared = ['server', 'patches', 'angular.json', 'tsconfig.json', 'package-l
 const projects = {
   app: { output: 'dist', inputs: ['src', 'public', 'tsconfig.app.json', ...shared], args: [] },
   'test-app': { output: 'dist-test', inputs: ['test/app', ...shared], args: ['test-app'] },
+  'test-app-i18n': {
+    output: 'dist-test-i18n',
+    inputs: ['test/app', ...shared],
+    args: ['test-app', '--configuration', 'localized'],
+  },
 };
 /** How long a start waits for another process's build before it gives up. */
 const WAIT_MS = 15 * 60_000;

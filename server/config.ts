@@ -63,6 +63,8 @@ export interface OriginConfig {
     /** The CDN purge hook; undefined when CDN_PURGE_URL is unset. */
     cdnPurge: CdnPurgeConfig | undefined;
   };
+  /** The cookie naming a visitor's locale, which the site root of a localized build follows; undefined: none. */
+  localeCookie: string | undefined;
   /** Undefined without METRICS_PORT: no metrics at all. */
   metrics: MetricsAddress | undefined;
   log: LogSettings;
@@ -127,6 +129,7 @@ const VARIABLES = {
   CDN_PURGE_METHOD: { unset: 'POST', read: purgeMethod },
   CDN_PURGE_TOKEN: optional(printable),
   CDN_PURGE_TOKEN_HEADER: optional(headerName),
+  LOCALE_COOKIE: optional(cookieName),
   METRICS_PORT: optional((value) => integer(0, 0, 65535).read(value)),
   METRICS_HOST: optional(listenHost),
   LOG_LEVEL: choice(LOG_LEVELS),
@@ -185,6 +188,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
               tokenHeader: v.CDN_PURGE_TOKEN_HEADER,
             },
     },
+    localeCookie: v.LOCALE_COOKIE,
     metrics:
       v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     log: { level: v.LOG_LEVEL, access: v.ACCESS_LOG },
@@ -465,6 +469,13 @@ function purgeUrl(url: string): string {
 function purgeMethod(value: string): string {
   if (!/^[A-Z]{1,16}$/.test(value)) {
     throw new Error(`must be an HTTP method in capitals such as POST or PURGE, got "${value}"`);
+  }
+  return value;
+}
+
+function cookieName(value: string): string {
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(value)) {
+    throw new Error(`must be a cookie name such as locale, got "${value}"`);
   }
   return value;
 }

@@ -5,7 +5,6 @@ import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type * as AppServerBundle from './main.server.mjs';
 import type { OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
@@ -14,11 +13,20 @@ import { publishInBackground } from './files/earlier-builds.ts';
 import { RedisArchive } from './files/redis-archive.ts';
 import { buildStaticIndex, readPrerenderedRoutes } from './files/static-index.ts';
 import type { PageHints } from './hints/page-hints.ts';
+import type { BuildLayout, LocaleBuild } from './locales/build-layout.ts';
+import {
+  languageHeaders,
+  type LocaleMap,
+  pathInSite,
+  siteOf,
+  withLanguageHeaders,
+} from './locales/locale-sites.ts';
+import { localizedPages } from './locales/localized-pages.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
 import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
-import { createPages } from './pages/pages.ts';
+import { createPages, type Pages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
 import { type PageEngine, Renderer } from './pages/renderer.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
@@ -36,7 +44,8 @@ import { Revalidator } from './revalidation/revalidator.ts';
 
 /** The build this process serves: dist/server/ (this bundle and the app's) and dist/browser/. */
 export interface Build {
-  app: typeof AppServerBundle;
+  /** The app's bundle, or each locale's in a localized build (locales/build-layout.ts). */
+  layout: BuildLayout;
   serverDir: string;
   browserDir: string;
   /** Read from the build's manifests at startup (hints/page-hints.ts). */
@@ -71,15 +80,19 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   // Route chunks as Angular's engine preloads them, always; Link and 103 unless EARLY_HINTS=off.
   const { earlyHints } = config;
   const hints = earlyHints === 'off' ? undefined : { hints: build.hints, mode: earlyHints };
-  const engine = withPageHints(createEngine(config, build, csp), build.hints, hints !== undefined);
+  const locales = localeMap(build.layout);
+  const engine = withPageHints(
+    createEngine(config, build.layout, locales, csp),
+    build.hints,
+    hints !== undefined,
+  );
   const renderer = new Renderer(engine, limiter, log);
-  const lookupRoute = createRouteLookup(build.app.serverRoutes, log);
   const caches = createCaches(config, build, csp, log);
   const revalidator = createRevalidator(config, caches, log);
   const index = buildStaticIndex(
     build.browserDir,
     readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json')),
-    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints },
+    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints, locales },
   );
   // What /healthz reports, and what the metrics read: one source for both.
   const stats = () => ({
@@ -94,16 +107,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   });
   const timings = config.metrics && recordMetrics(stats);
   renderer.renderEnded = timings?.renderEnded;
-  const pages = createPages({
-    ...config.pages,
-    renderer,
-    lookupRoute,
-    clientShell: readClientShell(build.browserDir),
-    cache: caches.store && { store: caches.store, shared: caches.shared?.tier },
-    csp,
-    trustProxy: config.hosts.trustProxy,
-    log,
-  });
+  const pages = createAllPages(config, build, locales, { renderer, caches, csp, log });
   const { token } = config.revalidation;
   const listener = createOrigin({
     hosts: config.hosts,
@@ -126,33 +130,105 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   return { listener, readiness, renderCache: caches.store, revalidator };
 }
 
-/** Only the chosen engine is constructed: the other costs nothing, not even its startup work. */
+/**
+ * The pages of each locale (the one app of a plain build): its routes, its client-side shell; one
+ * renderer and one render cache for all.
+ */
+function createAllPages(
+  config: OriginConfig,
+  build: Build,
+  locales: LocaleMap | undefined,
+  shared: {
+    renderer: Renderer;
+    caches: Caches;
+    csp: ContentSecurityPolicy | undefined;
+    log: Logger;
+  },
+): Pages {
+  const { renderer, caches, csp, log } = shared;
+  const pagesOf = ({ app, browserDir, locale, prefix }: LocaleBuild): Pages => {
+    const lookup = createRouteLookup(app.serverRoutes, log);
+    return createPages({
+      ...config.pages,
+      renderer,
+      lookupRoute: locale === undefined ? lookup : (path) => lookup(pathInSite({ prefix }, path)),
+      clientShell: readClientShell(browserDir),
+      languageHeaders: locales && ((path) => languageHeaders(locales, path)),
+      cache: caches.store && { store: caches.store, shared: caches.shared?.tier },
+      csp,
+      trustProxy: config.hosts.trustProxy,
+      log,
+    });
+  };
+  if (locales === undefined) {
+    return pagesOf(build.layout.locales[0]);
+  }
+  return localizedPages({
+    sites: build.layout.locales.map((site) => ({
+      locale: site.locale!,
+      prefix: site.prefix,
+      pages: pagesOf(site),
+    })),
+    basePath: locales.basePath,
+    cookie: config.localeCookie,
+  });
+}
+
+/** A localized build's locales and where they live; undefined for a plain build. */
+function localeMap(layout: BuildLayout): LocaleMap | undefined {
+  return layout.localized
+    ? {
+        sites: layout.locales.map(({ locale, prefix }) => ({ locale: locale!, prefix })),
+        basePath: layout.basePath,
+      }
+    : undefined;
+}
+
+/**
+ * Only the chosen engine is constructed: the other costs nothing, not even its startup work.
+ * Angular's engine serves every locale of a build itself; CommonEngine renders with each locale's
+ * own bundle, picked by the URL's prefix.
+ */
 function createEngine(
   config: OriginConfig,
-  { app, browserDir, serverDir }: Build,
+  layout: BuildLayout,
+  locales: LocaleMap | undefined,
   csp: ContentSecurityPolicy | undefined,
 ): PageEngine {
   const { allowedHosts } = config.hosts;
-  return config.engine.name === 'app'
-    ? createAppEngine({ allowedHosts })
-    : createCommonEngine({
-        app,
-        browserDir,
-        serverDir,
-        allowedHosts,
-        criticalCss: config.engine.criticalCss,
-        csp,
-      });
+  if (config.engine.name === 'app') {
+    const engine = createAppEngine({ allowedHosts });
+    return locales ? withLanguageHeaders(engine, locales) : engine;
+  }
+  const engines = layout.locales.map(({ app, browserDir, serverDir, locale }) =>
+    createCommonEngine({
+      app,
+      browserDir,
+      serverDir,
+      allowedHosts,
+      criticalCss: config.engine.criticalCss,
+      csp,
+      locale,
+    }),
+  );
+  if (locales === undefined) {
+    return engines[0];
+  }
+  const bySite = new Map(locales.sites.map((site, i) => [site, engines[i]]));
+  // The pages step hands a render only paths under a locale's prefix (locales/localized-pages.ts).
+  const engine: PageEngine = (request, route, signal) =>
+    bySite.get(siteOf(locales.sites, new URL(request.url).pathname)!)!(request, route, signal);
+  return withLanguageHeaders(engine, locales);
 }
 
 /** With REDIS_URL, a miss here asks the tier every process of every replica shares. */
 function createCaches(
   config: OriginConfig,
-  { browserDir, serverDir }: Build,
+  { layout }: Build,
   csp: ContentSecurityPolicy | undefined,
   log: Logger,
 ): Caches {
-  const build = buildId(browserDir, serverDir);
+  const build = buildId(layout.locales);
   const store = config.renderCache && new RenderCache(config.renderCache);
   const usesRedis = store !== undefined || config.assetArchive?.store === 'redis';
   const link =

@@ -6,11 +6,12 @@ import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
-import * as app from './main.server.mjs';
 import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
-import { readPageHints } from './hints/page-hints.ts';
+import { type PageHints, readPageHints } from './hints/page-hints.ts';
+import { type BuildLayout, readBuildLayout } from './locales/build-layout.ts';
+import { hintsByLocale } from './locales/locale-sites.ts';
 import { createOrigin } from './origin.ts';
 import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
@@ -24,9 +25,12 @@ import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './render-cache/revalidation.ts';
 import { StartupError } from './startup-error.ts';
 
-// Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs, dist/browser/.
+// Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs (or one per locale,
+// dist/server/<locale>/main.server.mjs), dist/browser/ (or dist/browser/<locale>/).
 const serverDir = import.meta.dirname;
 const browserDir = join(serverDir, '../browser');
+/** The app's bundle, imported at run time: a localized build has none here, but one per locale. */
+const plainApp = () => import('./main.server.mjs');
 
 /**
  * Startup failures are one plain line on stderr: read by a person, not a log collector. A cluster
@@ -37,20 +41,37 @@ function cannotStart(reason: string): never {
   process.exit(cluster.isWorker ? CANNOT_START : 1);
 }
 
-/** Runs a step of the start; a StartupError (a setting, a route's declaration) stops it in one line. */
+/** A StartupError (a setting, a route's declaration, the build) stops the start in one line. */
+function stopOnStartupError(error: unknown): never {
+  if (error instanceof StartupError) {
+    cannotStart(error.message);
+  }
+  throw error;
+}
+
+/** Runs a step of the start, stopping it on a StartupError. */
 function orStop<T>(step: () => T): T {
   try {
     return step();
   } catch (error) {
-    if (error instanceof StartupError) {
-      cannotStart(error.message);
-    }
-    throw error;
+    stopOnStartupError(error);
   }
 }
 
 function loadConfig(): OriginConfig {
   return orStop(() => readConfig(process.env));
+}
+
+/** Each locale's page hints from its own manifests, or the plain build's. */
+async function readHints(layout: BuildLayout): Promise<PageHints> {
+  if (!layout.localized) {
+    return readPageHints(browserDir, serverDir);
+  }
+  const perLocale = await Promise.all(
+    layout.locales.map((locale) => readPageHints(locale.browserDir, locale.serverDir)),
+  );
+  const sites = layout.locales.map(({ locale, prefix }) => ({ locale: locale!, prefix }));
+  return hintsByLocale({ sites, basePath: layout.basePath }, perLocale);
 }
 
 /**
@@ -78,8 +99,9 @@ async function start(): Promise<Parts | undefined> {
   (
     globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }
   ).ngAttachNodeGlobalErrorHandlersCalled = true;
-  const hints = await readPageHints(browserDir, serverDir);
-  const parts = orStop(() => createParts(config, { app, serverDir, browserDir, hints }, log));
+  const layout = await readBuildLayout(join(serverDir, '..'), plainApp).catch(stopOnStartupError);
+  const hints = await readHints(layout);
+  const parts = orStop(() => createParts(config, { layout, serverDir, browserDir, hints }, log));
   listen(parts, config, log);
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
@@ -160,12 +182,12 @@ export async function revalidate(request: {
  * itself: the same Koa chain, rendering through Angular's dev-aware engine. Created on first use
  * so that the production process never builds it.
  */
-let devHandler: RequestListener | undefined;
-export const reqHandler = createNodeRequestHandler((req, res) => {
-  if (!devHandler) {
+let devHandler: Promise<RequestListener> | undefined;
+export const reqHandler = createNodeRequestHandler(async (req, res) => {
+  devHandler ??= plainApp().then((app) => {
     const config = loadConfig();
     const log = createLogger(config.log.level);
-    devHandler = createOrigin({
+    return createOrigin({
       hosts: config.hosts,
       files: undefined,
       pages: createDevPages({
@@ -179,6 +201,6 @@ export const reqHandler = createNodeRequestHandler((req, res) => {
       accessLog: config.log.access,
       fastPath: false,
     });
-  }
-  return devHandler(req, res);
+  });
+  return (await devHandler)(req, res);
 });

@@ -101,7 +101,7 @@ const ORIGIN_EXPORTS = `
 // RENDER_ENGINE=common renders with; RENDER_ENGINE=app renders with AngularNodeAppEngine, which
 // needs nothing exported here.
 export { CommonEngine } from '@angular/ssr/node';
-export { REQUEST, RESPONSE_INIT } from '@angular/core';
+export { LOCALE_ID, REQUEST, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
 `;
 
@@ -339,7 +339,11 @@ function ngAdd(options) {
       build.configurations = {
         ...build.configurations,
         'bench-stock': build.configurations?.['bench-stock'] ?? stock,
+        // bench:locales: the app's own locales if it has them, else the bench's (bench/locale/).
+        'bench-i18n':
+          build.configurations?.['bench-i18n'] ?? templateBuild.configurations['bench-i18n'],
       };
+      workspace.projects[projectName].i18n ??= Object.values(templateWorkspace.projects)[0].i18n;
     }
     if (JSON.stringify(workspace) !== before)
       write('angular.json', `${JSON.stringify(workspace, null, 2)}\n`);
@@ -383,13 +387,14 @@ function ngAdd(options) {
     const main = tree.readText(serverMain);
     if (!/export\s*\{\s*CommonEngine\s*\}/.test(main)) {
       write(serverMain, `${main.trimEnd()}\n${ORIGIN_EXPORTS}`);
-    } else if (!/\bREQUEST\b/.test(main)) {
-      // Added by an origin from before renders saw their request: REQUEST joins RESPONSE_INIT.
+    } else if (!/\bLOCALE_ID\b/.test(main)) {
+      // Added by an earlier origin: REQUEST (renders see their request) and LOCALE_ID (each
+      // locale's renders get their own) join RESPONSE_INIT.
       write(
         serverMain,
         main.replace(
-          /export \{ RESPONSE_INIT \} from '@angular\/core';/,
-          "export { REQUEST, RESPONSE_INIT } from '@angular/core';",
+          /export \{ (?:REQUEST, )?RESPONSE_INIT \} from '@angular\/core';/,
+          "export { LOCALE_ID, REQUEST, RESPONSE_INIT } from '@angular/core';",
         ),
       );
     }

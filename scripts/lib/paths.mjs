@@ -6,3 +6,5 @@ export const ROOT = join(import.meta.dirname, '../..');
 export const APP_DIST = join(ROOT, 'dist');
 /** The build of the origin's tests' own app (test/app), so they pass whatever app is in src/. */
 export const TEST_APP_DIST = join(ROOT, 'dist-test');
+/** The same app built in its three locales (`ng build test-app --configuration localized`). */
+export const TEST_APP_I18N_DIST = join(ROOT, 'dist-test-i18n');

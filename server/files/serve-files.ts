@@ -4,7 +4,7 @@ import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
 import { respond } from '../http/answer.ts';
 import { type Coding, negotiate } from '../http/content-coding.ts';
-import { cacheControlFor, COPIES, type StaticIndex } from './static-index.ts';
+import { COPIES, type StaticIndex } from './static-index.ts';
 
 /**
  * Files of the browser build and prerendered pages, from memory: a Map lookup, precomputed headers,
@@ -35,7 +35,7 @@ export function filesFromDisk(browserDir: string, index: StaticIndex): Middlewar
     const file = res.hasHeader('Content-Encoding') ? path.replace(/\.(?:br|gz)$/, '') : path;
     res.setHeader(
       'Cache-Control',
-      cacheControlFor('/' + relative(browserDir, file).split(sep).join('/')),
+      index.cacheControl('/' + relative(browserDir, file).split(sep).join('/')),
     );
     res.setHeader('Accept-Ranges', 'none');
   };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { contentType } from 'mime-types';
@@ -9,6 +10,7 @@ import { withEncodings, withGzipAroundSlots } from '../http/encodings.ts';
 import { deflatePiecesNow } from '../http/gzip-slots.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import type { PageHints } from '../hints/page-hints.ts';
+import { languageHeaders, type LocaleMap, pathInSite, siteOf } from '../locales/locale-sites.ts';
 
 /**
  * A file answered from memory: its bytes and every header, computed once at startup, with the
@@ -33,6 +35,8 @@ export interface StaticIndex {
   verbatim(target: string): StaticFile | undefined;
   /** A file or prerendered page not held in memory (koa-static serves it), if the path names one. */
   onDisk(path: string): DiskFile | undefined;
+  /** Cache-Control of a file of the build by its URL path, also one served from disk. */
+  cacheControl(urlPath: string): string;
 }
 
 /** Precompressed copies a build step writes next to a file (files/compress-build.ts), best first. */
@@ -50,6 +54,11 @@ export interface StaticIndexOptions {
   csp?: ContentSecurityPolicy;
   /** Prerendered pages carry their hints in `Link` (hints/page-hints.ts); undefined: none. */
   hints?: PageHints;
+  /**
+   * A localized build's locales: each locale's files are under its prefix (`/fr/…`), its HTML
+   * carries Content-Language and its prerendered pages their alternates; undefined: a plain build.
+   */
+  locales?: LocaleMap;
 }
 
 /**
@@ -73,7 +82,7 @@ export function typeOf(urlPath: string): string {
   return contentType(urlPath.slice(urlPath.lastIndexOf('/') + 1)) || 'application/octet-stream';
 }
 
-/** Cache-Control for a file of the build, by its URL path. */
+/** Cache-Control for a file of the build, by its URL path (within its locale's, in a localized build). */
 export function cacheControlFor(urlPath: string): string {
   return HASHED_NAME.test(urlPath) ? HASHED_ASSET_CACHE : REVALIDATE;
 }
@@ -91,6 +100,7 @@ export function buildStaticIndex(
     maxTotalBytes = 64 * 1024 * 1024,
     csp,
     hints,
+    locales,
   }: StaticIndexOptions = {},
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
@@ -98,6 +108,7 @@ export function buildStaticIndex(
   const listed = listBuild(browserDir);
   const { read, bodies, held } = bodyReader(listed);
   const linkOf = pageLinks(prerenderedRoutes, hints);
+  const headOf = fileHeads(prerenderedRoutes, linkOf, locales);
 
   for (const [urlPath, { size, mtime }] of listed) {
     const siblings = COPIES.filter(({ extension }) => listed.has(urlPath + extension));
@@ -107,8 +118,8 @@ export function buildStaticIndex(
       (sum, path) => sum + (bodies.has(path) ? 0 : listed.get(path)!.size),
       0,
     );
-    const type = typeOf(urlPath);
-    const head = { type, cacheControl: cacheControlFor(urlPath), link: linkOf(urlPath) };
+    const head = headOf(urlPath);
+    const { type } = head;
     if (csp && type.startsWith('text/html')) {
       // Under a policy, HTML is always held (koa-static could not give it a nonce), and compressed
       // per response: the build's copies cannot take one either.
@@ -137,6 +148,7 @@ export function buildStaticIndex(
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
     verbatim: (target) => verbatim.get(target),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
+    cacheControl: (urlPath) => headOf(urlPath).cacheControl,
   };
 }
 
@@ -144,8 +156,47 @@ export function buildStaticIndex(
 interface FileHead {
   type: string;
   cacheControl: string;
-  /** `Link` of a prerendered page's hints, else undefined. */
+  /** `Link` of a prerendered page: its hints, its alternates in a localized build; else undefined. */
   link: string | undefined;
+  /** `Content-Language` of an HTML file in a localized build, else undefined. */
+  language: string | undefined;
+}
+
+/** Each file's head; in a localized build, read within its locale (`/fr/media/…` is hashed). */
+function fileHeads(
+  routes: readonly string[],
+  linkOf: (urlPath: string) => string | undefined,
+  locales: LocaleMap | undefined,
+): (urlPath: string) => FileHead {
+  const routeOfPage = new Map(routes.map((route) => [pageFile(route), route]));
+  return (urlPath) => {
+    const type = typeOf(urlPath);
+    const site = locales && siteOf(locales.sites, urlPath);
+    const head: FileHead = {
+      type,
+      cacheControl: cacheControlFor(site ? pathInSite(site, urlPath) : urlPath),
+      link: linkOf(urlPath),
+      language: undefined,
+    };
+    if (site === undefined || !type.startsWith('text/html')) {
+      return head;
+    }
+    const route = routeOfPage.get(urlPath);
+    const [, language, , alternates] = languageHeaders(locales!, route ?? site.prefix);
+    head.language = language;
+    if (route !== undefined) {
+      head.link = head.link === undefined ? alternates : `${head.link}, ${alternates}`;
+    }
+    return head;
+  };
+}
+
+/** `Content-Language` and `Link`, when the file has them. */
+function pageHeaders(head: FileHead): string[] {
+  return [
+    ...(head.language === undefined ? [] : ['Content-Language', head.language]),
+    ...(head.link === undefined ? [] : ['Link', head.link]),
+  ];
 }
 
 /** The `Link` of the page file of each prerendered route (`/about` is about/index.html). */
@@ -175,17 +226,25 @@ function listBuild(browserDir: string): Map<string, { path: string; size: number
 
 /**
  * Reads a file of the build once and counts its bytes once, also when a `.br` copy is both a file
- * of its own and the compressed form of another.
+ * of its own and the compressed form of another. Files with the same bytes share one buffer: a
+ * localized build repeats its stylesheet, media and most chunks in every locale's folder.
  */
 function bodyReader(listed: Map<string, { path: string }>) {
   const bodies = new Map<string, Buffer>();
+  const byDigest = new Map<string, Buffer>();
   let heldBytes = 0;
   const read = (urlPath: string): Buffer => {
     let body = bodies.get(urlPath);
     if (body === undefined) {
-      body = readFileSync(listed.get(urlPath)!.path);
+      const bytes = readFileSync(listed.get(urlPath)!.path);
+      const digest = createHash('sha256').update(bytes).digest('base64');
+      body = byDigest.get(digest);
+      if (body === undefined) {
+        body = bytes;
+        byDigest.set(digest, body);
+        heldBytes += body.length;
+      }
       bodies.set(urlPath, body);
-      heldBytes += body.length;
     }
     return body;
   };
@@ -228,7 +287,7 @@ function staticFile(body: Buffer, mtime: Date, head: FileHead, encoded: boolean)
     // Whole files only: nothing in a browser build needs byte ranges (docs/architecture.md, HTTP behaviour).
     'Accept-Ranges',
     'none',
-    ...(head.link === undefined ? [] : ['Link', head.link]),
+    ...pageHeaders(head),
   ];
   // Caches must key a file that has compressed copies by Accept-Encoding, 304s included.
   return answer(200, headers, body, { validators, compress: encoded });
@@ -251,7 +310,7 @@ function noncedFile(
     validators['last-modified'],
     'Accept-Ranges',
     'none',
-    ...(head.link === undefined ? [] : ['Link', head.link]),
+    ...pageHeaders(head),
   ];
   const file = answer(200, headers, nonced.body, { validators, perResponse: nonced.slots });
   // gzip around its nonces, deflated once here: a response computes a CRC, not a compression.

@@ -4,6 +4,7 @@ import type { StaticProvider } from '@angular/core';
 import type * as AppServerBundle from '../main.server.mjs';
 import { nonceTemplate } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
+import { StartupError } from '../startup-error.ts';
 import { createCriticalCss } from './critical-css.ts';
 import type { PageEngine } from './renderer.ts';
 
@@ -23,6 +24,8 @@ export interface CommonEngineOptions {
   criticalCss: CriticalCssMode;
   /** Renders from an index whose root element holds the nonce placeholder (ngCspNonce). */
   csp: ContentSecurityPolicy | undefined;
+  /** The locale of this bundle in a localized build; undefined in a plain one. */
+  locale?: string;
 }
 
 /**
@@ -43,12 +46,24 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const inlineCompiledCss =
     options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
   // An app bundle from before the origin gave renders their request exports no REQUEST token.
-  const { REQUEST } = app;
+  const { REQUEST, LOCALE_ID } = app;
+  if (options.locale !== undefined && LOCALE_ID === undefined) {
+    throw new StartupError(
+      `${join(options.serverDir, 'main.server.mjs')} does not export LOCALE_ID: add it to the app's main.server.ts (export { LOCALE_ID } from '@angular/core'), or run ng add again`,
+    );
+  }
+  // Each locale's bundle sets the process-wide $localize.locale as it loads, and LOCALE_ID defaults
+  // to it: without this, every render would get the locale of the bundle loaded last.
+  const localeProviders: StaticProvider[] =
+    options.locale === undefined ? [] : [{ provide: LOCALE_ID!, useValue: options.locale }];
   return async ({ url, headers }, route) => {
     // A copy of the route's headers: the app may add to them while it renders (addCacheGroups
     // does), and the route's own record is shared by every render of it.
     const responseInit: ResponseInit = { status: route.status, headers: { ...route.headers } };
-    const providers: StaticProvider[] = [{ provide: app.RESPONSE_INIT, useValue: responseInit }];
+    const providers: StaticProvider[] = [
+      { provide: app.RESPONSE_INIT, useValue: responseInit },
+      ...localeProviders,
+    ];
     if (REQUEST !== undefined) {
       // What Angular's own server gives a render (AngularNodeAppEngine provides it the same way).
       providers.push({ provide: REQUEST, useValue: new Request(url, { headers }) });

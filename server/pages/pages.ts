@@ -36,6 +36,12 @@ export interface PagesOptions extends PageSettings {
   lookupRoute: (path: string) => RouteInfo;
   /** The build's client-side shell: client-only routes, and renders that ran out of time. */
   clientShell: Buffer;
+  /**
+   * What the client-side shell's answers say of their page's language (a locale's Content-Language
+   * and alternates, locales/locale-sites.ts); none in a plain build. Rendered pages get theirs from
+   * the engine.
+   */
+  languageHeaders?: (path: string) => readonly string[];
   /** The render cache's store, and its shared tier; undefined when RENDER_CACHE_BYTES is 0. */
   cache: { store: RenderCache; shared: SharedTier | undefined } | undefined;
   /** A fresh nonce on every HTML answer; undefined when CSP is off. */
@@ -93,7 +99,8 @@ class PageAnswers implements Pages {
   readonly step: Middleware = async (ctx) => {
     const route = this.#options.lookupRoute(ctx.path);
     if (route.renderMode === RenderMode.Client) {
-      return respond(ctx, this.#shells.clientOnly(route.status ?? 200));
+      const status = route.status ?? 200;
+      return respond(ctx, this.#shells.clientOnly(status), this.#languageOf(ctx.path, status));
     }
     if (this.#cache === undefined || route.cacheRules === undefined) {
       return this.#answerRendered(ctx, route);
@@ -150,6 +157,12 @@ class PageAnswers implements Pages {
     }
   }
 
+  /** The shell's language headers for `path`: its alternates only when it is a page that is there. */
+  #languageOf(path: string, status: number): readonly string[] | undefined {
+    const headers = this.#options.languageHeaders?.(path);
+    return headers && (status >= 200 && status < 300 ? headers : headers.slice(0, 2));
+  }
+
   /** A render given up on: the shell if it timed out, nothing if the client left; any other failure is thrown. */
   #giveUpOrThrow(ctx: Context, error: unknown, signal: AbortSignal): void {
     if (error !== signal.reason) {
@@ -157,7 +170,7 @@ class PageAnswers implements Pages {
     }
     if (signal.reason === TIMED_OUT) {
       this.#warnTimeout();
-      respond(ctx, this.#shells.timedOut);
+      respond(ctx, this.#shells.timedOut, this.#languageOf(ctx.path, 200));
     }
   }
 }

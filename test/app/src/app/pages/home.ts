@@ -7,7 +7,7 @@ import { Component, signal } from '@angular/core';
 @Component({
   selector: 'app-home',
   template: `
-    <h1>Welcome</h1>
+    <h1 i18n="@@homeTitle">Welcome</h1>
     <p>This page is prerendered at build time and served from the origin without rendering.</p>
     <form class="form-row" (submit)="submit($event)">
       <label>First name <input name="firstName" (input)="firstName.set(valueOf($event))" /></label>

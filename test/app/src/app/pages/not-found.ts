@@ -9,7 +9,7 @@ import { RouterLink } from '@angular/router';
   selector: 'app-not-found',
   imports: [RouterLink],
   template: `
-    <h1>Page not found</h1>
+    <h1 i18n="@@notFoundTitle">Page not found</h1>
     <p>There is nothing at this address. <a routerLink="/">Go home</a></p>
   `,
 })

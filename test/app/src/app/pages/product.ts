@@ -17,6 +17,7 @@ import { makeProduct } from '../products';
       <h1>{{ p.name }}</h1>
       <p class="price">{{ p.price }} · {{ '★'.repeat(p.rating) }}</p>
       <p class="description">{{ p.description }}</p>
+      <p class="note" i18n="@@productNote">Prices include VAT.</p>
       <dl class="specs">
         @for (spec of p.specs; track spec.label) {
           <dt>{{ spec.label }}</dt>

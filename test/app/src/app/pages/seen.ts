@@ -1,4 +1,5 @@
-import { Component, inject, REQUEST } from '@angular/core';
+import { DecimalPipe } from '@angular/common';
+import { Component, inject, LOCALE_ID, REQUEST } from '@angular/core';
 import { CURRENCY } from '../currency';
 import { requestCookie } from '../render-inputs';
 
@@ -10,7 +11,9 @@ import { requestCookie } from '../render-inputs';
  */
 @Component({
   selector: 'app-seen',
+  imports: [DecimalPipe],
   template: `
+    <p class="locale">{{ locale }} {{ 1234.5 | number }}</p>
     <h1>Seen</h1>
     <p class="currency">{{ currency }}</p>
     <p class="theme">{{ theme }}</p>
@@ -19,6 +22,8 @@ import { requestCookie } from '../render-inputs';
   `,
 })
 export default class Seen {
+  /** The render's locale, and a number formatted with its data: each locale's own, whatever rendered before. */
+  protected readonly locale = inject(LOCALE_ID);
   protected readonly currency = requestCookie('currency', CURRENCY);
   // Neither is declared by `seen/:id`: its shared page always gets the default and nobody, and
   // under `npm start` each read is a warning naming the route and the input.

@@ -1,0 +1,90 @@
+// Where each locale of a localized build lives in the URL space, and what its answers tell browsers
+// and crawlers about it: the locale a path belongs to, the path within that locale's app, and the
+// `Content-Language` and `hreflang` alternates of its pages.
+import { NO_HINTS, type PageHints } from '../hints/page-hints.ts';
+import type { PageEngine } from '../pages/renderer.ts';
+
+/** One locale's place in the URL space. */
+export interface LocaleSite {
+  /** The locale (`fr`), as the build names it. */
+  locale: string;
+  /** Its pages' prefix without the trailing slash (`/fr`). */
+  prefix: string;
+}
+
+/** The locales of a build and where the site root is. */
+export interface LocaleMap {
+  sites: readonly LocaleSite[];
+  /** The path the site root redirects from (`/`). */
+  basePath: string;
+}
+
+/** The site whose prefix `path` starts with (`/fr`, `/fr/…`), else undefined: no locale's path. */
+export function siteOf<T extends LocaleSite>(sites: readonly T[], path: string): T | undefined {
+  for (const site of sites) {
+    if (
+      path.startsWith(site.prefix) &&
+      (path.length === site.prefix.length || path[site.prefix.length] === '/')
+    ) {
+      return site;
+    }
+  }
+  return undefined;
+}
+
+/** `path` within its locale's app: `/fr/products/7` is `/products/7`, `/fr` is `/`. */
+export function pathInSite(site: { prefix: string }, path: string): string {
+  return path.slice(site.prefix.length) || '/';
+}
+
+/**
+ * The headers that say which language a page of `path` is in and where its other languages are:
+ * `Content-Language`, and a `Link` with an `alternate` per locale (`hreflang`) and the site root as
+ * `x-default`, as relative references (RFC 8288 §3.1: resolved against the page's own URL).
+ * `path` is as sent (percent-encoded: no `<`, `>` or space), as URL's pathname gives it.
+ */
+export function languageHeaders(map: LocaleMap, path: string): string[] {
+  const site = siteOf(map.sites, path);
+  if (site === undefined) {
+    return [];
+  }
+  const within = pathInSite(site, path);
+  const rest = within === '/' ? '' : within;
+  const alternates = map.sites.map(
+    ({ locale, prefix }) => `<${prefix}${rest}>; rel="alternate"; hreflang="${locale}"`,
+  );
+  alternates.push(`<${map.basePath}>; rel="alternate"; hreflang="x-default"`);
+  return ['Content-Language', site.locale, 'Link', alternates.join(', ')];
+}
+
+/**
+ * An engine whose pages carry their language headers, whatever the engine set: Angular's engine
+ * sends `Content-Language` itself, CommonEngine none.
+ */
+export function withLanguageHeaders(engine: PageEngine, map: LocaleMap): PageEngine {
+  return async (request, route, signal) => {
+    const output = await engine(request, route, signal);
+    const [, language, , link] = languageHeaders(map, new URL(request.url).pathname);
+    if (language !== undefined) {
+      output.headers.set('content-language', language);
+      // Alternates of a page that is there: an error or a redirect has none to offer.
+      if (output.status >= 200 && output.status < 300) {
+        output.headers.append('link', link);
+      }
+    }
+    return output;
+  };
+}
+
+/** Each locale's page hints (read from its own manifests), for the paths under its prefix. */
+export function hintsByLocale(map: LocaleMap, hints: readonly PageHints[]): PageHints {
+  const of = (path: string): PageHints => {
+    const site = siteOf(map.sites, path);
+    return site === undefined ? NO_HINTS : hints[map.sites.indexOf(site)];
+  };
+  return {
+    links: (path) => of(path).links(path),
+    header: (path) => of(path).header(path),
+    routeChunks: (path) => of(path).routeChunks(path),
+  };
+}
