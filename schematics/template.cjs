@@ -174,14 +174,89 @@ function editPackageJson(text, { name, removedScripts, removedPackages }) {
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
 
-function editAngularJson(text, { bench }) {
+function editAngularJson(text, { bench, locales }) {
   const workspace = JSON.parse(text);
-  if (!bench) {
-    for (const project of Object.values(workspace.projects)) {
-      delete project.architect?.build?.configurations?.['bench-stock'];
+  for (const project of Object.values(workspace.projects)) {
+    const build = project.architect?.build;
+    if (!bench) {
+      delete build?.configurations?.['bench-stock'];
+      delete build?.configurations?.['bench-i18n'];
+      // The bench's localized build was its only use (bench/locale/ goes with the bench).
+      if (project.sourceRoot === 'src' && !locales) delete project.i18n;
     }
+    if (locales && project.sourceRoot === 'src') localize(project, locales);
   }
   return `${JSON.stringify(workspace, null, 2)}\n`;
+}
+
+/**
+ * The app in src/ built in its source locale and `locales`, as `ng add @angular/localize` and the
+ * i18n guide set it up: translations in src/locale/, served from one origin under /<locale>/.
+ */
+function localize(project, locales) {
+  project.i18n = {
+    sourceLocale: SOURCE_LOCALE,
+    locales: Object.fromEntries(
+      locales.map((locale) => [locale, { translation: `src/locale/messages.${locale}.xlf` }]),
+    ),
+  };
+  const build = project.architect.build;
+  build.options.localize = true;
+  build.options.polyfills = [...(build.options.polyfills ?? []), '@angular/localize/init'];
+  for (const configuration of Object.values(build.configurations ?? {})) {
+    if (configuration.polyfills) configuration.polyfills.push('@angular/localize/init');
+  }
+  // The bench's own localized build would be the same build: not needed.
+  delete build.configurations?.['bench-i18n'];
+}
+
+/** The source locale of an app started with --locales (the CLI's own default). */
+const SOURCE_LOCALE = 'en-US';
+
+/** An empty translation file for `locale`: `ng extract-i18n` fills in what to translate. */
+function translationFile(locale) {
+  return `<?xml version="1.0" encoding="UTF-8" ?>
+<!-- Translations into ${locale}: copy the units \`ng extract-i18n\` writes to src/locale/messages.xlf and
+     add a <target> to each (docs/your-app.md#serving-several-languages). -->
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="${SOURCE_LOCALE}" target-language="${locale}" datatype="plaintext" original="ng2.template">
+    <body></body>
+  </file>
+</xliff>
+`;
+}
+
+/** load-paths.json of a localized app: its pages under the source locale's prefix. */
+function localizedLoadPaths(text) {
+  const paths = JSON.parse(text);
+  const prefix = (path) => `/${SOURCE_LOCALE}${path === '/' ? '' : path}`;
+  for (const key of ['prerendered', 'clientOnly', 'notFound']) {
+    if (typeof paths[key] === 'string') paths[key] = prefix(paths[key]);
+  }
+  if (paths.rendered?.path) paths.rendered.path = prefix(paths.rendered.path);
+  return `${JSON.stringify(paths, null, 2)}\n`;
+}
+
+/**
+ * The locales of `--locales fr,de`: BCP 47 tags Angular has data for, not the source locale, each
+ * once. Undefined for none.
+ */
+function parseLocales(value) {
+  if (value === undefined || value === '') return undefined;
+  const locales = String(value)
+    .split(',')
+    .map((locale) => locale.trim());
+  for (const locale of locales) {
+    if (!/^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(locale) || locale === SOURCE_LOCALE) {
+      throw new Error(
+        `--locales: "${locale}" is not a locale to add (e.g. --locales fr,de; ${SOURCE_LOCALE} is the source locale).`,
+      );
+    }
+  }
+  if (new Set(locales).size !== locales.length) {
+    throw new Error(`--locales: a locale is named twice in "${value}".`);
+  }
+  return locales;
 }
 
 /** A lockfile entry marked as needed by dev dependencies only, the flag where npm puts it. */
@@ -235,8 +310,13 @@ const EDITS = {
       /\n# npm never packs package-lock\.json[^\n]*\n\/schematics\/package-lock\.json\n/,
       '\n',
     ),
-  'tsconfig.app.json': (text, { bench }) =>
-    bench ? text : text.replace(/,\s*"bench\/variants\/\*\*\/\*\.ts"/, ''),
+  'tsconfig.app.json': (text, { bench, locales }) => {
+    let out = bench ? text : text.replace(/,\s*"bench\/variants\/\*\*\/\*\.ts"/, '');
+    // $localize's global type, as `ng add @angular/localize` adds it.
+    if (locales) out = out.replace('"types": ["node"]', '"types": ["node", "@angular/localize"]');
+    return out;
+  },
+  'load-paths.json': (text, { locales }) => (locales ? localizedLoadPaths(text) : text),
 };
 
 /**
@@ -263,8 +343,14 @@ async function scaffoldApp(options, root = TEMPLATE_ROOT) {
 }
 
 /** @returns {{ files: Map<string, Buffer>, rewritten: string[] }} */
-function renamedFiles({ name, bench = true, demo = true }, root) {
+function renamedFiles({ name, bench = true, demo = true, locales: asked }, root) {
   const names = namesFor(name);
+  const locales = parseLocales(asked);
+  if (locales && (demo || bench)) {
+    throw new Error(
+      "--locales needs --demo=false --bench=false: the demo's browser tests and the bench's peer servers are written for a build without locales. Start minimal, or localize an app later (docs/your-app.md#serving-several-languages).",
+    );
+  }
   const dropped = droppedPartsFor({ bench, demo });
   const templateFiles = listTemplateFiles(root);
   const files = new Map();
@@ -281,11 +367,15 @@ function renamedFiles({ name, bench = true, demo = true }, root) {
       files.set(path.slice(MINIMAL.length), readFileSync(join(root, path)));
     }
   }
+  for (const locale of locales ?? []) {
+    files.set(`src/locale/messages.${locale}.xlf`, Buffer.from(translationFile(locale)));
+  }
   const options = {
     name: names.name,
     title: names.title,
     bench,
     demo,
+    locales,
     removedScripts: scriptsOf(dropped),
     removedPackages: removedPackagesFor(files, templateFiles, dropped, root),
   };

@@ -8,7 +8,7 @@ const {
 } = require('@angular-devkit/schematics/tasks');
 const { scaffoldApp } = require('../template.cjs');
 
-/** @param {{ name: string, directory?: string, skipInstall?: boolean, skipGit?: boolean, commit?: boolean | object, bench?: boolean, demo?: boolean }} options */
+/** @param {{ name: string, directory?: string, skipInstall?: boolean, skipGit?: boolean, commit?: boolean | object, bench?: boolean, demo?: boolean, locales?: string }} options */
 function ngNew(options) {
   return async (tree, context) => {
     let files;
@@ -17,6 +17,7 @@ function ngNew(options) {
         name: options.name,
         bench: options.bench !== false,
         demo: options.demo !== false,
+        locales: options.locales,
       });
     } catch (error) {
       throw new SchematicsException(error.message);
@@ -49,7 +50,7 @@ function ngNew(options) {
     }
     context.logger.info(
       `Created ${directory}/ from the SSR origin template (${options.demo === false ? 'no demo pages' : 'demo pages'}, ` +
-        `${options.bench === false ? 'no bench' : 'bench'}).`,
+        `${options.bench === false ? 'no bench' : 'bench'}${options.locales ? `, locales en-US and ${options.locales}` : ''}).`,
     );
     return tree;
   };

@@ -67,7 +67,7 @@ function leftovers(dir, base = dir) {
 }
 
 /** Starts the app's production origin and checks the three kinds of answer it gives. */
-async function checkOrigin(app, { prerendered, rendered, renderedStatus = 200, title }) {
+async function checkOrigin(app, { prerendered, rendered, renderedStatus = 200, title, base = '' }) {
   const origin = await startOrigin({ dist: join(app, 'dist') });
   try {
     const page = await request(origin.url, prerendered);
@@ -91,7 +91,7 @@ async function checkOrigin(app, { prerendered, rendered, renderedStatus = 200, t
 
     const script = /<script src="(main-[A-Z0-9]+\.js)"/.exec(page.text)?.[1];
     assert.ok(script, 'the page loads a hashed main bundle');
-    const asset = await request(origin.url, `/${script}`);
+    const asset = await request(origin.url, `${base}/${script}`);
     assert.equal(asset.status, 200);
     assert.match(asset.headers['content-type'], /javascript/);
     assert.match(asset.headers['cache-control'], /immutable/, 'hashed assets are immutable');
@@ -138,7 +138,7 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     await checkOrigin(app, { prerendered: '/', rendered: '/products/42', title: '[^<]*' });
   });
 
-  it('ng new --collection --demo=false --bench=false: one page, no peers', async () => {
+  it('ng new --collection --demo=false --bench=false --locales fr,de: one page in three locales, no peers', async () => {
     ng(
       work,
       'new',
@@ -147,6 +147,8 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
       ROOT,
       '--demo=false',
       '--bench=false',
+      '--locales',
+      'fr,de',
       '--skip-git',
     );
     const app = join(work, 'lean-shop');
@@ -156,12 +158,28 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     assert.throws(() => statSync(join(app, 'node_modules/bun')), 'no bench peer installed');
     assert.throws(() => statSync(join(app, 'bench')));
     run(app, 'npm', ['run', 'build'], BUILD_MS);
-    await checkOrigin(app, {
-      prerendered: '/',
-      rendered: '/no/such/page',
-      renderedStatus: 404,
-      title: 'Home · Lean Shop',
-    });
+    for (const locale of ['en-US', 'fr', 'de']) {
+      await checkOrigin(app, {
+        prerendered: `/${locale}`,
+        rendered: `/${locale}/no/such/page`,
+        renderedStatus: 404,
+        title: 'Home · Lean Shop',
+        base: `/${locale}`,
+      });
+    }
+    const origin = await startOrigin({ dist: join(app, 'dist') });
+    try {
+      const root = await request(origin.url, '/', {
+        headers: { 'accept-language': 'de-AT, en;q=0.5' },
+      });
+      assert.equal(root.status, 302);
+      assert.equal(root.headers.location, '/de');
+      const page = await request(origin.url, '/fr');
+      assert.equal(page.headers['content-language'], 'fr');
+      assert.match(page.text, /<html lang="fr"/);
+    } finally {
+      await origin.stop();
+    }
   });
 
   it('ng add on an app made by ng new --ssr, then again: nothing more', async () => {
