@@ -1,10 +1,12 @@
 // `npm run bench:locales`: what serving every locale of an i18n build from one origin costs. The
 // app in src/ built twice from the same sources: plain (dist/) and in three locales (dist-bench/i18n/,
-// angular.json's `bench-i18n`: en-US, fr, de), each served by the origin as users run it. Both are
-// loaded the same way in interleaved rounds — `ssr` (a page never asked before: a render each) and
-// `ssr-cached` (a popular set: render-cache hits), the localized one spread over its locales — and
-// compared by the medians of req/s and of the server's CPU per response, and by memory: resident
-// after start, and at its peak under load. Writes bench/results/locales-<time>.md.
+// angular.json's `bench-i18n`: en-US, fr, de), each served by the origin as users run it, and the
+// stock server (ng new --ssr's Express + AngularNodeAppEngine) on the same two builds, for what
+// Angular's own server pays for the same. All are loaded the same way in interleaved rounds —
+// `ssr` (a page never asked before: a render each) and `ssr-cached` (a popular set: render-cache
+// hits; the stock server has no render cache), the localized builds spread over their locales —
+// and compared by the medians of req/s and of the server's CPU per response, and by memory:
+// resident after start, and at its peak under load. Writes bench/results/locales-<time>.md.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -12,6 +14,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { compressDist } from '../scripts/compress-build.mjs';
+import { ensureBenchPackages } from './install.mjs';
+import { ensureBuilds } from './lib/build.mjs';
+import { STOCK_DIST } from './lib/variants.mjs';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { readLoadPaths } from '../scripts/lib/load-paths.mjs';
 import { newestMtime } from '../scripts/lib/newest-mtime.mjs';
@@ -27,35 +32,46 @@ import {
 } from './lib/process.mjs';
 
 const I18N_DIST = join(ROOT, 'dist-bench/i18n');
+const STOCK_I18N_DIST = join(ROOT, 'dist-bench/stock-i18n');
 const I18N_INPUTS = ['src', 'public', 'server', 'patches', 'bench/locale', 'angular.json'];
+const STOCK_I18N_INPUTS = [
+  'src',
+  'public',
+  'patches',
+  'bench/locale',
+  'bench/variants/stock',
+  'angular.json',
+];
 const { values: options } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '5' },
   },
 });
+/** Seconds of the same load, not measured, before the measured runs of each fresh process: V8
+ * optimizes each locale's copy of the app apart, and a cold start would be charged to the build. */
+const WARMUP_S = Number(options.warmup);
 const ROUNDS = Number(options.rounds);
 const DURATION_S = Number(options.duration);
 const CONNECTIONS = Number(options.connections);
 /** Pages of the popular set in `ssr-cached`, per locale: every one stored after the warm-up. */
 const POPULAR = 16;
 
-/** Builds `what` with `args` when `output` is older than its inputs; then its compressed copies. */
-async function ensureLocalizedBuild() {
-  const built = newestMtime(join(I18N_DIST, 'server/server.mjs'));
-  const changed = Math.max(...I18N_INPUTS.map((input) => newestMtime(join(ROOT, input))));
-  if (built === 0 || changed > built) {
-    console.log('Building the localized app (angular.json bench-i18n → dist-bench/i18n/)…');
-    const ng = join(ROOT, 'node_modules/@angular/cli/bin/ng.js');
-    const result = spawnSync(
-      process.execPath,
-      [ng, 'build', '--configuration', 'production,bench-i18n'],
-      { cwd: ROOT, stdio: 'inherit' },
-    );
-    if (result.status !== 0) throw new Error('the localized build failed');
-  }
-  await compressDist(I18N_DIST);
+/** Builds the app localized into `output` with `configurations` when older than its inputs. */
+function ensureLocalizedBuild(output, configurations, inputs) {
+  const built = newestMtime(join(output, 'server/server.mjs'));
+  const changed = Math.max(...inputs.map((input) => newestMtime(join(ROOT, input))));
+  if (built !== 0 && changed <= built) return;
+  console.log(`Building the localized app (${configurations} → ${relative(ROOT, output)}/)…`);
+  const ng = join(ROOT, 'node_modules/@angular/cli/bin/ng.js');
+  const result = spawnSync(
+    process.execPath,
+    [ng, 'build', '--configuration', configurations, '--output-path', relative(ROOT, output)],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+  if (result.status !== 0) throw new Error(`the ${configurations} build failed`);
 }
 
 /** The URL prefixes of the localized build's locales, from the build's own engine manifest. */
@@ -69,10 +85,10 @@ async function localePrefixes() {
   );
 }
 
-/** @typedef {{ name: string, dist: string, prefixes: string[] }} Build */
+/** @typedef {{ name: string, dist: string, prefixes: string[], cache: boolean }} Build */
 
-/** One load run; `nextPath(k)` is the k-th request's path. */
-async function load(server, nextPath) {
+/** One load run of `seconds`; `nextPath(k)` is the k-th request's path. */
+async function load(server, nextPath, seconds = DURATION_S) {
   let k = 0;
   let hits = 0;
   const cpuBefore = readCpuSeconds(server.pid);
@@ -80,7 +96,7 @@ async function load(server, nextPath) {
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
-    duration: DURATION_S,
+    duration: seconds,
     requests: [
       {
         setupRequest: (req) => ({ ...req, path: nextPath(k++) }),
@@ -100,7 +116,7 @@ async function load(server, nextPath) {
       `${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts: not a valid row`,
     );
   }
-  return { rps: ok / DURATION_S, usPerResponse: (cpu / ok) * 1e6, hitRatio: hits / ok, peakRss };
+  return { rps: ok / seconds, usPerResponse: (cpu / ok) * 1e6, hitRatio: hits / ok, peakRss };
 }
 
 /** Resident memory of the server now (VmRSS), in bytes. */
@@ -126,16 +142,20 @@ async function measure(build, rendered, round) {
       await fetch(`${server.url}${page(prefix, 0)}`);
     }
     const startedRss = rss(server.pid);
+    if (WARMUP_S > 0) {
+      await load(server, (k) => page(prefixes[k % prefixes.length], 500_000 + k), WARMUP_S);
+    }
     // Distinct pages, never asked before in this process (a new range each round).
     const offset = 1_000 + round * 200_000;
     const ssr = await load(server, (k) => page(prefixes[k % prefixes.length], offset + k));
     for (const prefix of prefixes) {
       for (let i = 0; i < POPULAR; i++) await fetch(`${server.url}${page(prefix, i)}`);
     }
+    if (ssr.hitRatio > 0.01) throw new Error(`ssr: ${ssr.hitRatio} of answers were cache hits`);
+    if (!build.cache) return { startedRss, ssr, cached: undefined };
     const cached = await load(server, (k) =>
       page(prefixes[k % prefixes.length], Math.floor(k / prefixes.length) % POPULAR),
     );
-    if (ssr.hitRatio > 0.01) throw new Error(`ssr: ${ssr.hitRatio} of answers were cache hits`);
     if (cached.hitRatio < 0.99) throw new Error(`ssr-cached: only ${cached.hitRatio} were hits`);
     return { startedRss, ssr, cached };
   } finally {
@@ -154,25 +174,32 @@ const num = (value, digits = 0) =>
 
 async function main() {
   installCleanup();
-  const ensure = spawnSync(process.execPath, [join(ROOT, 'scripts/ensure-build.mjs')], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-  if (ensure.status !== 0) throw new Error('the production build failed');
-  await ensureLocalizedBuild();
+  await ensureBenchPackages({ log: console.log });
+  ensureBuilds({ stock: true, skip: false, log: console.log });
+  ensureLocalizedBuild(I18N_DIST, 'production,bench-i18n', I18N_INPUTS);
+  ensureLocalizedBuild(STOCK_I18N_DIST, 'bench-stock,bench-i18n', STOCK_I18N_INPUTS);
+  await compressDist(I18N_DIST);
   const { rendered } = readLoadPaths();
   if (rendered === undefined || !rendered.cached) {
     throw new Error('load-paths.json names no rendered page with a shared-cache policy ("cached")');
   }
   /** @type {Build[]} */
+  const prefixes = await localePrefixes();
   const builds = [
-    { name: 'plain (1 locale)', dist: APP_DIST, prefixes: [''] },
-    { name: 'localized (3 locales)', dist: I18N_DIST, prefixes: await localePrefixes() },
+    { name: 'origin, plain', dist: APP_DIST, prefixes: [''], cache: true },
+    { name: `origin, ${prefixes.length} locales`, dist: I18N_DIST, prefixes, cache: true },
+    // The same localized process asked for its source locale only: what the routing costs,
+    // apart from keeping several apps warm in one process.
+    { name: `origin, ${prefixes[0]} only`, dist: I18N_DIST, prefixes: [prefixes[0]], cache: true },
+    { name: 'stock, plain', dist: STOCK_DIST, prefixes: [''], cache: false },
+    { name: `stock, ${prefixes.length} locales`, dist: STOCK_I18N_DIST, prefixes, cache: false },
   ];
+  // Each localized build against its own server's plain build.
+  const plainOf = [0, 0, 0, 3, 3];
   const runs = builds.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
-    // Interleaved, the order swapped each round: neither build always runs on a warmer machine.
-    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    // Interleaved, the order turned each round: no build always runs on a warmer machine.
+    const order = builds.map((_, i) => (i + round) % builds.length);
     for (const i of order) {
       console.log(`round ${round + 1}/${ROUNDS}: ${builds[i].name}…`);
       runs[i].push(await measure(builds[i], rendered, round));
@@ -180,13 +207,17 @@ async function main() {
   }
   const med = (i, pick) => median(runs[i].map(pick));
   const row = (label, pick, format, lowerIsBetter) => {
-    const [plain, localized] = [med(0, pick), med(1, pick)];
-    const ratio = localized / plain;
-    return `| ${label} | ${format(plain)} | ${format(localized)} | ${ratio.toFixed(2)}× ${lowerIsBetter ? '(lower is better)' : ''} |`;
+    const cells = builds.map((_, i) => {
+      if (runs[i].some((run) => pick(run) === undefined)) return '—';
+      const value = med(i, pick);
+      const plain = med(plainOf[i], pick);
+      return plainOf[i] === i ? format(value) : `${format(value)} (${(value / plain).toFixed(2)}×)`;
+    });
+    return `| ${label}${lowerIsBetter ? ' (lower is better)' : ''} | ${cells.join(' | ')} |`;
   };
   const table = [
-    `| ${ROUNDS} interleaved rounds, medians | ${builds[0].name} | ${builds[1].name} | localized / plain |`,
-    '|---|---:|---:|---:|',
+    `| ${ROUNDS} interleaved rounds, medians (ratio to the same server's plain build) | ${builds.map(({ name }) => name).join(' | ')} |`,
+    `|---|${builds.map(() => '---:').join('|')}|`,
     row(
       'ssr: req/s',
       (r) => r.ssr.rps,
@@ -201,13 +232,13 @@ async function main() {
     ),
     row(
       'ssr-cached: req/s',
-      (r) => r.cached.rps,
+      (r) => r.cached?.rps,
       (v) => num(v),
       false,
     ),
     row(
       'ssr-cached: server CPU µs per response',
-      (r) => r.cached.usPerResponse,
+      (r) => r.cached?.usPerResponse,
       (v) => num(v, 1),
       true,
     ),
@@ -217,7 +248,7 @@ async function main() {
   const report = [
     '# Every locale from one origin: localized against plain',
     '',
-    `The app in src/ (load-paths.json: \`${rendered.path}\`), plain (dist/) and in three locales (dist-bench/i18n/: ${builds[1].prefixes.join(', ')}), each served by the origin (CommonEngine, render cache on). ${DURATION_S} s per load, ${CONNECTIONS} connections; \`ssr\` asks each page once, the localized build's requests going round its locales; \`ssr-cached\` asks ${POPULAR} pages per locale, stored beforehand.`,
+    `The app in src/ (load-paths.json: \`${rendered.path}\`), plain (dist/) and in three locales (dist-bench/i18n/: ${builds[1].prefixes.join(', ')}), each served by the origin (CommonEngine, render cache on) and by the stock server (Express + AngularNodeAppEngine, no render cache). ${DURATION_S} s per load after ${WARMUP_S} s of warm-up on fresh processes, ${CONNECTIONS} connections; \`ssr\` asks each page once, the localized build's requests going round its locales (or, in the last column, asking its source locale only); \`ssr-cached\` asks ${POPULAR} pages per locale, stored beforehand.`,
     '',
     table,
     '',
