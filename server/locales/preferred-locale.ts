@@ -38,18 +38,25 @@ export function preferredLocale(header: string | undefined, supported: readonly 
 }
 
 /**
- * The tags of an Accept-Language value by descending q (a stable sort). A missing, malformed or
- * out-of-range q counts as 1; a tag repeated as written keeps its first place and its last q.
+ * The tags of an Accept-Language value by descending q, as Angular's server orders them: sorted
+ * first (a stable sort), then one entry per tag where its first sorted occurrence stands, with its
+ * last q. A missing, malformed or out-of-range q counts as 1.
  */
 function parseAcceptLanguage(header: string): { tag: string; q: number }[] {
   if (header === '*') {
     return [{ tag: '*', q: 1 }];
   }
+  const sorted = header
+    .split(',')
+    .map((part) => {
+      const [tag, parameter] = part.split(';', 2).map((text) => text.trim());
+      const value = parameter?.startsWith('q=') ? Number.parseFloat(parameter.slice(2)) : NaN;
+      return { tag, q: value >= 0 && value <= 1 ? value : 1 };
+    })
+    .sort((a, b) => b.q - a.q);
   const tags = new Map<string, number>();
-  for (const part of header.split(',')) {
-    const [tag, parameter] = part.split(';', 2).map((text) => text.trim());
-    const value = parameter?.startsWith('q=') ? Number.parseFloat(parameter.slice(2)) : NaN;
-    tags.set(tag, value >= 0 && value <= 1 ? value : 1);
+  for (const { tag, q } of sorted) {
+    tags.set(tag, q);
   }
-  return [...tags].map(([tag, q]) => ({ tag, q })).sort((a, b) => b.q - a.q);
+  return [...tags].map(([tag, q]) => ({ tag, q }));
 }

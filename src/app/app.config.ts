@@ -1,6 +1,10 @@
 import { provideHttpClient, withFetch } from '@angular/common/http';
 import { ApplicationConfig, provideBrowserGlobalErrorListeners } from '@angular/core';
-import { provideClientHydration, withEventReplay } from '@angular/platform-browser';
+import {
+  provideClientHydration,
+  withEventReplay,
+  withI18nSupport,
+} from '@angular/platform-browser';
 import {
   TitleStrategy,
   provideRouter,
@@ -20,7 +24,8 @@ export const appConfig: ApplicationConfig = {
       withComponentInputBinding(),
       withNavigationErrorHandler(reloadOnChunkError),
     ),
-    provideClientHydration(withEventReplay()),
+    // withI18nSupport: blocks marked i18n hydrate too, instead of being rendered afresh.
+    provideClientHydration(withEventReplay(), withI18nSupport()),
     provideHttpClient(withFetch()),
     { provide: TitleStrategy, useClass: PageTitleStrategy },
   ],

@@ -43,9 +43,34 @@ describe('a localized build in a real browser', () => {
         try {
           const served = await (await fetch(`${origin.url}/${locale}${path}`)).text();
           const heading = /<h1[^>]*>([^<]*)</.exec(served)[1];
-          const response = await page.goto(`${origin.url}/${locale}${path}`);
+          // The app's bundle waits while the visitor acts on the server's page: hydration keeps its
+          // nodes (translated blocks included) and replays what was done, where rendering afresh
+          // would replace them and lose it.
+          let release;
+          const held = new Promise((resolve) => (release = resolve));
+          await page.route(/\/main-[^/]+\.js$/, async (route) => {
+            await held;
+            await route.continue();
+          });
+          const loading = page.goto(`${origin.url}/${locale}${path}`, { waitUntil: 'commit' });
+          await page.locator('h1').first().waitFor({ state: 'attached' });
+          await page.evaluate(() => {
+            window.serverHeading = document.querySelector('h1');
+          });
+          const counter =
+            path === '' ? page.getByRole('button', { name: /Clicked 0 times/ }) : undefined;
+          await counter?.click();
+          release();
+          const response = await loading;
           assert.equal(response.status(), 200);
           await waitForHydration(page);
+          assert.ok(
+            await page.evaluate(() => document.querySelector('h1') === window.serverHeading),
+            `${locale}${path}: the server's heading was replaced, not hydrated`,
+          );
+          if (counter) {
+            await page.getByRole('button', { name: /Clicked 1 times/ }).waitFor();
+          }
           assert.equal(await page.evaluate(() => document.documentElement.lang), locale);
           assert.equal((await page.locator('h1').first().textContent()).trim(), heading.trim());
           assert.deepEqual(problems, [], `${locale}${path}`);
