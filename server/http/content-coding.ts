@@ -2,14 +2,8 @@
 // those an answer can be sent in, and the compressors the origin uses, each at the level its use was
 // measured for (bench/README.md#the-figures-behind-the-codes-comments). No third-party code: node:zlib.
 import { promisify } from 'node:util';
-import {
-  brotliCompress,
-  brotliCompressSync,
-  constants,
-  gzip,
-  gzipSync,
-  zstdCompressSync,
-} from 'node:zlib';
+import * as zlib from 'node:zlib';
+import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 
 /** The content codings the origin sends. `identity` (no coding) is the absence of one. */
 export type Coding = 'br' | 'gzip' | 'zstd';
@@ -19,8 +13,14 @@ export type Coding = 'br' | 'gzip' | 'zstd';
  * is the smallest; zstd would only add bytes to memory for clients that take brotli too.
  */
 export const STORED_CODINGS: readonly Coding[] = ['br', 'gzip'];
+/**
+ * zstd, where this Node has it (22.15 and later): the npm scripts and the image run Node 24, but a
+ * plain `node dist/server/server.mjs` on an older Node still starts, without it.
+ */
+const zstdCompressSync = (zlib as Partial<typeof zlib>).zstdCompressSync;
 /** Codings of answers compressed as they go out: zstd first, the cheapest per KB at a low level. */
-export const ON_SEND_CODINGS: readonly Coding[] = ['zstd', 'br', 'gzip'];
+export const ON_SEND_CODINGS: readonly Coding[] =
+  zstdCompressSync === undefined ? ['br', 'gzip'] : ['zstd', 'br', 'gzip'];
 
 /** The q-values one Accept-Encoding header gives, by lower-case coding name; `*` under '*'. */
 type Weights = ReadonlyMap<string, number>;
@@ -136,7 +136,7 @@ export function compressOnSend(coding: Coding, body: Buffer): Buffer {
   const level = ON_SEND_LEVEL[coding];
   switch (coding) {
     case 'zstd':
-      return zstdCompressSync(body, { params: { [constants.ZSTD_c_compressionLevel]: level } });
+      return zstdCompressSync!(body, { params: { [constants.ZSTD_c_compressionLevel]: level } });
     case 'br':
       return brotliCompressSync(body, brotliOptions(level, body.length));
     case 'gzip':
