@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { launchBrowser } from '../helpers/browser.mjs';
 import { nextBuild } from '../helpers/next-build.mjs';
@@ -32,7 +33,10 @@ async function published(origin) {
   assert.fail('the build was not published within 15 s');
 }
 
-/** Opens a product page of build A, then puts build B's origin on A's address. */
+/** The app's prerendered page (load-paths.json): a page that has not loaded the dashboard's chunk. */
+const { prerendered } = readLoadPaths();
+
+/** Opens a page of build A, then puts build B's origin on A's address. */
 async function deployWhileOpen(archiveEnv) {
   const port = String(await freePort());
   // A connection Chromium opened ahead and never used is not idle to Node: draining would wait
@@ -51,7 +55,7 @@ async function deployWhileOpen(archiveEnv) {
   page.on('response', (response) => {
     if (response.status() >= 400) failed.push(new URL(response.url()).pathname);
   });
-  await page.goto(`${a.url}/products/1`);
+  await page.goto(`${a.url}${prerendered}`);
   await page.waitForFunction(() => document.querySelectorAll('[ngh]').length === 0);
   await a.stop();
   const b = await startOrigin({ dist: B, env: { PORT: port, ...archiveEnv } });
