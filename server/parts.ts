@@ -17,6 +17,7 @@ import type { BuildLayout, LocaleBuild } from './locales/build-layout.ts';
 import {
   languageHeaders,
   type LocaleMap,
+  pageLanguage,
   pathInSite,
   siteOf,
   withLanguageHeaders,
@@ -153,7 +154,12 @@ function createAllPages(
       renderer,
       lookupRoute: locale === undefined ? lookup : (path) => lookup(pathInSite({ prefix }, path)),
       clientShell: readClientShell(browserDir),
-      languageHeaders: locales && ((path) => languageHeaders(locales, path)),
+      languageHeaders:
+        locales &&
+        ((path, status) => {
+          const said = pageLanguage(locales, path);
+          return said && languageHeaders(said, status);
+        }),
       cache: caches.store && { store: caches.store, shared: caches.shared?.tier },
       csp,
       trustProxy: config.hosts.trustProxy,

@@ -10,7 +10,7 @@ import { withEncodings, withGzipAroundSlots } from '../http/encodings.ts';
 import { deflatePiecesNow } from '../http/gzip-slots.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import type { PageHints } from '../hints/page-hints.ts';
-import { languageHeaders, type LocaleMap, pathInSite, siteOf } from '../locales/locale-sites.ts';
+import { type LocaleMap, pageLanguage, pathInSite, siteOf } from '../locales/locale-sites.ts';
 
 /**
  * A file answered from memory: its bytes and every header, computed once at startup, with the
@@ -182,7 +182,7 @@ function fileHeads(
       return head;
     }
     const route = routeOfPage.get(urlPath);
-    const [, language, , alternates] = languageHeaders(locales!, route ?? site.prefix);
+    const { language, alternates } = pageLanguage(locales!, route ?? site.prefix)!;
     head.language = language;
     if (route !== undefined) {
       head.link = head.link === undefined ? alternates : `${head.link}, ${alternates}`;

@@ -37,16 +37,22 @@ export function pathInSite(site: { prefix: string }, path: string): string {
   return path.slice(site.prefix.length) || '/';
 }
 
+/** What a page says of its language: `Content-Language`, and the `Link` value of its alternates. */
+export interface PageLanguage {
+  language: string;
+  alternates: string;
+}
+
 /**
- * The headers that say which language a page of `path` is in and where its other languages are:
- * `Content-Language`, and a `Link` with an `alternate` per locale (`hreflang`) and the site root as
- * `x-default`, as relative references (RFC 8288 §3.1: resolved against the page's own URL).
- * `path` is as sent (percent-encoded: no `<`, `>` or space), as URL's pathname gives it.
+ * Which language a page of `path` is in and where its other languages are: an `alternate` per
+ * locale (`hreflang`) and the site root as `x-default`, as relative references (RFC 8288 §3.1:
+ * resolved against the page's own URL); undefined for a path under no locale. `path` is as sent
+ * (percent-encoded: no `<`, `>` or space), as URL's pathname gives it.
  */
-export function languageHeaders(map: LocaleMap, path: string): string[] {
+export function pageLanguage(map: LocaleMap, path: string): PageLanguage | undefined {
   const site = siteOf(map.sites, path);
   if (site === undefined) {
-    return [];
+    return undefined;
   }
   const within = pathInSite(site, path);
   const rest = within === '/' ? '' : within;
@@ -54,7 +60,14 @@ export function languageHeaders(map: LocaleMap, path: string): string[] {
     ({ locale, prefix }) => `<${prefix}${rest}>; rel="alternate"; hreflang="${locale}"`,
   );
   alternates.push(`<${map.basePath}>; rel="alternate"; hreflang="x-default"`);
-  return ['Content-Language', site.locale, 'Link', alternates.join(', ')];
+  return { language: site.locale, alternates: alternates.join(', ') };
+}
+
+/** The headers that say it: `Link` only for a page that is there (an error or a redirect has no alternates). */
+export function languageHeaders(said: PageLanguage, status: number): string[] {
+  return status >= 200 && status < 300
+    ? ['Content-Language', said.language, 'Link', said.alternates]
+    : ['Content-Language', said.language];
 }
 
 /**
@@ -64,12 +77,12 @@ export function languageHeaders(map: LocaleMap, path: string): string[] {
 export function withLanguageHeaders(engine: PageEngine, map: LocaleMap): PageEngine {
   return async (request, route, signal) => {
     const output = await engine(request, route, signal);
-    const [, language, , link] = languageHeaders(map, new URL(request.url).pathname);
-    if (language !== undefined) {
+    const said = pageLanguage(map, new URL(request.url).pathname);
+    if (said !== undefined) {
+      const [, language, , alternates] = languageHeaders(said, output.status);
       output.headers.set('content-language', language);
-      // Alternates of a page that is there: an error or a redirect has none to offer.
-      if (output.status >= 200 && output.status < 300) {
-        output.headers.append('link', link);
+      if (alternates !== undefined) {
+        output.headers.append('link', alternates);
       }
     }
     return output;

@@ -41,7 +41,7 @@ export interface PagesOptions extends PageSettings {
    * and alternates, locales/locale-sites.ts); none in a plain build. Rendered pages get theirs from
    * the engine.
    */
-  languageHeaders?: (path: string) => readonly string[];
+  languageHeaders?: (path: string, status: number) => readonly string[] | undefined;
   /** The render cache's store, and its shared tier; undefined when RENDER_CACHE_BYTES is 0. */
   cache: { store: RenderCache; shared: SharedTier | undefined } | undefined;
   /** A fresh nonce on every HTML answer; undefined when CSP is off. */
@@ -157,10 +157,9 @@ class PageAnswers implements Pages {
     }
   }
 
-  /** The shell's language headers for `path`: its alternates only when it is a page that is there. */
+  /** The shell's language headers for `path`, in a localized build. */
   #languageOf(path: string, status: number): readonly string[] | undefined {
-    const headers = this.#options.languageHeaders?.(path);
-    return headers && (status >= 200 && status < 300 ? headers : headers.slice(0, 2));
+    return this.#options.languageHeaders?.(path, status);
   }
 
   /** A render given up on: the shell if it timed out, nothing if the client left; any other failure is thrown. */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { makeProduct } from '../../src/app/products.ts';
-import { launchBrowser } from '../helpers/browser.mjs';
+import { launchBrowser, watchedPage } from '../helpers/browser.mjs';
 import { APP_DIST, startOrigin } from '../helpers/origin.mjs';
 
 let origin;
@@ -27,14 +27,7 @@ async function visitor(cookies) {
   await context.addCookies(
     Object.entries(cookies).map(([name, value]) => ({ name, value, domain: hostname, path: '/' })),
   );
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') {
-      problems.push(`${message.type()}: ${message.text()}`);
-    }
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  const { page, problems } = await watchedPage(context);
   return { context, page, problems };
 }
 

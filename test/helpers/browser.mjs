@@ -14,7 +14,8 @@ export { CHROMIUM, launchBrowser } from '../../scripts/lib/chromium.mjs';
 
 /**
  * A new page that collects console errors and warnings and page errors in `problems`.
- * @param {import('playwright-core').Browser} browser
+ * @param {import('playwright-core').Browser | import('playwright-core').BrowserContext} browser a
+ *   browser, or one of its contexts (a visitor's cookies)
  */
 export async function watchedPage(browser) {
   const page = await browser.newPage();
