@@ -251,7 +251,12 @@ function bodyReader(listed: Map<string, { path: string }>) {
   return { read, bodies: bodies as ReadonlyMap<string, Buffer>, held: () => heldBytes };
 }
 
-/** A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html. */
+/**
+ * A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html, and
+ * so is `/about/`, as Angular's server answers it: the router reads both as one route, and a
+ * localized build links to its locale's home as `/fr/` (its base href), which would otherwise be
+ * rendered on every click.
+ */
 function addPrerenderedRoutes(
   routes: readonly string[],
   files: Map<string, StaticFile>,
@@ -260,10 +265,13 @@ function addPrerenderedRoutes(
   for (const route of routes) {
     const pagePath = pageFile(route);
     const page = files.get(pagePath);
-    if (page) {
-      files.set(route, page);
-    } else if (largeFiles.has(pagePath)) {
-      largeFiles.set(route, largeFiles.get(pagePath)!);
+    const paths = route.endsWith('/') ? [route] : [route, `${route}/`];
+    for (const path of paths) {
+      if (page) {
+        files.set(path, page);
+      } else if (largeFiles.has(pagePath)) {
+        largeFiles.set(path, largeFiles.get(pagePath)!);
+      }
     }
   }
 }

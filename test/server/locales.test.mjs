@@ -89,6 +89,12 @@ describe('a localized build', () => {
       assert.equal(page.status, 200);
       assert.match(page.headers.etag, /^"/, 'a strong validator');
       assert.ok(page.body.equals(readFileSync(join(folder, 'index.html'))));
+      // The app links to its home as its base href, `/fr/`: the same prerendered page, as
+      // Angular's server answers it, never a render per click.
+      const linked = await request(origin.url, `/${locale}/`);
+      assert.ok(linked.body.equals(page.body), `/${locale}/ is the prerendered page`);
+      const theirs = await angular(`/${locale}/`);
+      assert.match(theirs.text, /ng-server-context="ssg"/);
       assert.equal(page.headers['content-language'], locale);
       assert.equal(alternates(page.headers.link).fr, '/fr');
       const main = readdirSync(folder).find((name) => /^main-[\w-]+\.js$/.test(name));
