@@ -15,6 +15,7 @@ export const SUITES = [
   'lint',
   'unit',
   'server',
+  'localized',
   'patches',
   'build',
   'deploy',

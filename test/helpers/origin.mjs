@@ -1,9 +1,10 @@
 // The origin as the tests start it: on the tests' own app build (dist-test/, from test/app) unless
 // told otherwise, plus what only tests need (startup failures, raw bytes, the JSON log).
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnOrigin, startOrigin as startOriginOf } from '../../scripts/lib/origin-process.mjs';
-import { APP_DIST, ROOT, TEST_APP_DIST } from '../../scripts/lib/paths.mjs';
+import { APP_DIST, ROOT, TEST_APP_DIST, TEST_APP_I18N_DIST } from '../../scripts/lib/paths.mjs';
 import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 import { request } from '../../scripts/lib/http.mjs';
@@ -11,8 +12,36 @@ import { makeCertificate } from '../../scripts/lib/tls-certificate.mjs';
 
 export { request };
 export { APP_DIST, ROOT };
+/**
+ * Whether this run is on the localized build: `npm run test:localized` runs suites that hold on both
+ * layouts again with TEST_BUILD=localized, against the tests' app in three locales, asked for under
+ * one locale's prefix. The same assertions, so a localized app gets everything a plain one does.
+ */
+export const LOCALIZED = process.env['TEST_BUILD'] === 'localized';
 /** The build the origin's tests run against: the tests' own app (test/app), not the one in src/. */
-export const DIST = TEST_APP_DIST;
+export const DIST = LOCALIZED ? TEST_APP_I18N_DIST : TEST_APP_DIST;
+/**
+ * The locale a localized run asks for: not the source locale, so every request crosses a prefix
+ * and lands on a bundle other than the first one loaded.
+ */
+export const LOCALE = LOCALIZED ? 'fr' : undefined;
+
+/** The tests' app's translated words, in the locale under test (test/app/src/locale/messages.fr.xlf). */
+export const SAYS = {
+  welcome: LOCALE === 'fr' ? 'Bienvenue' : 'Welcome',
+  notFound: LOCALE === 'fr' ? 'Page introuvable' : 'Page not found',
+};
+
+/** A page or file of the site under test: `/products/1`, or `/fr/products/1` on the localized build. */
+export function at(path) {
+  return LOCALE === undefined ? path : `/${LOCALE}${path}`;
+}
+
+/** Where the site under test's files are in a build (DIST or a copy of it): browser/ and server/, or their `fr/`. */
+export function siteDirs(dist = DIST) {
+  const subPath = LOCALE ?? '';
+  return { browser: join(dist, 'browser', subPath), server: join(dist, 'server', subPath) };
+}
 
 /**
  * The engine the origins these tests start render with: RENDER_ENGINE passes from this process's

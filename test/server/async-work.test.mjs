@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { logLines, request, startOrigin } from '../helpers/origin.mjs';
+import { at, logLines, request, startOrigin } from '../helpers/origin.mjs';
 
 /** The text of each `data-async` result in the page. */
 function results(html) {
@@ -31,7 +31,7 @@ describe('asynchronous work during a render', () => {
       ['/async-work', 'loaded over HTTP'],
       ['/async-work?http=0', 'skipped'],
     ]) {
-      const res = await request(origin.url, path);
+      const res = await request(origin.url, at(path));
       assert.equal(res.status, 200);
       const found = results(res.text);
       assert.equal(found.timeout, 'done', `${path}: setTimeout(0)`);
@@ -46,7 +46,7 @@ describe('asynchronous work during a render', () => {
     for (let round = 0; round < 5; round++) {
       const pages = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          request(origin.url, i % 2 ? '/async-work' : '/async-work?http=0'),
+          request(origin.url, at(i % 2 ? '/async-work' : '/async-work?http=0')),
         ),
       );
       for (const page of pages) {
@@ -58,7 +58,7 @@ describe('asynchronous work during a render', () => {
     await sleep(300);
     assert.equal(exited, false, 'the origin exited');
     assert.equal((await request(origin.url, '/healthz')).status, 200);
-    assert.equal((await request(origin.url, '/products/5')).status, 200);
+    assert.equal((await request(origin.url, at('/products/5'))).status, 200);
     const errors = logLines(origin).filter((line) => line.level >= 40);
     assert.deepEqual(errors, [], 'warnings or errors were logged');
   });

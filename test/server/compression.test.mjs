@@ -6,14 +6,13 @@
 // malformed and enormous ones included, never answered with a 5xx. Over HTTP/1.1 and HTTP/2 alike.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import fc from 'fast-check';
-import { DIST, PROTOCOLS, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+import { PROTOCOLS, at, rawRequest, request, siteDirs, startOrigin } from '../helpers/origin.mjs';
 
 const DECODE = { br: brotliDecompressSync, gzip: gunzipSync, zstd: zstdDecompressSync };
-const mainJs = readdirSync(join(DIST, 'browser')).find((name) => /^main-[\w-]+\.js$/.test(name));
+const mainJs = readdirSync(siteDirs().browser).find((name) => /^main-[\w-]+\.js$/.test(name));
 
 /**
  * What each kind of answer is sent in, by the request's only accepted coding. A route with no
@@ -38,7 +37,7 @@ for (const protocol of PROTOCOLS) {
       origin = await startOrigin({ protocol });
       // Stored (and compressed) by its first request: every request below sees the same stored page.
       for (const kind of KINDS.filter(({ cached }) => cached)) {
-        await request(origin.url, kind.path);
+        await request(origin.url, at(kind.path));
       }
     });
     after(async () => {
@@ -46,7 +45,7 @@ for (const protocol of PROTOCOLS) {
     });
 
     const get = (path, acceptEncoding, headers = {}, method = 'GET') =>
-      request(origin.url, path, {
+      request(origin.url, at(path), {
         method,
         headers: {
           ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }),
@@ -242,7 +241,7 @@ for (const protocol of PROTOCOLS) {
         // Past Node's header limit the request is refused before the origin sees it: 431, never 5xx.
         const raw = await rawRequest(
           origin.port,
-          `GET / HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: ${'gzip, '.repeat(4000)}br\r\nConnection: close\r\n\r\n`,
+          `GET ${at('/')} HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: ${'gzip, '.repeat(4000)}br\r\nConnection: close\r\n\r\n`,
         );
         assert.ok(raw.status === 200 || raw.status === 431, String(raw.status));
       });
@@ -283,7 +282,7 @@ describe('CSP=strict: every nonced answer compressed, a fresh nonce in each', ()
 
   it('sends a kept page in gzip around its nonces: a valid member, this response’s nonce', async () => {
     for (const path of ['/', '/products/61', '/products/61']) {
-      const res = await request(origin.url, path, { headers: { 'accept-encoding': 'gzip' } });
+      const res = await request(origin.url, at(path), { headers: { 'accept-encoding': 'gzip' } });
       assert.equal(res.status, 200, path);
       assert.equal(res.headers['content-encoding'], 'gzip', path);
       assert.equal(Number(res.headers['content-length']), res.body.length, path);
@@ -293,13 +292,13 @@ describe('CSP=strict: every nonced answer compressed, a fresh nonce in each', ()
       assert.match(res.headers.etag, /^W\/".*-gzip"$/);
     }
     // Only gzip is made around the slots: a client that takes br alone gets the page as it is.
-    const br = await request(origin.url, '/', { headers: { 'accept-encoding': 'br' } });
+    const br = await request(origin.url, at('/'), { headers: { 'accept-encoding': 'br' } });
     assert.equal(br.headers['content-encoding'], undefined);
     assert.ok(br.text.includes(`nonce="${nonceOf(br)}"`));
   });
 
   it('compresses a nonced page rendered for one request as it goes out', async () => {
-    const res = await request(origin.url, '/injected', {
+    const res = await request(origin.url, at('/injected'), {
       headers: { 'accept-encoding': 'zstd, gzip' },
     });
     assert.equal(res.headers['content-encoding'], 'zstd');

@@ -8,19 +8,19 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import postcss from 'postcss';
 import { createCriticalCss } from '../../server/pages/critical-css.ts';
-import { DIST } from '../helpers/origin.mjs';
+import { at, siteDirs } from '../helpers/origin.mjs';
 
-const app = await import(join(DIST, 'server/main.server.mjs'));
-const browserDir = join(DIST, 'browser');
+const { browser: browserDir, server: serverDir } = siteDirs();
+const app = await import(join(serverDir, 'main.server.mjs'));
 const engine = new app.CommonEngine({ allowedHosts: ['localhost'] });
 const inlineCriticalCss = createCriticalCss(browserDir);
 
 const render = (url, inlineCriticalCssPerRequest) =>
   engine.render({
     bootstrap: app.default,
-    documentFilePath: join(DIST, 'server/index.server.html'),
+    documentFilePath: join(serverDir, 'index.server.html'),
     publicPath: browserDir,
-    url: `http://localhost${url}`,
+    url: `http://localhost${at(url)}`,
     inlineCriticalCss: inlineCriticalCssPerRequest,
   });
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { request, startOrigin } from '../helpers/origin.mjs';
+import { at, request, startOrigin } from '../helpers/origin.mjs';
 
 const NONCE = /'nonce-([A-Za-z0-9_-]{22})'/;
 
@@ -54,8 +54,8 @@ describe('CSP=strict', () => {
 
   for (const [kind, path] of Object.entries(HTML_PAGES)) {
     it(`gives the ${kind} page a fresh nonce per answer, in the header and on every script and style`, async () => {
-      const first = await request(origin.url, path);
-      const second = await request(origin.url, path);
+      const first = await request(origin.url, at(path));
+      const second = await request(origin.url, at(path));
       const nonces = [first, second].map((res) => headerNonce(res));
       assert.notEqual(nonces[0], nonces[1], 'the same nonce twice');
       assertNonced(first.text, nonces[0], `${path} first`);
@@ -79,11 +79,13 @@ describe('CSP=strict', () => {
   }
 
   it('answers two hits on a cached page with different nonces, each matching its own header', async () => {
-    await request(origin.url, '/products/21');
+    await request(origin.url, at('/products/21'));
     const hits = [
-      await request(origin.url, '/products/21'),
+      await request(origin.url, at('/products/21')),
       // A first-seen Host goes through Koa's pages step rather than the fast path.
-      await request(origin.url, '/products/21', { headers: { host: `127.0.0.1:${origin.port}` } }),
+      await request(origin.url, at('/products/21'), {
+        headers: { host: `127.0.0.1:${origin.port}` },
+      }),
     ];
     const nonces = [];
     for (const hit of hits) {
@@ -97,9 +99,9 @@ describe('CSP=strict', () => {
 
   for (const [kind, path] of Object.entries(HTML_PAGES).filter(([kind]) => kind !== 'not found')) {
     it(`answers a revalidation of the ${kind} page with a 304 that carries no policy`, async () => {
-      const { headers } = await request(origin.url, path);
+      const { headers } = await request(origin.url, at(path));
       for (const extra of [{}, { host: `localhost:${origin.port}` }]) {
-        const res = await request(origin.url, path, {
+        const res = await request(origin.url, at(path), {
           headers: { 'if-none-match': headers.etag, ...extra },
         });
         assert.equal(res.status, 304, JSON.stringify(extra));
@@ -112,7 +114,7 @@ describe('CSP=strict', () => {
   }
 
   it("leaves the attacker's markup without a nonce, and gives the app's own script (CSP_NONCE) this answer's", async () => {
-    const res = await request(origin.url, '/injected');
+    const res = await request(origin.url, at('/injected'));
     const nonce = headerNonce(res);
     const root = res.text.slice(res.text.indexOf('<app-root'), res.text.lastIndexOf('</app-root>'));
     // With RENDER_ENGINE=app, CSP_NONCE is null while Angular's own engine renders (it reads the
@@ -131,14 +133,14 @@ describe('CSP=strict', () => {
   });
 
   it('does no nonce work for files, missing files and health', async () => {
-    const home = await request(origin.url, '/');
+    const home = await request(origin.url, at('/'));
     const script = /src="(main-[^"]+\.js)"/.exec(home.text)[1];
-    for (const path of [`/${script}`, '/favicon.ico', '/missing.js', '/healthz']) {
+    for (const path of [at(`/${script}`), at('/favicon.ico'), at('/missing.js'), '/healthz']) {
       const res = await request(origin.url, path);
       assert.equal(res.headers['content-security-policy'], undefined, path);
       assert.equal(res.headers['cdn-cache-control'], undefined, path);
     }
-    assert.equal((await request(origin.url, '/missing.js')).text, 'Not Found');
+    assert.equal((await request(origin.url, at('/missing.js'))).text, 'Not Found');
   });
 
   it('property: every script and style of an HTML answer carries the nonce of its header', async () => {
@@ -155,7 +157,7 @@ describe('CSP=strict', () => {
     });
     await fc.assert(
       fc.asyncProperty(requests, async ({ path, method, cookie, host }) => {
-        const res = await request(origin.url, path, {
+        const res = await request(origin.url, at(path), {
           method,
           headers: { host: `${host}:${origin.port}`, ...(cookie ? { cookie: 'a=1' } : {}) },
         });
@@ -180,11 +182,11 @@ describe('CSP with other settings', () => {
     const origin = await startOrigin({ env: { CSP: 'strict', STATIC_MEMORY_BYTES: '0' } });
     try {
       for (const path of ['/', '/index.csr.html']) {
-        const res = await request(origin.url, path);
+        const res = await request(origin.url, at(path));
         assertNonced(res.text, headerNonce(res), path);
       }
       assert.equal(
-        (await request(origin.url, '/favicon.ico')).headers['content-security-policy'],
+        (await request(origin.url, at('/favicon.ico'))).headers['content-security-policy'],
         undefined,
       );
     } finally {
@@ -200,7 +202,7 @@ describe('CSP with other settings', () => {
     });
     try {
       const answers = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => request(origin.url, `/async-work?shed=${i}`)),
+        Array.from({ length: 8 }, (_, i) => request(origin.url, at(`/async-work?shed=${i}`))),
       );
       const shed = answers.filter((res) => res.status === 503);
       assert.ok(shed.length > 0, `no request was shed: ${answers.map((res) => res.status)}`);
@@ -222,7 +224,7 @@ describe('CSP with other settings', () => {
     try {
       // Prerendered, rendered and stored, the same page from the render cache, client-only.
       for (const path of ['/', '/products/6', '/products/6', '/dashboard']) {
-        const res = await request(origin.url, path);
+        const res = await request(origin.url, at(path));
         assert.equal(res.status, 200, path);
         assert.equal(
           res.headers['reporting-endpoints'],
@@ -230,14 +232,14 @@ describe('CSP with other settings', () => {
           path,
         );
         assert.match(res.headers['content-security-policy'], /; report-to csp-endpoint$/, path);
-        const revalidated = await request(origin.url, path, {
+        const revalidated = await request(origin.url, at(path), {
           headers: { 'if-none-match': res.headers.etag },
         });
         assert.equal(revalidated.status, 304, path);
         assert.equal(revalidated.headers['reporting-endpoints'], undefined, path);
         assert.equal(revalidated.headers['content-security-policy'], undefined, path);
       }
-      const asset = await request(origin.url, '/favicon.ico');
+      const asset = await request(origin.url, at('/favicon.ico'));
       assert.equal(asset.headers['reporting-endpoints'], undefined);
     } finally {
       await origin.stop();
@@ -254,7 +256,7 @@ describe('CSP with other settings', () => {
     });
     try {
       for (const path of ['/', '/products/5', '/dashboard']) {
-        const res = await request(origin.url, path);
+        const res = await request(origin.url, at(path));
         assert.equal(res.headers['content-security-policy'], undefined);
         const nonce = headerNonce(res, 'content-security-policy-report-only');
         assert.equal(

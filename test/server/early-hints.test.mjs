@@ -12,12 +12,24 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { pageHints } from '../../server/hints/page-hints.ts';
-import { DIST, ENGINE, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+import {
+  ENGINE,
+  LOCALIZED,
+  at,
+  rawRequest,
+  request,
+  siteDirs,
+  startOrigin,
+} from '../helpers/origin.mjs';
 
-const manifest = (await import(pathToFileURL(join(DIST, 'server/angular-app-manifest.mjs')).href))
+const site = siteDirs();
+const manifest = (await import(pathToFileURL(join(site.server, 'angular-app-manifest.mjs')).href))
   .default;
-const chunksOf = (route) => manifest.routes.find((entry) => entry.route === route).preload ?? [];
-const shell = readFileSync(join(DIST, 'browser/index.csr.html'), 'utf8');
+/** A route as the manifest names it: under the locale's prefix in a localized build (`/fr` for `/`). */
+const manifestRoute = (route) => (route === '/' ? at('') || '/' : at(route));
+const chunksOf = (route) =>
+  manifest.routes.find((entry) => entry.route === manifestRoute(route)).preload ?? [];
+const shell = readFileSync(join(site.browser, 'index.csr.html'), 'utf8');
 const mainJs = /<script src="(main-[\w-]+\.js)" type="module">/.exec(shell)[1];
 const styles = /<link rel="stylesheet" href="(styles-[\w-]+\.css)"/.exec(shell)[1];
 
@@ -26,7 +38,9 @@ const linked = (value) =>
   (value ?? '')
     .split(/,\s*(?=<)/)
     .filter(Boolean)
-    .map((link) => `${/^<([^>]+)>/.exec(link)[1]} ${/rel=([\w-]+)/.exec(link)[1]}`);
+    .map((link) => `${/^<([^>]+)>/.exec(link)[1]} ${/rel="?([\w-]+)/.exec(link)[1]}`);
+/** What a Link value hints (a localized page's Link also names its alternates: not hints). */
+const hintsIn = (value) => linked(value).filter((link) => !link.endsWith(' alternate'));
 
 describe(`hints before the page (${ENGINE} engine)`, () => {
   let origin;
@@ -39,55 +53,61 @@ describe(`hints before the page (${ENGINE} engine)`, () => {
   });
 
   it('sends a rendered page’s stylesheet, scripts and route chunks in a 103, then the same Link', async () => {
-    const res = await request(origin.url, '/products/31');
+    const res = await request(origin.url, at('/products/31'));
     assert.equal(res.status, 200);
     assert.equal(res.interim.length, 1);
     assert.equal(res.interim[0].status, 103);
     const hinted = linked(res.interim[0].headers.link);
-    assert.deepEqual(hinted.slice(0, 1), [`/${styles} preload`]);
-    assert.ok(hinted.includes(`/${mainJs} modulepreload`), hinted.join('\n'));
+    assert.deepEqual(hinted.slice(0, 1), [`${at(`/${styles}`)} preload`]);
+    assert.ok(hinted.includes(`${at(`/${mainJs}`)} modulepreload`), hinted.join('\n'));
     for (const chunk of chunksOf('/products/*')) {
-      assert.ok(hinted.includes(`/${chunk} modulepreload`), `${chunk} in\n${hinted.join('\n')}`);
+      assert.ok(
+        hinted.includes(`${at(`/${chunk}`)} modulepreload`),
+        `${chunk} in\n${hinted.join('\n')}`,
+      );
     }
-    assert.deepEqual(linked(res.headers.link), hinted, 'the answer repeats the hints');
+    assert.deepEqual(hintsIn(res.headers.link), hinted, 'the answer repeats the hints');
     // From the render cache, before Koa: no 103 (nothing to wait for), the same Link.
-    const cached = await request(origin.url, '/products/31');
+    const cached = await request(origin.url, at('/products/31'));
     assert.match(cached.headers['cache-status'], /^render-cache; hit/);
-    assert.deepEqual(linked(cached.headers.link), hinted);
+    assert.deepEqual(hintsIn(cached.headers.link), hinted);
   });
 
   it('hints client-only and prerendered pages too, never files or HEAD', async () => {
-    const client = await request(origin.url, '/dashboard');
+    const client = await request(origin.url, at('/dashboard'));
     assert.equal(client.interim[0]?.status, 103);
     for (const chunk of chunksOf('/dashboard')) {
-      assert.ok(linked(client.headers.link).includes(`/${chunk} modulepreload`), chunk);
+      assert.ok(linked(client.headers.link).includes(`${at(`/${chunk}`)} modulepreload`), chunk);
     }
-    const prerendered = await request(origin.url, '/');
+    const prerendered = await request(origin.url, at('/'));
     assert.equal(prerendered.interim.length, 0, 'answered from memory at once');
     for (const chunk of chunksOf('/')) {
-      assert.ok(linked(prerendered.headers.link).includes(`/${chunk} modulepreload`), chunk);
+      assert.ok(
+        linked(prerendered.headers.link).includes(`${at(`/${chunk}`)} modulepreload`),
+        chunk,
+      );
     }
-    const file = await request(origin.url, `/${mainJs}`);
+    const file = await request(origin.url, at(`/${mainJs}`));
     assert.equal(file.interim.length, 0);
     assert.equal(file.headers.link, undefined);
     for (const path of ['/products/33', '/dashboard']) {
-      const head = await request(origin.url, path, { method: 'HEAD' });
+      const head = await request(origin.url, at(path), { method: 'HEAD' });
       assert.equal(head.interim.length, 0, `${path}: no 103 before a HEAD`);
-      const get = await request(origin.url, path);
+      const get = await request(origin.url, at(path));
       assert.equal(head.headers.link, get.headers.link, `${path}: the Link its GET gets`);
     }
-    const missing = await request(origin.url, '/no-such.js');
+    const missing = await request(origin.url, at('/no-such.js'));
     assert.equal(missing.status, 404);
     assert.equal(missing.interim.length, 0);
   });
 
   it('sends no 103 over HTTP/1.1 unless told to (EARLY_HINTS=always), and the Link all the same', async () => {
-    const overTls = await request(origin.url, '/products/34', { http1: true });
-    const overPlain = await request(plain.url, '/products/34');
+    const overTls = await request(origin.url, at('/products/34'), { http1: true });
+    const overPlain = await request(plain.url, at('/products/34'));
     for (const res of [overTls, overPlain]) {
       assert.equal(res.status, 200);
       assert.equal(res.interim.length, 0);
-      assert.ok(linked(res.headers.link).includes(`/${mainJs} modulepreload`));
+      assert.ok(linked(res.headers.link).includes(`${at(`/${mainJs}`)} modulepreload`));
     }
   });
 });
@@ -96,11 +116,11 @@ describe('EARLY_HINTS', () => {
   it('always: HTTP/1.1 gets the 103 too, HTTP/1.0 never', async () => {
     const origin = await startOrigin({ env: { EARLY_HINTS: 'always' } });
     try {
-      const res = await request(origin.url, '/products/35');
+      const res = await request(origin.url, at('/products/35'));
       assert.equal(res.interim[0]?.status, 103);
       const old = await rawRequest(
         origin.port,
-        'GET /products/36 HTTP/1.0\r\nHost: localhost\r\n\r\n',
+        `GET ${at('/products/36')} HTTP/1.0\r\nHost: localhost\r\n\r\n`,
       );
       assert.equal(old.status, 200);
       assert.deepEqual(old.interim, []);
@@ -110,13 +130,15 @@ describe('EARLY_HINTS', () => {
     }
   });
 
-  it('off: no 103 and no Link', async () => {
+  it('off: no 103 and no hints in Link', async () => {
     const origin = await startOrigin({ protocol: 'h2', env: { EARLY_HINTS: 'off' } });
     try {
       for (const path of ['/', '/products/37', '/dashboard']) {
-        const res = await request(origin.url, path);
+        const res = await request(origin.url, at(path));
         assert.equal(res.interim.length, 0, path);
-        assert.equal(res.headers.link, undefined, path);
+        assert.deepEqual(hintsIn(res.headers.link), [], path);
+        // A plain build's pages have no other Link (a localized build's name their alternates).
+        if (!LOCALIZED) assert.equal(res.headers.link, undefined, path);
       }
     } finally {
       await origin.stop();

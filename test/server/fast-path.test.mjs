@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, LOCALE, ROOT, at, request, siteDirs, startOrigin } from '../helpers/origin.mjs';
 
 const dist = join(ROOT, 'test-results', `dist-fast-path-${process.pid}`);
-const browser = join(dist, 'browser');
+const browser = siteDirs(dist).browser;
 let targets;
 
 before(() => {
@@ -44,32 +44,36 @@ before(() => {
     writeFileSync(join(browser, name), `file ${name}\n`);
   }
   targets = [
-    '/',
-    '/index.html',
-    `/${mainJs}`,
-    `/${stylesCss}`,
-    '/favicon.ico',
-    '/a%20b.txt',
-    '/a%2520b.txt',
-    "/it's.txt",
-    '/it%27s.txt',
-    '/q%3Fx.txt',
-    '/q?x.txt',
-    '/back%5Cslash.txt',
-    '/favicon.ico?v=2',
-    '/%66avicon.ico',
-    '/./favicon.ico',
-    '//favicon.ico',
-    '/FAVICON.ICO',
-    '/favicon.ico/',
-    '/missing.js',
-    '/index.html/..',
-    // Rendered pages of a route with a shared-cache policy: step 0 answers them once fresh in the cache.
-    '/products/1',
-    '/products/2',
-    '/products/2/',
-    '/products/3?x=1',
-    '/products//1',
+    // A localized build's site root and its locale's root without the slash: redirects, and a page.
+    ...(LOCALE === undefined ? [] : ['/', `/${LOCALE}`]),
+    ...[
+      '/',
+      '/index.html',
+      `/${mainJs}`,
+      `/${stylesCss}`,
+      '/favicon.ico',
+      '/a%20b.txt',
+      '/a%2520b.txt',
+      "/it's.txt",
+      '/it%27s.txt',
+      '/q%3Fx.txt',
+      '/q?x.txt',
+      '/back%5Cslash.txt',
+      '/favicon.ico?v=2',
+      '/%66avicon.ico',
+      '/./favicon.ico',
+      '//favicon.ico',
+      '/FAVICON.ICO',
+      '/favicon.ico/',
+      '/missing.js',
+      '/index.html/..',
+      // Rendered pages of a route with a shared-cache policy: step 0 answers them once fresh in the cache.
+      '/products/1',
+      '/products/2',
+      '/products/2/',
+      '/products/3?x=1',
+      '/products//1',
+    ].map(at),
   ];
 });
 after(() => rmSync(dist, { recursive: true, force: true }));
@@ -231,8 +235,8 @@ describe('step 0', () => {
   });
 
   it('leaves /healthz to the health check even when the build holds a file by that name', async () => {
-    await request(origin.url, '/favicon.ico');
-    await request(origin.url, '/favicon.ico');
+    await request(origin.url, at('/favicon.ico'));
+    await request(origin.url, at('/favicon.ico'));
     assert.equal(await answeredBeforeKoa(origin), 1, 'Koa learned the host, then step 0 answered');
     const health = await request(origin.url, '/healthz');
     assert.equal(health.headers['content-type'], 'application/json; charset=utf-8');
@@ -244,7 +248,7 @@ describe('step 0', () => {
     for (const host of ['evil.example', 'localhost.evil.example', 'localhost@evil.example']) {
       for (let attempt = 0; attempt < 2; attempt++) {
         assert.equal(
-          (await request(origin.url, '/favicon.ico', { headers: { host } })).status,
+          (await request(origin.url, at('/favicon.ico'), { headers: { host } })).status,
           400,
           host,
         );
@@ -257,8 +261,11 @@ describe('step 0', () => {
     for (let round = 0; round < 2; round++) {
       for (let port = 1; port <= 70; port++) {
         assert.equal(
-          (await request(origin.url, '/favicon.ico', { headers: { host: `localhost:${port}` } }))
-            .status,
+          (
+            await request(origin.url, at('/favicon.ico'), {
+              headers: { host: `localhost:${port}` },
+            })
+          ).status,
           200,
         );
       }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+import { logLines, rawRequest, request, startOrigin, at } from '../helpers/origin.mjs';
 
 let origin;
 before(async () => {
@@ -16,14 +16,14 @@ const STACK = /\n\s+at |Error:|node_modules|\/work\//;
 const raw = (lines) => rawRequest(origin.port, `${lines.join('\r\n')}\r\n\r\n`);
 
 async function assertStillServing() {
-  const res = await request(origin.url, '/products/11');
+  const res = await request(origin.url, at('/products/11'));
   assert.equal(res.status, 200, 'the origin stopped serving');
 }
 
 describe('host', () => {
   it('rejects two Host headers with 400', async () => {
     const res = await raw([
-      'GET /products/1 HTTP/1.1',
+      `GET ${at('/products/1')} HTTP/1.1`,
       'Host: localhost',
       'Host: evil.example',
       'Connection: close',
@@ -34,7 +34,7 @@ describe('host', () => {
 
   it('rejects a request without a Host header with 400', async () => {
     for (const version of ['HTTP/1.1', 'HTTP/1.0']) {
-      const res = await raw([`GET /products/1 ${version}`, 'Connection: close']);
+      const res = await raw([`GET ${at('/products/1')} ${version}`, 'Connection: close']);
       assert.equal(res.status, 400, version);
     }
   });
@@ -50,7 +50,7 @@ describe('host', () => {
   });
 
   it('ignores X-Forwarded-Host and -Proto unless a trusted proxy is configured', async () => {
-    const res = await request(origin.url, '/products/12', {
+    const res = await request(origin.url, at('/products/12'), {
       headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
     });
     assert.equal(res.status, 200);
@@ -62,11 +62,11 @@ describe('host', () => {
       env: { TRUST_PROXY: 'true', NG_ALLOWED_HOSTS: 'shop.example' },
     });
     try {
-      const forged = await request(proxied.url, '/products/3', {
+      const forged = await request(proxied.url, at('/products/3'), {
         headers: { host: 'shop.example', 'x-forwarded-host': 'evil.example' },
       });
       assert.equal(forged.status, 400);
-      const good = await request(proxied.url, '/products/3', {
+      const good = await request(proxied.url, at('/products/3'), {
         headers: {
           host: 'internal:8080',
           'x-forwarded-host': 'shop.example',
@@ -103,16 +103,20 @@ describe('Host header (RFC 9110 §7.2: uri-host [ ":" port ])', () => {
   ];
   for (const host of malformed) {
     it(`answers Host: ${host} with 400 before rendering`, async () => {
-      const res = await raw(['GET /products/1 HTTP/1.1', `Host: ${host}`, 'Connection: close']);
+      const res = await raw([
+        `GET ${at('/products/1')} HTTP/1.1`,
+        `Host: ${host}`,
+        'Connection: close',
+      ]);
       assert.equal(res.status, 400, res.raw.slice(0, 200));
       assert.ok(!STACK.test(res.raw), res.raw.slice(0, 500));
     });
   }
 
   it('takes the port in any number of leading zeros and the host name in any case', async () => {
-    const expected = (await request(origin.url, '/products/5')).body;
+    const expected = (await request(origin.url, at('/products/5'))).body;
     for (const host of ['LOCALHOST', 'localhost:04000', 'LocalHost:65535', '127.0.0.1:1']) {
-      const res = await request(origin.url, '/products/5', { headers: { host } });
+      const res = await request(origin.url, at('/products/5'), { headers: { host } });
       assert.equal(res.status, 200, host);
       assert.deepEqual(res.body, expected, host);
     }
@@ -238,7 +242,7 @@ describe('Host header (RFC 9110 §7.2: uri-host [ ":" port ])', () => {
 });
 
 /** A prerendered page (answered by step 0 once the host is known) and a page rendered per request. */
-const PATHS = ['/', '/products/1', '/products/77'];
+const PATHS = ['/', '/products/1', '/products/77'].map(at);
 
 /**
  * Host values around an allowed name: its case changed, any port or none, text that makes it
@@ -337,7 +341,7 @@ describe('paths', () => {
   ];
   for (const [name, path] of cases) {
     it(`answers ${name} (${path}) with 400 and no stack`, async () => {
-      const res = await raw([`GET ${path} HTTP/1.1`, 'Host: localhost', 'Connection: close']);
+      const res = await raw([`GET ${at(path)} HTTP/1.1`, 'Host: localhost', 'Connection: close']);
       assert.equal(res.status, 400, res.raw.slice(0, 200));
       assert.ok(!STACK.test(res.raw), res.raw.slice(0, 500));
       assert.ok(!res.raw.includes('root:'), 'served a file outside the build');
@@ -345,14 +349,14 @@ describe('paths', () => {
   }
 
   it('answers a 9 KB URL with 414', async () => {
-    const res = await request(origin.url, `/${'a'.repeat(9000)}`);
+    const res = await request(origin.url, at(`/${'a'.repeat(9000)}`));
     assert.equal(res.status, 414);
   });
 
   it('answers a 20 KB URL or header with 431', async () => {
-    assert.equal((await request(origin.url, `/${'a'.repeat(20_000)}`)).status, 431);
+    assert.equal((await request(origin.url, at(`/${'a'.repeat(20_000)}`))).status, 431);
     assert.equal(
-      (await request(origin.url, '/', { headers: { 'x-big': 'b'.repeat(20_000) } })).status,
+      (await request(origin.url, at('/'), { headers: { 'x-big': 'b'.repeat(20_000) } })).status,
       431,
     );
   });
@@ -369,7 +373,7 @@ describe('methods', () => {
   for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
     it(`answers ${method} on pages and files with 405 and Allow`, async () => {
       for (const path of ['/', '/products/1', '/dashboard', '/favicon.ico']) {
-        const res = await request(origin.url, path, { method, body: 'x=1' });
+        const res = await request(origin.url, at(path), { method, body: 'x=1' });
         assert.equal(res.status, 405, `${method} ${path}`);
         assert.deepEqual(
           res.headers.allow?.split(/,\s*/).sort(),
@@ -381,14 +385,18 @@ describe('methods', () => {
   }
 
   it('answers OPTIONS with the allowed methods', async () => {
-    const res = await request(origin.url, '/products/1', { method: 'OPTIONS' });
+    const res = await request(origin.url, at('/products/1'), { method: 'OPTIONS' });
     assert.equal(res.status, 200);
     assert.deepEqual(res.headers.allow?.split(/,\s*/).sort(), ['GET', 'HEAD']);
     assert.equal(res.body.length, 0);
   });
 
   it('answers an unknown method with 501 or 400, never 500', async () => {
-    const res = await raw(['BREW /products/1 HTTP/1.1', 'Host: localhost', 'Connection: close']);
+    const res = await raw([
+      `BREW ${at('/products/1')} HTTP/1.1`,
+      'Host: localhost',
+      'Connection: close',
+    ]);
     assert.ok([400, 405, 501].includes(res.status), String(res.status));
   });
 
@@ -421,7 +429,7 @@ describe('methods', () => {
       const res = await rawRequest(
         origin.port,
         [
-          `${method} ${path} HTTP/1.1`,
+          `${method} ${at(path)} HTTP/1.1`,
           'Host: localhost',
           'Expect: 100-continue',
           `Content-Length: ${100 * 1024 * 1024}`,
@@ -438,15 +446,15 @@ describe('methods', () => {
 describe('conditional and range requests (RFC 9110)', () => {
   it('compares If-None-Match weakly, in lists and with *', async () => {
     for (const path of ['/', '/products/7', '/favicon.ico']) {
-      const { headers } = await request(origin.url, path);
+      const { headers } = await request(origin.url, at(path));
       const etag = headers.etag;
       const weak = etag.startsWith('W/') ? etag : `W/${etag}`;
       const strong = etag.replace(/^W\//, '');
       for (const value of [etag, weak, strong, `"nope", ${etag}`, `"a","b" , ${weak}`, '*']) {
-        const res = await request(origin.url, path, { headers: { 'if-none-match': value } });
+        const res = await request(origin.url, at(path), { headers: { 'if-none-match': value } });
         assert.equal(res.status, 304, `${path} If-None-Match: ${value}`);
       }
-      const miss = await request(origin.url, path, {
+      const miss = await request(origin.url, at(path), {
         headers: { 'if-none-match': '"nope", W/"other"' },
       });
       assert.equal(miss.status, 200, path);
@@ -454,11 +462,11 @@ describe('conditional and range requests (RFC 9110)', () => {
   });
 
   it('lets If-None-Match win over If-Modified-Since', async () => {
-    const { headers } = await request(origin.url, '/favicon.ico');
+    const { headers } = await request(origin.url, at('/favicon.ico'));
     const lastModified = new Date(headers['last-modified']);
     const before = new Date(lastModified.getTime() - 60_000).toUTCString();
     const after = new Date(lastModified.getTime() + 60_000).toUTCString();
-    const matching = await request(origin.url, '/favicon.ico', {
+    const matching = await request(origin.url, at('/favicon.ico'), {
       headers: { 'if-none-match': headers.etag, 'if-modified-since': before },
     });
     assert.equal(
@@ -466,21 +474,21 @@ describe('conditional and range requests (RFC 9110)', () => {
       304,
       'a matching ETag must give 304 whatever If-Modified-Since says',
     );
-    const stale = await request(origin.url, '/favicon.ico', {
+    const stale = await request(origin.url, at('/favicon.ico'), {
       headers: { 'if-none-match': '"old"', 'if-modified-since': after },
     });
     assert.equal(stale.status, 200, 'a stale ETag must give 200 whatever If-Modified-Since says');
   });
 
   it('answers If-Modified-Since where Last-Modified is sent', async () => {
-    const { headers } = await request(origin.url, '/favicon.ico');
+    const { headers } = await request(origin.url, at('/favicon.ico'));
     assert.ok(headers['last-modified']);
-    const same = await request(origin.url, '/favicon.ico', {
+    const same = await request(origin.url, at('/favicon.ico'), {
       headers: { 'if-modified-since': headers['last-modified'] },
     });
     assert.equal(same.status, 304);
     const older = new Date(new Date(headers['last-modified']).getTime() - 60_000).toUTCString();
-    const changed = await request(origin.url, '/favicon.ico', {
+    const changed = await request(origin.url, at('/favicon.ico'), {
       headers: { 'if-modified-since': older },
     });
     assert.equal(changed.status, 200);
@@ -488,8 +496,8 @@ describe('conditional and range requests (RFC 9110)', () => {
 
   it('repeats on 304 the headers a 304 must repeat', async () => {
     for (const path of ['/', '/products/7', '/favicon.ico']) {
-      const full = await request(origin.url, path);
-      const res = await request(origin.url, path, {
+      const full = await request(origin.url, at(path));
+      const res = await request(origin.url, at(path), {
         headers: { 'if-none-match': full.headers.etag },
       });
       assert.equal(res.status, 304);
@@ -501,8 +509,8 @@ describe('conditional and range requests (RFC 9110)', () => {
   });
 
   it('says Accept-Ranges: none on files and answers a Range request with the whole file', async () => {
-    const full = await request(origin.url, '/favicon.ico');
-    const res = await request(origin.url, '/favicon.ico', { headers: { range: 'bytes=0-9' } });
+    const full = await request(origin.url, at('/favicon.ico'));
+    const res = await request(origin.url, at('/favicon.ico'), { headers: { range: 'bytes=0-9' } });
     assert.equal(res.headers['accept-ranges'], 'none');
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, full.body);

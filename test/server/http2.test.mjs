@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { connect } from 'node:http2';
 import { Agent, get } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { health, logLines, request, startOrigin } from '../helpers/origin.mjs';
+import { at, health, logLines, request, startOrigin } from '../helpers/origin.mjs';
 
 /** Both protocols of an HTTPS origin, as `request` options. */
 const OVER = [
@@ -46,8 +46,8 @@ describe('HTTPS with HTTP/2', () => {
   it('speaks HTTP/2 to a client that offers it, HTTP/1.1 to one that does not: the same answers', async () => {
     assert.match(origin.url, /^https:/);
     const [two, one] = await Promise.all([
-      request(origin.url, '/'),
-      request(origin.url, '/', { http1: true }),
+      request(origin.url, at('/')),
+      request(origin.url, at('/'), { http1: true }),
     ]);
     assert.equal(two.httpVersion, '2.0');
     assert.equal(one.httpVersion, '1.1');
@@ -63,11 +63,11 @@ describe('HTTPS with HTTP/2', () => {
       const id = protocol === 'HTTP/2' ? 21 : 22;
       const before = (await health(origin)).answeredBeforeKoa;
       for (let i = 0; i < 2; i++) {
-        assert.equal((await request(origin.url, '/favicon.ico', options)).status, 200);
+        assert.equal((await request(origin.url, at('/favicon.ico'), options)).status, 200);
       }
-      const first = await request(origin.url, `/products/${id}`, options);
+      const first = await request(origin.url, at(`/products/${id}`), options);
       assert.match(first.headers['cache-status'], /fwd=uri-miss; stored/);
-      const second = await request(origin.url, `/products/${id}`, options);
+      const second = await request(origin.url, at(`/products/${id}`), options);
       assert.match(second.headers['cache-status'], /^render-cache; hit/);
       assert.equal(second.headers.etag, first.headers.etag);
       assert.ok((await health(origin)).answeredBeforeKoa >= before + 2, 'the fast path answered');
@@ -75,7 +75,10 @@ describe('HTTPS with HTTP/2', () => {
 
     it(`answers /healthz and /readyz over ${protocol}, whatever the authority`, async () => {
       for (const path of ['/healthz', '/readyz']) {
-        const res = await request(origin.url, path, { ...options, headers: { host: '10.0.0.9' } });
+        const res = await request(origin.url, path, {
+          ...options,
+          headers: { host: '10.0.0.9' },
+        });
         assert.equal(res.status, 200, path);
         assert.equal(JSON.parse(res.text).status, 'ok');
       }
@@ -85,7 +88,7 @@ describe('HTTPS with HTTP/2', () => {
   it('takes the authority from :authority, and refuses one a Host header contradicts', async () => {
     const page = (authority, host) =>
       h2(origin.url, {
-        ':path': '/products/3',
+        ':path': at('/products/3'),
         ':authority': authority,
         ...(host === undefined ? {} : { host }),
       });
@@ -113,7 +116,7 @@ describe('CSP=strict over HTTP/2', () => {
     for (const path of ['/', '/products/4', '/dashboard']) {
       const nonces = [];
       for (let i = 0; i < 2; i++) {
-        const res = await request(origin.url, path);
+        const res = await request(origin.url, at(path));
         assert.equal(res.status, 200, path);
         const nonce = /'nonce-([\w-]+)'/.exec(res.headers['content-security-policy'])[1];
         assert.ok(
@@ -140,7 +143,7 @@ describe('draining over HTTP/2', () => {
       { length: 20 },
       (_, i) =>
         new Promise((resolve, reject) => {
-          const stream = session.request({ ':path': `/products/${3000 + i}` });
+          const stream = session.request({ ':path': at(`/products/${3000 + i}`) });
           let status;
           stream.on('response', (headers) => {
             status = headers[':status'];
@@ -168,7 +171,7 @@ describe('draining over HTTP/2', () => {
     const origin = await startOrigin({ protocol: 'h2' });
     const agent = new Agent({ keepAlive: true, rejectUnauthorized: false });
     const status = await new Promise((resolve, reject) => {
-      get(`${origin.url}/favicon.ico`, { agent, ALPNProtocols: ['http/1.1'] }, (res) => {
+      get(`${origin.url}${at('/favicon.ico')}`, { agent, ALPNProtocols: ['http/1.1'] }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode));
       }).on('error', reject);
@@ -206,7 +209,7 @@ describe('a cluster on the TLS port', () => {
         pids.add(JSON.parse(res.text).pid);
       }
       assert.equal(pids.size, 2, 'both workers answered');
-      assert.equal((await request(origin.url, '/products/9')).status, 200);
+      assert.equal((await request(origin.url, at('/products/9'))).status, 200);
     } finally {
       assert.equal(await origin.stop(), 0);
     }

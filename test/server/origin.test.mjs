@@ -4,9 +4,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeProduct } from '../app/src/app/products.ts';
-import { DIST, request, startOrigin } from '../helpers/origin.mjs';
+import { SAYS, at, request, siteDirs, startOrigin } from '../helpers/origin.mjs';
 
-const browserDir = join(DIST, 'browser');
+const browserDir = siteDirs().browser;
 const browserFiles = readdirSync(browserDir);
 const mainJs = browserFiles.find((name) => /^main-.+\.js$/.test(name));
 const stylesCss = browserFiles.find((name) => /^styles-.+\.css$/.test(name));
@@ -20,7 +20,7 @@ after(async () => {
   await origin?.stop();
 });
 
-const get = (path, options) => request(origin.url, path, options);
+const get = (path, options) => request(origin.url, at(path), options);
 
 describe('prerendered page /', () => {
   it('is the prerendered file, byte for byte, not a new render', async () => {
@@ -33,7 +33,7 @@ describe('prerendered page /', () => {
 
   it('holds the page as rendered at build time (test/app/src/app/pages/home.ts)', async () => {
     const { text } = await get('/');
-    assert.ok(text.includes('<h1>Welcome</h1>'), 'missing the heading');
+    assert.ok(text.includes(`<h1>${SAYS.welcome}</h1>`), 'missing the heading');
     for (const label of ['First name', 'Last name', 'Submit']) {
       assert.ok(text.includes(label), `missing "${label}"`);
     }
@@ -100,7 +100,7 @@ describe('not found', () => {
       const res = await get(path);
       assert.equal(res.status, 404);
       assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-      assert.ok(/<h1>Page not found<\/h1>/.test(res.text), '<h1>Page not found</h1>');
+      assert.ok(res.text.includes(`<h1>${SAYS.notFound}</h1>`), `<h1>${SAYS.notFound}</h1>`);
       assert.ok(/ng-server-context="ssr"/.test(res.text), '/ng-server-context="ssr"/');
     });
   }
@@ -110,7 +110,7 @@ describe('not found', () => {
       const res = await get(path);
       assert.equal(res.status, 404, path);
       assert.doesNotMatch(res.headers['content-type'] ?? '', /html/, path);
-      assert.ok(!res.text.includes('Page not found'), path);
+      assert.ok(!res.text.includes(SAYS.notFound), path);
     }
   });
 });

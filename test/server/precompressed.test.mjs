@@ -7,10 +7,10 @@ import { cpSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } 
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
-import { DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, ROOT, at, request, siteDirs, startOrigin } from '../helpers/origin.mjs';
 
 const dist = join(ROOT, 'test-results', `dist-precompressed-${process.pid}`);
-const browser = join(dist, 'browser');
+const browser = siteDirs(dist).browser;
 let page, mainJs, stylesCss;
 
 before(() => {
@@ -47,7 +47,7 @@ for (const [where, env] of [
       await origin?.stop();
     });
     const get = (path, acceptEncoding, headers = {}) =>
-      request(origin.url, path, {
+      request(origin.url, at(path), {
         headers: {
           ...(acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }),
           ...headers,
@@ -121,7 +121,7 @@ for (const [where, env] of [
     });
 
     it('answers HEAD with the headers of the copy it would send', async () => {
-      const head = await request(origin.url, '/', {
+      const head = await request(origin.url, at('/'), {
         method: 'HEAD',
         headers: { 'accept-encoding': 'br' },
       });

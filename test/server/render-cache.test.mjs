@@ -9,6 +9,7 @@ import {
   ROOT,
   health,
   logLines,
+  at,
   rawRequest,
   rendersIdle as idle,
   request,
@@ -23,7 +24,7 @@ describe('render cache: what is stored and what is served', () => {
   after(() => origin?.stop());
 
   it('renders a page once, then answers it from memory with Age, the same ETag and a 304', async () => {
-    const first = await request(origin.url, '/products/101');
+    const first = await request(origin.url, at('/products/101'));
     assert.equal(first.status, 200);
     assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
     assert.equal(
@@ -31,7 +32,7 @@ describe('render cache: what is stored and what is served', () => {
       's-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
     );
     assert.match(first.headers.etag, /^"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/, 'a strong validator');
-    const second = await request(origin.url, '/products/101');
+    const second = await request(origin.url, at('/products/101'));
     assert.equal(
       second.headers['cache-status'],
       `render-cache; hit; ttl=${60 - Number(second.headers.age)}`,
@@ -39,11 +40,11 @@ describe('render cache: what is stored and what is served', () => {
     assert.equal(second.headers.age, '0');
     assert.equal(second.headers.etag, first.headers.etag);
     assert.deepEqual(second.body, first.body);
-    const head = await request(origin.url, '/products/101', { method: 'HEAD' });
+    const head = await request(origin.url, at('/products/101'), { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
     assert.match(head.headers['cache-status'], /hit/);
-    const revalidated = await request(origin.url, '/products/101', {
+    const revalidated = await request(origin.url, at('/products/101'), {
       headers: { 'if-none-match': first.headers.etag },
     });
     assert.equal(revalidated.status, 304);
@@ -52,10 +53,10 @@ describe('render cache: what is stored and what is served', () => {
   });
 
   it('answers a fresh page before Koa, as it answers a prerendered one', async () => {
-    await request(origin.url, '/products/111');
+    await request(origin.url, at('/products/111'));
     const before = (await health(origin)).answeredBeforeKoa;
-    const hit = await request(origin.url, '/products/111');
-    const notModified = await request(origin.url, '/products/111', {
+    const hit = await request(origin.url, at('/products/111'));
+    const notModified = await request(origin.url, at('/products/111'), {
       headers: { 'if-none-match': hit.headers.etag },
     });
     assert.match(hit.headers['cache-status'], /hit/);
@@ -63,21 +64,21 @@ describe('render cache: what is stored and what is served', () => {
     assert.equal(notModified.headers['content-type'], undefined);
     assert.equal((await health(origin)).answeredBeforeKoa - before, 2);
     // A visitor's cookies share the page there too; a query or another spelling goes through Koa.
-    await request(origin.url, '/products/111', { headers: { cookie: 'a=b' } });
-    await request(origin.url, '/products/111?x=1');
-    await request(origin.url, '/products/111/');
+    await request(origin.url, at('/products/111'), { headers: { cookie: 'a=b' } });
+    await request(origin.url, at('/products/111?x=1'));
+    await request(origin.url, at('/products/111/'));
     assert.equal((await health(origin)).answeredBeforeKoa - before, 3);
   });
 
   it('never caches a route without a policy: prerendered, client-only, the 404 page', async () => {
     const before = (await health(origin)).renderCache;
     for (const path of ['/', '/dashboard', '/no-such-page', '/no-such-page']) {
-      const res = await request(origin.url, path);
+      const res = await request(origin.url, at(path));
       assert.equal(res.headers['cache-status'], undefined, path);
     }
     // The product route's 404 (an unknown id) is rendered each time: only 200s are stored.
     for (let i = 0; i < 2; i++) {
-      const res = await request(origin.url, '/products/abc');
+      const res = await request(origin.url, at('/products/abc'));
       assert.equal(res.status, 404);
       assert.equal(res.headers['cache-status'], 'render-cache; fwd=uri-miss');
     }
@@ -87,8 +88,8 @@ describe('render cache: what is stored and what is served', () => {
   });
 
   it('serves every visitor the cached page: cookies and credentials neither bypass it nor change it', async () => {
-    await request(origin.url, '/products/202');
-    const anonymous = await request(origin.url, '/products/202');
+    await request(origin.url, at('/products/202'));
+    const anonymous = await request(origin.url, at('/products/202'));
     const cases = [
       { cookie: 'session=alice' },
       { cookie: '_ga=GA1.2.3; sid=s3cr3t; a=1' },
@@ -97,7 +98,7 @@ describe('render cache: what is stored and what is served', () => {
     ];
     const before = (await health(origin)).renderCache;
     for (const headers of cases) {
-      const res = await request(origin.url, '/products/202', { headers });
+      const res = await request(origin.url, at('/products/202'), { headers });
       assert.equal(res.status, 200);
       assert.match(
         res.headers['cache-status'],
@@ -112,7 +113,7 @@ describe('render cache: what is stored and what is served', () => {
   });
 
   it('renders every non-canonical spelling of a cached path instead of serving the entry', async () => {
-    await request(origin.url, '/products/303');
+    await request(origin.url, at('/products/303'));
     const spellings = [
       '//products/303',
       '/products//303',
@@ -124,15 +125,17 @@ describe('render cache: what is stored and what is served', () => {
       '/products/./303',
     ];
     for (const spelling of spellings) {
-      const res = await request(origin.url, spelling);
+      const res = await request(origin.url, at(spelling));
       const status = res.headers['cache-status'] ?? '';
       assert.ok(
         !/hit|collapsed/.test(status),
         `${spelling} was answered from the cache: ${status}`,
       );
+      // Angular's engine sends `/fr//products/303` of a localized build to the canonical path.
+      const toCanonical = res.status === 302 && res.headers.location === at('/products/303');
       assert.ok(
-        res.status === 200 || res.status === 400 || res.status === 404,
-        `${spelling}: ${res.status}`,
+        res.status === 200 || res.status === 400 || res.status === 404 || toCanonical,
+        `${spelling}: ${res.status} ${res.headers.location ?? ''}`,
       );
     }
   });
@@ -142,7 +145,7 @@ describe('render cache: what is stored and what is served', () => {
       ids: ['404', '405', '406'],
       shared: /hit|collapsed|stored/,
       numRuns: 120,
-      send: (_, path, headers) => request(origin.url, path, { headers }),
+      send: (_, path, headers) => request(origin.url, at(path), { headers }),
     });
   });
 
@@ -152,10 +155,12 @@ describe('render cache: what is stored and what is served', () => {
     });
     try {
       // Uncached 404 renders hold the only slot, so the product requests all arrive while its render waits.
-      const blockers = Array.from({ length: 20 }, (_, i) => request(tight.url, `/blocked-${i}`));
+      const blockers = Array.from({ length: 20 }, (_, i) =>
+        request(tight.url, at(`/blocked-${i}`)),
+      );
       await sleep(20);
       const answers = await Promise.all(
-        Array.from({ length: 30 }, () => request(tight.url, '/products/424242')),
+        Array.from({ length: 30 }, () => request(tight.url, at('/products/424242'))),
       );
       await Promise.all(blockers);
       const statuses = answers.map((res) => res.headers['cache-status']);
@@ -178,20 +183,24 @@ describe('render cache: what is stored and what is served', () => {
 
       // Ten requests for a page wait behind the blockers, and all leave: its render never runs.
       const moreBlockers = Array.from({ length: 20 }, (_, i) =>
-        request(tight.url, `/blocked-again-${i}`),
+        request(tight.url, at(`/blocked-again-${i}`)),
       );
       await sleep(20);
       const sockets = await Promise.all(
         Array.from({ length: 10 }, () =>
-          rawRequest(tight.port, 'GET /products/515151 HTTP/1.1\r\nHost: localhost\r\n\r\n', {
-            afterWrite: (socket) => setTimeout(() => socket.destroy(), 30),
-          }),
+          rawRequest(
+            tight.port,
+            `GET ${at('/products/515151')} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+            {
+              afterWrite: (socket) => setTimeout(() => socket.destroy(), 30),
+            },
+          ),
         ),
       );
       assert.equal(sockets.length, 10);
       await Promise.all(moreBlockers);
       await idle(tight);
-      const after = await request(tight.url, '/products/515151');
+      const after = await request(tight.url, at('/products/515151'));
       assert.equal(
         after.headers['cache-status'],
         'render-cache; fwd=uri-miss; stored',
@@ -205,7 +214,10 @@ describe('render cache: what is stored and what is served', () => {
   /** Room for about four pages: what one stored page of this app counts, measured. */
   async function fourPages(id) {
     const stored = (await health(origin)).renderCache.bytes;
-    assert.match((await request(origin.url, `/products/${id}`)).headers['cache-status'], /stored/);
+    assert.match(
+      (await request(origin.url, at(`/products/${id}`))).headers['cache-status'],
+      /stored/,
+    );
     const pageBytes = (await health(origin)).renderCache.bytes - stored;
     assert.ok(pageBytes > 1024, `${pageBytes} bytes a page`);
     return 4 * pageBytes;
@@ -218,7 +230,7 @@ describe('render cache: what is stored and what is served', () => {
     });
     try {
       for (let id = 1; id <= 30; id++) {
-        await request(small.url, `/products/${id}`);
+        await request(small.url, at(`/products/${id}`));
         const { renderCache } = await health(small);
         assert.ok(renderCache.bytes <= maxBytes, `${renderCache.bytes} bytes`);
       }
@@ -228,8 +240,11 @@ describe('render cache: what is stored and what is served', () => {
         renderCache.entries >= 3 && renderCache.entries <= 4,
         `${renderCache.entries} entries`,
       );
-      assert.match((await request(small.url, '/products/30')).headers['cache-status'], /hit/);
-      assert.match((await request(small.url, '/products/1')).headers['cache-status'], /uri-miss/);
+      assert.match((await request(small.url, at('/products/30'))).headers['cache-status'], /hit/);
+      assert.match(
+        (await request(small.url, at('/products/1'))).headers['cache-status'],
+        /uri-miss/,
+      );
     } finally {
       await small.stop();
     }
@@ -241,7 +256,7 @@ describe('render cache: what is stored and what is served', () => {
     try {
       const statuses = [];
       for (let id = 1; id <= 30; id++) {
-        statuses.push((await request(small.url, `/products/${id}`)).headers['cache-status']);
+        statuses.push((await request(small.url, at(`/products/${id}`))).headers['cache-status']);
       }
       const { renderCache } = await health(small);
       assert.ok(renderCache.bytes <= maxBytes, `${renderCache.bytes} bytes`);
@@ -252,12 +267,18 @@ describe('render cache: what is stored and what is served', () => {
       const storedIds = statuses.flatMap((status, i) => (/; stored/.test(status) ? [i + 1] : []));
       assert.equal(storedIds.length, held, statuses.join(' / '));
       for (const id of storedIds) {
-        assert.match((await request(small.url, `/products/${id}`)).headers['cache-status'], /hit/);
+        assert.match(
+          (await request(small.url, at(`/products/${id}`))).headers['cache-status'],
+          /hit/,
+        );
       }
       // A deferred page asked for a second time: stored now, the least recently used page out.
       const again = `/products/${statuses.findLastIndex((status) => !/; stored/.test(status)) + 1}`;
-      assert.match((await request(small.url, again)).headers['cache-status'], /uri-miss; stored/);
-      assert.match((await request(small.url, again)).headers['cache-status'], /hit/);
+      assert.match(
+        (await request(small.url, at(again))).headers['cache-status'],
+        /uri-miss; stored/,
+      );
+      assert.match((await request(small.url, at(again))).headers['cache-status'], /hit/);
       const { renderCache: after } = await health(small);
       assert.ok(after.entries >= held - 1 && after.bytes <= maxBytes, JSON.stringify(after));
     } finally {
@@ -269,7 +290,7 @@ describe('render cache: what is stored and what is served', () => {
     const off = await startOrigin({ env: { RENDER_CACHE_BYTES: '0' } });
     try {
       for (let i = 0; i < 2; i++) {
-        const res = await request(off.url, '/products/7');
+        const res = await request(off.url, at('/products/7'));
         assert.equal(res.status, 200);
         assert.equal(res.headers['cache-status'], undefined);
       }
@@ -280,7 +301,7 @@ describe('render cache: what is stored and what is served', () => {
   });
 
   it('empties on SIGHUP and keeps serving', async () => {
-    await request(origin.url, '/products/909');
+    await request(origin.url, at('/products/909'));
     assert.ok((await health(origin)).renderCache.entries > 0);
     process.kill(origin.pid, 'SIGHUP');
     for (let i = 0; i < 100 && (await health(origin)).renderCache.entries > 0; i++) {
@@ -289,7 +310,7 @@ describe('render cache: what is stored and what is served', () => {
     assert.equal((await health(origin)).renderCache.entries, 0);
     assert.ok(logLines(origin).some((line) => line.msg === 'SIGHUP: render cache emptied'));
     assert.equal(
-      (await request(origin.url, '/products/909')).headers['cache-status'],
+      (await request(origin.url, at('/products/909'))).headers['cache-status'],
       'render-cache; fwd=uri-miss; stored',
     );
   });
@@ -317,10 +338,10 @@ describe('render cache: freshness with a clock the test moves', () => {
   }
 
   it('serves stale within stale-while-revalidate while one background render refreshes it', async () => {
-    const first = await request(origin.url, '/products/31');
+    const first = await request(origin.url, at('/products/31'));
     assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
     await advance();
-    const stale = await request(origin.url, '/products/31');
+    const stale = await request(origin.url, at('/products/31'));
     assert.equal(stale.headers['cache-status'], 'render-cache; hit; ttl=-1');
     assert.equal(stale.headers.age, '61');
     assert.deepEqual(stale.body, first.body);
@@ -328,18 +349,18 @@ describe('render cache: freshness with a clock the test moves', () => {
     const { renderCache } = await health(origin);
     assert.equal(renderCache.staleServed, 1);
     assert.equal(renderCache.refreshes, 1);
-    const refreshed = await request(origin.url, '/products/31');
+    const refreshed = await request(origin.url, at('/products/31'));
     assert.equal(refreshed.headers['cache-status'], 'render-cache; hit; ttl=60');
     assert.equal(refreshed.headers.age, '0');
   });
 
   it('renders again in the foreground once stale-while-revalidate is over', async () => {
-    await request(origin.url, '/products/32');
+    await request(origin.url, at('/products/32'));
     await advance(11); // 671 s: past 60 s fresh + 600 s stale-while-revalidate
-    const expired = await request(origin.url, '/products/32');
+    const expired = await request(origin.url, at('/products/32'));
     assert.equal(expired.headers['cache-status'], 'render-cache; fwd=stale; stored');
     assert.equal(expired.headers.age, undefined);
-    const hit = await request(origin.url, '/products/32');
+    const hit = await request(origin.url, at('/products/32'));
     assert.equal(
       hit.headers['cache-status'],
       `render-cache; hit; ttl=${60 - Number(hit.headers.age)}`,
@@ -380,12 +401,12 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
   }
 
   it('answers the stale page when its render times out, until stale-if-error is over', async () => {
-    const first = await request(origin.url, '/products/41');
+    const first = await request(origin.url, at('/products/41'));
     assert.equal(first.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
     await signal('SIGUSR2', 'clock +'); // 700 s old
     await signal('SIGWINCH', 'slow renders on');
 
-    const stale = await request(origin.url, '/products/41');
+    const stale = await request(origin.url, at('/products/41'));
     assert.equal(stale.status, 200);
     assert.equal(
       stale.headers['cache-status'],
@@ -395,12 +416,12 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
     assert.equal(stale.headers.etag, first.headers.etag);
     assert.deepEqual(stale.body, first.body);
     // A page never stored has nothing to fall back on: the timed-out render gets the client shell.
-    const uncached = await request(origin.url, '/products/42');
+    const uncached = await request(origin.url, at('/products/42'));
     assert.equal(uncached.headers['cache-control'], 'no-store');
     assert.equal(uncached.headers['cache-status'], undefined);
 
     await signal('SIGUSR2', 'clock +', 124); // 87,500 s old: past stale-if-error
-    const expired = await request(origin.url, '/products/41');
+    const expired = await request(origin.url, at('/products/41'));
     assert.equal(expired.status, 200);
     assert.equal(
       expired.headers['cache-control'],
@@ -412,7 +433,7 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
     // Renders are quick again. (The timed-out render of /products/41 still runs, and a request for
     // it would wait for that one render, as concurrent misses do.)
     await signal('SIGWINCH', 'slow renders off');
-    const rendered = await request(origin.url, '/products/43');
+    const rendered = await request(origin.url, at('/products/43'));
     assert.equal(rendered.headers['cache-status'], 'render-cache; fwd=uri-miss; stored');
     assert.match(rendered.text, /<h1>/);
     const { renderCache } = await health(origin);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
-import { request, startOrigin } from '../helpers/origin.mjs';
+import { request, startOrigin, at } from '../helpers/origin.mjs';
 
 /** Every process behind one load balancer sees the same Host: their cache keys agree. */
 const HOST = 'localhost:4000';
@@ -82,7 +82,7 @@ function assertShared(page, v) {
     ],
     'the render saw its declared inputs, normalized, and nothing else',
   );
-  assert.equal(seen.url, `http://${HOST}/seen/${v.id}`);
+  assert.equal(seen.url, `http://${HOST}${at(`/seen/${v.id}`)}`);
   assert.match(page.text, new RegExp(`<p class="currency">${want.currency}</p>`));
   assert.equal(page.headers.vary, 'Cookie, x-ab-bucket, Accept-Encoding');
 }
@@ -99,7 +99,7 @@ describe('what a render sees of the request', () => {
   it('property: a shared page holds its declared inputs, normalized, and never another value of the request', async () => {
     await fc.assert(
       fc.asyncProperty(visitor, async (v) => {
-        assertShared(await request(origin.url, `/seen/${v.id}`, { headers: headersOf(v) }), v);
+        assertShared(await request(origin.url, at(`/seen/${v.id}`), { headers: headersOf(v) }), v);
       }),
       { numRuns: 60 },
     );
@@ -108,7 +108,7 @@ describe('what a render sees of the request', () => {
   it('serves each combination of inputs its own page, and every visitor one of them', async () => {
     const statuses = [];
     for (const currency of [...CURRENCIES, 'JPY', undefined]) {
-      const page = await request(origin.url, '/seen/99', {
+      const page = await request(origin.url, at('/seen/99'), {
         headers: { host: HOST, cookie: `sid=alice; currency=${currency}` },
       });
       statuses.push(page.headers['cache-status']);
@@ -125,7 +125,7 @@ describe('what a render sees of the request', () => {
   });
 
   it("a private page's render sees the client's request: its cookies, credentials and headers", async () => {
-    const page = await request(origin.url, '/private-seen', {
+    const page = await request(origin.url, at('/private-seen'), {
       headers: {
         host: HOST,
         cookie: 'sid=canaryprivate; currency=GBP',
@@ -158,7 +158,7 @@ describe('what a render sees of the request', () => {
       'currency=\tUSD ',
       Array.from({ length: 300 }, (_, i) => `c${i}=${i}`).join('; '),
     ]) {
-      const page = await request(origin.url, '/seen/7', { headers: { host: HOST, cookie } });
+      const page = await request(origin.url, at('/seen/7'), { headers: { host: HOST, cookie } });
       assert.equal(page.status, 200, cookie.slice(0, 40));
       const currency = /<p class="currency">(\w+)<\/p>/.exec(page.text)[1];
       assert.ok(['EUR', 'USD'].includes(currency), `${cookie.slice(0, 40)} gave ${currency}`);
@@ -183,11 +183,13 @@ describe('what a render sees of the request, across the shared tier', () => {
     await fc.assert(
       fc.asyncProperty(visitor, visitor, async (first, second) => {
         const id = 100 + first.id;
-        const rendered = await request(origins[0].url, `/seen/${id}`, {
+        const rendered = await request(origins[0].url, at(`/seen/${id}`), {
           headers: headersOf(first),
         });
         assertShared(rendered, { ...first, id });
-        const served = await request(origins[1].url, `/seen/${id}`, { headers: headersOf(second) });
+        const served = await request(origins[1].url, at(`/seen/${id}`), {
+          headers: headersOf(second),
+        });
         assertShared(served, { ...second, id });
       }),
       { numRuns: 25 },

@@ -12,13 +12,22 @@ import { createClient } from '@redis/client';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { assertCacheIsolation } from '../helpers/cache-isolation.mjs';
-import { DIST, ROOT, health, request, startOrigin, workersListening } from '../helpers/origin.mjs';
+import {
+  DIST,
+  ROOT,
+  siteDirs,
+  at,
+  health,
+  request,
+  startOrigin,
+  workersListening,
+} from '../helpers/origin.mjs';
 
 /** Every process behind one load balancer sees the same Host: their cache keys agree. */
 const HOST = { host: 'localhost:4000' };
 
 const get = (origin, path, headers = {}) =>
-  request(origin.url, path, { headers: { ...HOST, ...headers } });
+  request(origin.url, at(path), { headers: { ...HOST, ...headers } });
 
 async function rendersStarted(origins) {
   let total = 0;
@@ -403,7 +412,7 @@ describe('shared tier: revalidation reaches every process of every replica, and 
     await everywhere('/products/612');
     const before = await receivedCounts();
     const rendersBefore = await allRenders();
-    const res = await revalidate(origins[1], { paths: ['/products/612'], mode: 'hard' });
+    const res = await revalidate(origins[1], { paths: [at('/products/612')], mode: 'hard' });
     assert.equal(res.status, 200, res.text);
     await heardWithin1s(before);
     const first = await get(origins[0], '/products/612');
@@ -491,7 +500,7 @@ describe('shared tier: builds never share', () => {
     // node_modules, so the copy lives under it. One changed byte in the client shell is a new build.
     copy = mkdtempSync(join(ROOT, 'node_modules/.cache-origin-build-'));
     cpSync(DIST, copy, { recursive: true });
-    const shell = join(copy, 'browser/index.csr.html');
+    const shell = join(siteDirs(copy).browser, 'index.csr.html');
     writeFileSync(shell, `${readFileSync(shell, 'utf8')}<!-- next build -->\n`);
   });
   after(async () => {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { strongEtag } from '../../server/http/entity-tag.ts';
-import { request, startOrigin } from '../helpers/origin.mjs';
+import { at, request, startOrigin } from '../helpers/origin.mjs';
 
 const require = createRequire(import.meta.url);
 const koaEtag = require('@koa/etag');
@@ -90,16 +90,18 @@ describe('validators over HTTP', () => {
       '/products/61',
       '/products/61',
       '/async-work?http=0',
-    ]) {
+    ].map(at)) {
       const res = await request(origin.url, path);
       assert.match(res.headers.etag ?? '', /^"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/, path);
     }
     // @koa/etag tags 2xx answers only: the 404 page is sent whole every time.
-    assert.equal((await request(origin.url, '/no-such-page')).headers.etag, undefined);
+    assert.equal((await request(origin.url, at('/no-such-page'))).headers.etag, undefined);
   });
 
   it("answers 200, never 304, to a client holding another page's tag", async () => {
-    const pages = ['/', '/favicon.ico', '/products/62', '/products/63', '/async-work?http=0'];
+    const pages = ['/', '/favicon.ico', '/products/62', '/products/63', '/async-work?http=0'].map(
+      at,
+    );
     const tags = [];
     for (const path of pages) tags.push((await request(origin.url, path)).headers.etag);
     for (const [i, path] of pages.entries()) {

@@ -50,7 +50,7 @@ export default class AsyncWork {
     inject(ActivatedRoute).snapshot.queryParamMap.get('http') === '0'
       ? of('skipped')
       : inject(HttpClient)
-          .get<ServerNote>('/async-work.json')
+          .get<ServerNote>('async-work.json')
           .pipe(map((note) => note.message)),
     { initialValue: 'pending' },
   );
