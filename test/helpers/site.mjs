@@ -11,8 +11,7 @@ const build = await readBuildDirs(APP_DIST);
 const source = build.locales[0];
 
 /** Whether `path` is under a locale's prefix already (as `ng new --locales` writes load-paths.json). */
-const localized = (path) =>
-  build.localized &&
+const underALocale = (path) =>
   build.locales.some(
     ({ prefix }) =>
       path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`),
@@ -34,7 +33,7 @@ export const site = {
    * @param {string} path
    */
   page: (path) =>
-    localized(path) || !build.localized
+    !build.localized || underALocale(path)
       ? path
       : path === '/'
         ? source.prefix
