@@ -8,24 +8,30 @@ import { pathToFileURL } from 'node:url';
 import type * as AppServerBundle from '../main.server.mjs';
 import { StartupError } from '../startup-error.ts';
 
-/** One locale's build: its app, its files and where its pages live. */
-export interface LocaleBuild {
+/** Where one locale's build is: its files and its pages' place in the URL space. */
+export interface LocaleDirs {
   /** Its locale (`fr`), or undefined for a build without locales. */
   locale: string | undefined;
   /** Its pages' URL prefix without the trailing slash (`/fr`), `` for a build without locales. */
   prefix: string;
   serverDir: string;
   browserDir: string;
+}
+
+/** One locale's build: where it is, and its app. */
+export interface LocaleBuild extends LocaleDirs {
   app: typeof AppServerBundle;
 }
 
-export interface BuildLayout {
-  /** Every locale's build, the source locale first (Angular's manifest lists it first). */
-  locales: readonly LocaleBuild[];
+/** The build's locales, the source locale first (Angular's manifest lists it first). */
+export interface BuildDirs<Locale extends LocaleDirs = LocaleDirs> {
+  locales: readonly Locale[];
   /** Where the locales live (`/`): the site root redirects from here to a locale. */
   basePath: string;
   localized: boolean;
 }
+
+export type BuildLayout = BuildDirs<LocaleBuild>;
 
 /** What the build's angular-app-engine-manifest.mjs says of its locales. */
 interface EngineManifest {
@@ -34,19 +40,15 @@ interface EngineManifest {
 }
 
 /**
- * Reads the build's layout and imports each locale's app bundle. `plainApp` imports a plain
- * build's bundle (server.ts's own import, so that the build and `ng serve` resolve it).
+ * Reads where each locale of the build is, without importing any app: the manifest's entry points
+ * are lazy. Also for the tests and tools that ask the build for its pages' addresses.
  */
-export async function readBuildLayout(
-  distDir: string,
-  plainApp: () => Promise<typeof AppServerBundle>,
-): Promise<BuildLayout> {
+export async function readBuildDirs(distDir: string): Promise<BuildDirs> {
   const serverDir = join(distDir, 'server');
   const browserDir = join(distDir, 'browser');
   if (existsSync(join(serverDir, 'main.server.mjs'))) {
-    const app = await plainApp();
     return {
-      locales: [{ locale: undefined, prefix: '', serverDir, browserDir, app }],
+      locales: [{ locale: undefined, prefix: '', serverDir, browserDir }],
       basePath: '/',
       localized: false,
     };
@@ -60,20 +62,34 @@ export async function readBuildLayout(
   const manifest = ((await import(pathToFileURL(manifestFile).href)) as { default: EngineManifest })
     .default;
   const basePath = manifest.basePath.endsWith('/') ? manifest.basePath : `${manifest.basePath}/`;
-  const locales = await Promise.all(
-    Object.entries(manifest.supportedLocales).map(async ([locale, subPath]) => {
-      const localeServerDir = join(serverDir, subPath);
-      const app = (await import(
-        pathToFileURL(join(localeServerDir, 'main.server.mjs')).href
-      )) as typeof AppServerBundle;
-      return {
-        locale,
-        prefix: `${basePath}${subPath}`.replace(/\/$/, ''),
-        serverDir: localeServerDir,
-        browserDir: join(browserDir, subPath),
-        app,
-      };
-    }),
-  );
+  const locales = Object.entries(manifest.supportedLocales).map(([locale, subPath]) => ({
+    locale,
+    prefix: `${basePath}${subPath}`.replace(/\/$/, ''),
+    serverDir: join(serverDir, subPath),
+    browserDir: join(browserDir, subPath),
+  }));
   return { locales, basePath, localized: true };
+}
+
+/**
+ * Reads the build's layout and imports each locale's app bundle. `plainApp` imports a plain
+ * build's bundle (server.ts's own import, so that the build and `ng serve` resolve it).
+ */
+export async function readBuildLayout(
+  distDir: string,
+  plainApp: () => Promise<typeof AppServerBundle>,
+): Promise<BuildLayout> {
+  const dirs = await readBuildDirs(distDir);
+  const locales = await Promise.all(
+    dirs.locales.map(async (where) => ({
+      ...where,
+      app:
+        where.locale === undefined
+          ? await plainApp()
+          : ((await import(
+              pathToFileURL(join(where.serverDir, 'main.server.mjs')).href
+            )) as typeof AppServerBundle),
+    })),
+  );
+  return { ...dirs, locales };
 }

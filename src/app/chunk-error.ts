@@ -1,4 +1,4 @@
-import { isPlatformBrowser } from '@angular/common';
+import { isPlatformBrowser, Location } from '@angular/common';
 import { inject, PLATFORM_ID } from '@angular/core';
 import type { NavigationError } from '@angular/router';
 
@@ -32,5 +32,7 @@ export function reloadOnChunkError(error: NavigationError): void {
     return;
   }
   sessionStorage.setItem(LAST_RELOAD, `${Date.now()} ${error.url}`);
-  location.assign(error.url);
+  // The router's URL is relative to the base href: under a locale's prefix (`/fr/`), `/dashboard`
+  // is the address of no page.
+  window.location.assign(inject(Location).prepareExternalUrl(error.url));
 }

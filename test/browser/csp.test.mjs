@@ -10,7 +10,6 @@ import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import {
   followFirstLink,
   launchBrowser,
@@ -19,6 +18,7 @@ import {
 } from '../helpers/browser.mjs';
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { APP_DIST, DIST, ROOT, startOrigin } from '../helpers/origin.mjs';
+import { siteLoadPaths } from '../helpers/site.mjs';
 
 /** A report endpoint on loopback: what the browser posts to the policy's report-uri. */
 async function startReportCollector() {
@@ -82,7 +82,8 @@ async function holdBundle(page) {
   return release;
 }
 
-const PATHS = readLoadPaths();
+/** load-paths.json's pages, under the source locale on a localized build. */
+const PATHS = siteLoadPaths();
 
 /**
  * Each app's pages: the one rendered per request (and whether its route is cached), the others

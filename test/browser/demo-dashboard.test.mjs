@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SCREENSHOTS, appPageSession } from '../helpers/browser.mjs';
+import { site } from '../helpers/site.mjs';
 
 const s = appPageSession();
 
 describe('the demo dashboard in a real browser', () => {
   it('renders in the browser: the visits counted there, its nav link current', async () => {
-    const response = await s.page.goto(`${s.origin.url}/dashboard`);
+    const response = await s.page.goto(`${s.origin.url}${site.page('/dashboard')}`);
     assert.equal(response.status(), 200);
     assert.ok(
       !(await response.text()).includes('Rendered in the browser'),

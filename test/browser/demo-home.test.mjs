@@ -4,12 +4,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SCREENSHOTS, appPageSession, waitForHydration } from '../helpers/browser.mjs';
+import { site } from '../helpers/site.mjs';
 
 const s = appPageSession();
 
 describe('the demo home page in a real browser', () => {
   it('hydrates the prerendered home page and the form works', async () => {
-    const response = await s.page.goto(`${s.origin.url}/`);
+    const response = await s.page.goto(`${s.origin.url}${site.page('/')}`);
     assert.equal(response.status(), 200);
     await waitForHydration(s.page);
     await s.page.getByLabel('First name').fill('Ada');

@@ -15,11 +15,12 @@ import {
   servedPage,
   waitForHydration,
 } from '../helpers/browser.mjs';
+import { site } from '../helpers/site.mjs';
 
 const s = appPageSession();
 /** The app's name, as its titles end: read from the home page the server rendered. */
 const appNameOf = async () =>
-  PAGE_THEN_APP.exec((await servedPage(s.origin.url, '/')).titles[0])[2];
+  PAGE_THEN_APP.exec((await servedPage(s.origin.url, site.page('/'))).titles[0])[2];
 
 /** The nav links marked as the current page, by label. */
 async function currentNavLinks() {
@@ -31,7 +32,7 @@ async function currentNavLinks() {
 describe('the demo products in a real browser', () => {
   it("links each product to the next, in the browser's router, with the product's own head", async () => {
     const appName = await appNameOf();
-    const response = await s.page.goto(`${s.origin.url}/products/41`);
+    const response = await s.page.goto(`${s.origin.url}${site.page('/products/41')}`);
     assert.equal(response.status(), 200);
     await waitForHydration(s.page);
     assert.equal(await s.page.locator('h1').textContent(), makeProduct(41).name);
@@ -42,7 +43,7 @@ describe('the demo products in a real browser', () => {
     );
     await s.page.getByRole('link', { name: 'Next' }).click();
     await s.page.locator('h1', { hasText: makeProduct(42).name }).waitFor();
-    assert.equal(new URL(s.page.url()).pathname, '/products/42');
+    assert.equal(new URL(s.page.url()).pathname, site.page('/products/42'));
     assert.deepEqual(
       documentRequests,
       [],
@@ -77,12 +78,12 @@ describe('the demo products in a real browser', () => {
   it("marks Products on every product page in the server's HTML, and no section where no product is", async () => {
     const appName = await appNameOf();
     for (const [path, status, current] of [
-      ['/products/41', 200, ['/products/1']],
+      ['/products/41', 200, [site.page('/products/1')]],
       ['/async-work?http=0', 200, []],
       // No product has id 0: the not-found page, which is in no section of the nav.
       ['/products/0', 404, []],
     ]) {
-      const served = await servedPage(s.origin.url, path);
+      const served = await servedPage(s.origin.url, site.page(path));
       assert.equal(served.status, status, path);
       assert.deepEqual(
         [...served.html.matchAll(/<a [^>]*aria-current="page"[^>]*>/g)].map(
@@ -92,11 +93,11 @@ describe('the demo products in a real browser', () => {
         `${path}: the nav's current section`,
       );
     }
-    const product = await servedPage(s.origin.url, '/products/41');
+    const product = await servedPage(s.origin.url, site.page('/products/41'));
     assert.deepEqual(product.titles, [`${makeProduct(41).name} · ${appName}`]);
     assert.deepEqual(product.descriptions, [makeProduct(41).description]);
     const [noProduct, notFound] = await Promise.all(
-      ['/products/0', '/no/such/page'].map((path) => servedPage(s.origin.url, path)),
+      ['/products/0', '/no/such/page'].map((path) => servedPage(s.origin.url, site.page(path))),
     );
     assert.deepEqual(
       [noProduct.titles, noProduct.descriptions],
@@ -118,7 +119,7 @@ describe('the demo products in a real browser', () => {
         }
       }).observe(document, { subtree: true, attributes: true, attributeFilter: ['aria-current'] });
     });
-    await s.page.goto(`${s.origin.url}/products/7`);
+    await s.page.goto(`${s.origin.url}${site.page('/products/7')}`);
     // Hydrated includes the product page, which waits for the first navigation to end.
     await waitForHydration(s.page);
     assert.deepEqual(await currentNavLinks(), ['Products']);
@@ -141,9 +142,10 @@ describe('the demo products in a real browser', () => {
     );
 
     // The head the server renders for each page is the one the browser must show after navigating to it.
-    const home = await servedPage(s.origin.url, '/');
+    const home = await servedPage(s.origin.url, site.page('/'));
     await s.page.locator('nav').getByRole('link', { name: 'Home' }).click();
-    await s.page.waitForURL(`${s.origin.url}/`);
+    // The router writes the home page's address as its base href: `/en-US/` on a localized build.
+    await s.page.waitForURL(`${s.origin.url}${site.prefix}/`);
     await s.page.waitForFunction((title) => document.title === title, home.titles[0]);
     assert.deepEqual(await currentNavLinks(), ['Home']);
     assert.deepEqual(await descriptions(s.page), home.descriptions);

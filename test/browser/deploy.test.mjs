@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { launchBrowser } from '../helpers/browser.mjs';
 import { nextBuild } from '../helpers/next-build.mjs';
 import { APP_DIST, ENGINE, ROOT, logLines, startOrigin } from '../helpers/origin.mjs';
+import { site, siteLoadPaths } from '../helpers/site.mjs';
 
 const B = join(ROOT, 'test-results', `dist-app-next-build-${process.pid}`);
 let browser;
@@ -34,7 +34,7 @@ async function published(origin) {
 }
 
 /** The app's prerendered page (load-paths.json): a page that has not loaded the dashboard's chunk. */
-const { prerendered } = readLoadPaths();
+const { prerendered } = siteLoadPaths();
 
 /** Opens a page of build A, then puts build B's origin on A's address. */
 async function deployWhileOpen(archiveEnv) {
@@ -65,20 +65,29 @@ async function deployWhileOpen(archiveEnv) {
 }
 
 describe(`a page of the previous build after a deploy (${ENGINE} engine)`, () => {
-  it('opens a lazy route in place with ASSET_ARCHIVE: the new build serves the old chunk', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'asset-archive-'));
-    const { page, b, documents, failed } = await deployWhileOpen({ ASSET_ARCHIVE: dir });
-    try {
-      await page.getByRole('link', { name: 'Dashboard' }).click();
-      await page.locator('h1', { hasText: 'Dashboard' }).waitFor();
-      assert.deepEqual(documents, [], 'the route opened in place');
-      assert.deepEqual(failed, []);
-    } finally {
-      await page.close();
-      await b.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'opens a lazy route in place with ASSET_ARCHIVE: the new build serves the old chunk',
+    {
+      // server/files/asset-archive.ts: only hashed files at the top of the build (or its media/).
+      skip: site.localized
+        ? "ASSET_ARCHIVE keeps no file under a locale's prefix: a localized build's chunks are not archived"
+        : false,
+    },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'asset-archive-'));
+      const { page, b, documents, failed } = await deployWhileOpen({ ASSET_ARCHIVE: dir });
+      try {
+        await page.getByRole('link', { name: 'Dashboard' }).click();
+        await page.locator('h1', { hasText: 'Dashboard' }).waitFor();
+        assert.deepEqual(documents, [], 'the route opened in place');
+        assert.deepEqual(failed, []);
+      } finally {
+        await page.close();
+        await b.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('loads the route anew, once, without it: the chunk is a 404, the new build answers', async () => {
     const { page, b, documents, failed } = await deployWhileOpen({});
@@ -87,9 +96,9 @@ describe(`a page of the previous build after a deploy (${ENGINE} engine)`, () =>
       await page.waitForURL('**/dashboard');
       await page.locator('h1', { hasText: 'Dashboard' }).waitFor();
       await page.waitForFunction(() => document.querySelectorAll('[ngh]').length === 0);
-      assert.deepEqual(documents, ['/dashboard'], 'one reload, to the route asked for');
+      assert.deepEqual(documents, [site.page('/dashboard')], 'one reload, to the route asked for');
       assert.equal(failed.length, 1, `one chunk of the old build was missing: ${failed}`);
-      assert.match(failed[0], /^\/chunk-[\w-]+\.js$/);
+      assert.match(failed[0], new RegExp(`^${RegExp.escape(site.file('chunk-'))}[\\w-]+\\.js$`));
     } finally {
       await page.close();
       await b.stop();

@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { readPageHints } from '../../server/hints/page-hints.ts';
 import { launchBrowser } from '../helpers/browser.mjs';
 import {
@@ -20,13 +19,17 @@ import {
   startOrigin,
   testCertificate,
 } from '../helpers/origin.mjs';
+import { site, siteLoadPaths } from '../helpers/site.mjs';
 
-/** The lazy chunks of the route a page path matches, as the build's manifest names them. */
-const hints = await readPageHints(join(APP_DIST, 'browser'), join(APP_DIST, 'server'));
+/**
+ * The lazy chunks of the route a page path matches, as the build's manifest names them (the source
+ * locale's on a localized build: the pages tested are its pages).
+ */
+const hints = await readPageHints(site.browserDir, site.serverDir);
 const chunksOf = (path) => hints.routeChunks(path);
 
 /** The app's page rendered per request (load-paths.json), if it answers 200 from a lazy route. */
-const { rendered } = readLoadPaths();
+const { rendered } = siteLoadPaths();
 const SKIP =
   rendered === undefined || rendered.status !== 200
     ? 'load-paths.json names no page rendered per request that answers 200'
@@ -41,6 +44,10 @@ before(async () => {
 after(async () => {
   await browser?.close();
 });
+
+/** A fetched file's name as the build's manifests write it: relative to the page's base href. */
+const fileName = (pathname) =>
+  pathname.startsWith(site.file('')) ? pathname.slice(site.file('').length) : pathname;
 
 /** Loads `url` in a fresh context: protocol, what each file was fetched for, policy violations. */
 async function load(url) {
@@ -62,15 +69,16 @@ async function load(url) {
   await page.waitForFunction(() => document.querySelectorAll('[ngh]').length === 0);
   const seen = await page.evaluate(() => ({
     protocol: performance.getEntriesByType('navigation')[0].nextHopProtocol,
-    initiators: Object.fromEntries(
-      performance
-        .getEntriesByType('resource')
-        .map((entry) => [new URL(entry.name).pathname.slice(1), entry.initiatorType]),
-    ),
+    initiators: performance
+      .getEntriesByType('resource')
+      .map((entry) => [new URL(entry.name).pathname, entry.initiatorType]),
     violations: window.violations,
   }));
   await context.close();
-  return { ...seen, problems, path: new URL(url).pathname };
+  const initiators = Object.fromEntries(
+    seen.initiators.map(([pathname, initiator]) => [fileName(pathname), initiator]),
+  );
+  return { ...seen, initiators, problems, path: new URL(url).pathname };
 }
 
 /** Whether a load fetched its entry script because of the 103. */
@@ -150,7 +158,7 @@ describe(`the app's route chunks on a rendered page (${ENGINE} engine)`, () => {
             `${path}: ${chunk}`,
           );
           assert.ok(
-            res.headers.link.includes(`</${chunk}>; rel=modulepreload`),
+            res.headers.link.includes(`<${site.file(chunk)}>; rel=modulepreload`),
             `${path}: ${chunk}`,
           );
         }

@@ -5,7 +5,6 @@
 // keep testing the app when its pages change; the demo's own pages are tested in demo.test.mjs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import {
   PAGE_THEN_APP,
   descriptions,
@@ -16,8 +15,10 @@ import {
   watchedPage,
 } from '../helpers/browser.mjs';
 import { APP_DIST, startOrigin } from '../helpers/origin.mjs';
+import { siteLoadPaths } from '../helpers/site.mjs';
 
-const PATHS = readLoadPaths();
+/** load-paths.json's pages, under the source locale on a localized build. */
+const PATHS = siteLoadPaths();
 const RENDERED = PATHS.rendered;
 /** An address no route matches, other than load-paths.json's own. */
 const UNKNOWN = `${PATHS.notFound.replace(/\/$/, '')}/nothing/here`;

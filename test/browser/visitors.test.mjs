@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { makeProduct } from '../../src/app/products.ts';
 import { launchBrowser, watchedPage } from '../helpers/browser.mjs';
 import { APP_DIST, startOrigin } from '../helpers/origin.mjs';
+import { site } from '../helpers/site.mjs';
 
 let origin;
 let browser;
@@ -36,9 +37,12 @@ async function hydrated(page) {
   await page.waitForFunction(() => document.querySelectorAll('[ngh]').length === 0);
 }
 
-/** Loads `path`: the HTML the server sent, its Cache-Status, and the page once hydrated. */
+/**
+ * Loads the app's page `path` (site.page): the HTML the server sent, its Cache-Status, and the page
+ * once hydrated.
+ */
 async function load(page, path) {
-  const response = await page.goto(`${origin.url}${path}`);
+  const response = await page.goto(`${origin.url}${site.page(path)}`);
   const html = await response.text();
   await hydrated(page);
   return { html, cacheStatus: (await response.allHeaders())['cache-status'] };
@@ -92,7 +96,7 @@ describe('visitors with cookies', () => {
   it("renders the private account page with the visitor's own session, never cached", async () => {
     const { context, page, problems } = await visitor({ sid: 'c0ffee42' });
     try {
-      const response = await page.goto(`${origin.url}/account`);
+      const response = await page.goto(`${origin.url}${site.page('/account')}`);
       const headers = await response.allHeaders();
       assert.match(await response.text(), /c0ffee42/, 'the server read the session from REQUEST');
       assert.equal(headers['cache-control'], 'private, no-store');

@@ -4,7 +4,7 @@
 // what this does — the hashed names, which are what a rolling deploy loses — so the tests stay
 // quick and cannot pass because two builds happened to share a chunk.
 import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { compressBuild } from '../../server/files/compress-build.ts';
 
 const HASHED = /^(.+-)([A-Za-z0-9_-]{8})(\.(?:js|mjs|css))$/;
@@ -19,8 +19,9 @@ function* files(dir) {
 }
 
 /**
- * Copies `from` to `to` as the next build. Returns the renames (old name → new name) of the hashed
- * browser files: the files a page of `from` asks for that `to` does not have.
+ * Copies `from` to `to` as the next build. Returns the renames (old name → new name, relative to
+ * browser/: `en-US/chunk-….js` in a localized build) of the hashed browser files: the files a page
+ * of `from` asks for that `to` does not have.
  * @returns {Promise<Map<string, string>>}
  */
 export async function nextBuild(from, to) {
@@ -28,27 +29,34 @@ export async function nextBuild(from, to) {
   cpSync(from, to, { recursive: true });
   const browser = join(to, 'browser');
   const renames = new Map();
+  /** The same renames by file name: what the files refer to, relative to their base href. */
+  const renamedFiles = new Map();
   for (const path of files(browser)) {
     const name = relative(browser, path);
-    const match = HASHED.exec(name);
+    const file = basename(name);
+    const match = HASHED.exec(file);
     if (/\.(?:br|gz)$/.test(name)) {
       rmSync(path);
     } else if (match) {
       // Another hash of the same length and alphabet: the first character moved to the end.
       const hash =
         match[2].slice(1) + match[2][0] === match[2] ? 'Bbbbbbbb' : match[2].slice(1) + match[2][0];
-      renames.set(name, `${match[1]}${hash}${match[3]}`);
+      const renamed = `${match[1]}${hash}${match[3]}`;
+      renames.set(name, `${name.slice(0, -file.length)}${renamed}`);
+      renamedFiles.set(file, renamed);
     }
   }
   for (const [name, renamed] of renames) {
-    if (renames.has(renamed)) throw new Error(`renaming ${name} would take ${renamed}`);
+    // Files are rewritten by file name: no new name may be one the build has (in any locale).
+    if (renamedFiles.has(basename(renamed)))
+      throw new Error(`renaming ${name} would take ${renamed}`);
     renameSync(join(browser, name), join(browser, renamed));
   }
   for (const path of files(to)) {
     if (!TEXT.test(path)) continue;
     const text = readFileSync(path, 'utf8');
     let changed = text;
-    for (const [name, renamed] of renames) changed = changed.replaceAll(name, renamed);
+    for (const [name, renamed] of renamedFiles) changed = changed.replaceAll(name, renamed);
     if (changed !== text) writeFileSync(path, changed);
   }
   await compressBuild(browser);

@@ -27,6 +27,8 @@ const env = {
   GIT_COMMITTER_NAME: 'Scaffold Test',
   GIT_COMMITTER_EMAIL: 'scaffold@example.invalid',
 };
+// An app's own `node --test` is a run of its own: with this file's context it would run nothing.
+delete env.NODE_TEST_CONTEXT;
 const CLI = [
   'exec',
   '--yes',
@@ -138,14 +140,13 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     await checkOrigin(app, { prerendered: '/', rendered: '/products/42', title: '[^<]*' });
   });
 
-  it('ng new --collection --demo=false --bench=false --locales fr,de: one page in three locales, no peers', async () => {
+  it("ng new --collection --bench=false --locales fr,de: the demo in three locales, its browser tests on the source locale's pages", async () => {
     ng(
       work,
       'new',
       'lean-shop',
       '--collection',
       ROOT,
-      '--demo=false',
       '--bench=false',
       '--locales',
       'fr,de',
@@ -161,12 +162,29 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     for (const locale of ['en-US', 'fr', 'de']) {
       await checkOrigin(app, {
         prerendered: `/${locale}`,
-        rendered: `/${locale}/no/such/page`,
-        renderedStatus: 404,
+        rendered: `/${locale}/products/42`,
         title: 'Home · Lean Shop',
         base: `/${locale}`,
       });
     }
+    // The demo's tests that name its pages and the one that follows load-paths.json (written
+    // under /en-US), on the app's localized build, as its `npm run test:browser` runs them.
+    const browserTests = run(
+      app,
+      'npm',
+      [
+        'exec',
+        '--',
+        'node',
+        '--test',
+        '--test-reporter=tap',
+        'test/browser/demo-products.test.mjs',
+        'test/browser/pages.test.mjs',
+      ],
+      BUILD_MS,
+    );
+    assert.match(browserTests, /^# pass [1-9]\d*$/m);
+    assert.match(browserTests, /^# skipped 0$/m, 'none skipped');
     const origin = await startOrigin({ dist: join(app, 'dist') });
     try {
       const root = await request(origin.url, '/', {

@@ -271,6 +271,46 @@ describe('ng-new', () => {
     assert.deepEqual(leftovers(tree), []);
   });
 
+  for (const demo of [true, false]) {
+    it(`--locales fr,de${demo ? '' : ' --demo=false'}: built in three locales, load-paths.json under the source locale`, async () => {
+      const { tree } = await scaffold({ demo, bench: false, locales: 'fr,de' });
+      const project = json(tree, '/acme-shop/angular.json').projects['acme-shop'];
+      assert.equal(project.architect.build.options.localize, true);
+      assert.deepEqual(project.i18n, {
+        sourceLocale: 'en-US',
+        locales: {
+          fr: { translation: 'src/locale/messages.fr.xlf' },
+          de: { translation: 'src/locale/messages.de.xlf' },
+        },
+      });
+      for (const locale of ['fr', 'de'])
+        assert.ok(tree.exists(`/acme-shop/src/locale/messages.${locale}.xlf`), locale);
+      const template = JSON.parse(
+        readFileSync(
+          join(ROOT, demo ? 'load-paths.json' : 'schematics/ng-new/minimal/load-paths.json'),
+          'utf8',
+        ),
+      );
+      const paths = json(tree, '/acme-shop/load-paths.json');
+      for (const key of ['prerendered', 'clientOnly', 'notFound'])
+        if (template[key] !== undefined)
+          assert.equal(paths[key], `/en-US${template[key] === '/' ? '' : template[key]}`, key);
+      assert.equal(paths.rendered?.path, template.rendered && `/en-US${template.rendered.path}`);
+      // The demo's browser tests come along: they ask the build for its source locale's pages.
+      assert.equal(tree.exists('/acme-shop/test/browser/demo-products.test.mjs'), demo);
+      assert.ok(tree.exists('/acme-shop/test/helpers/site.mjs'));
+      assert.equal('test:browser' in json(tree, '/acme-shop/package.json').scripts, demo);
+      assert.deepEqual(leftovers(tree), []);
+    });
+  }
+
+  it('--locales without --bench=false is refused, with the reason', async () => {
+    await assert.rejects(
+      scaffold({ locales: 'fr,de' }),
+      /--locales needs --bench=false: the bench/,
+    );
+  });
+
   it('--skip-install and --skip-git schedule nothing; --directory places it', async () => {
     const { tree, tasks } = await scaffold({
       skipInstall: true,
