@@ -7,19 +7,17 @@
 // hits; the stock server has no render cache), the localized builds spread over their locales —
 // and compared by the medians of req/s and of the server's CPU per response, and by memory:
 // resident after start, and at its peak under load. Writes bench/results/locales-<time>.md.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { compressDist } from '../scripts/compress-build.mjs';
 import { ensureBenchPackages } from './install.mjs';
 import { ensureBuilds } from './lib/build.mjs';
+import { ensureLocalizedBuilds, I18N_DIST, STOCK_I18N_DIST } from './lib/localized-build.mjs';
 import { STOCK_DIST } from './lib/variants.mjs';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { readLoadPaths } from '../scripts/lib/load-paths.mjs';
-import { newestMtime } from '../scripts/lib/newest-mtime.mjs';
 import { NODE_FLAGS } from '../scripts/lib/node-flags.mjs';
 import { APP_DIST, ROOT } from '../scripts/lib/paths.mjs';
 import {
@@ -31,17 +29,6 @@ import {
   waitUntilIdle,
 } from './lib/process.mjs';
 
-const I18N_DIST = join(ROOT, 'dist-bench/i18n');
-const STOCK_I18N_DIST = join(ROOT, 'dist-bench/stock-i18n');
-const I18N_INPUTS = ['src', 'public', 'server', 'patches', 'bench/locale', 'angular.json'];
-const STOCK_I18N_INPUTS = [
-  'src',
-  'public',
-  'patches',
-  'bench/locale',
-  'bench/variants/stock',
-  'angular.json',
-];
 const { values: options } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
@@ -61,21 +48,6 @@ const CONNECTIONS = Number(options.connections);
  * build answers from as many stored pages, so none has its hot bytes in fewer CPU cache lines.
  */
 const POPULAR = 48;
-
-/** Builds the app localized into `output` with `configurations` when older than its inputs. */
-function ensureLocalizedBuild(output, configurations, inputs) {
-  const built = newestMtime(join(output, 'server/server.mjs'));
-  const changed = Math.max(...inputs.map((input) => newestMtime(join(ROOT, input))));
-  if (built !== 0 && changed <= built) return;
-  console.log(`Building the localized app (${configurations} → ${relative(ROOT, output)}/)…`);
-  const ng = join(ROOT, 'node_modules/@angular/cli/bin/ng.js');
-  const result = spawnSync(
-    process.execPath,
-    [ng, 'build', '--configuration', configurations, '--output-path', relative(ROOT, output)],
-    { cwd: ROOT, stdio: 'inherit' },
-  );
-  if (result.status !== 0) throw new Error(`the ${configurations} build failed`);
-}
 
 /** The URL prefixes of the localized build's locales, from the build's own engine manifest. */
 async function localePrefixes() {
@@ -184,9 +156,7 @@ async function main() {
   installCleanup();
   await ensureBenchPackages({ log: console.log });
   ensureBuilds({ stock: true, skip: false, log: console.log });
-  ensureLocalizedBuild(I18N_DIST, 'production,bench-i18n', I18N_INPUTS);
-  ensureLocalizedBuild(STOCK_I18N_DIST, 'bench-stock,bench-i18n', STOCK_I18N_INPUTS);
-  await compressDist(I18N_DIST);
+  await ensureLocalizedBuilds();
   const { rendered } = readLoadPaths();
   if (rendered === undefined || !rendered.cached) {
     throw new Error('load-paths.json names no rendered page with a shared-cache policy ("cached")');

@@ -27,6 +27,7 @@ import {
   startServer,
   waitUntilIdle,
 } from './lib/process.mjs';
+import { describeSite, measuredSite } from './lib/measured-site.mjs';
 import { createProgress, formatDuration } from './lib/progress.mjs';
 import { roundOrder } from './lib/round-order.mjs';
 import {
@@ -49,7 +50,7 @@ import {
   summarize,
   terminalTable,
 } from './lib/report.mjs';
-import { describeBuild, getScenario, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
+import { describeBuild, getScenario, PATHS, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
 import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
 import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
@@ -81,12 +82,12 @@ function describeCriticalCss(names) {
   const mechanisms = [...byMechanism].map(
     ([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`,
   );
-  return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered / was inlined by the build`;
+  return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered ${PATHS.prerendered} was inlined by the build`;
 }
 
-/** The cookies the build's routes declare (renderInputs()), each with its values: what visitors send. */
-async function declaredCookies(dist) {
-  const { serverRoutes } = await import(pathToFileURL(join(dist, 'server/main.server.mjs')).href);
+/** The cookies the app's routes declare (renderInputs()), each with its values: what visitors send. */
+async function declaredCookies(serverDir) {
+  const { serverRoutes } = await import(pathToFileURL(join(serverDir, 'main.server.mjs')).href);
   return declaredInputs(serverRoutes)
     .filter((input) => input.kind === 'cookie')
     .map((input) => ({ name: input.name, values: [...input.values] }));
@@ -192,9 +193,13 @@ async function main() {
     skip: options.skipBuild,
     log: say,
   });
-  const build = describeBuild(join(DIST, 'browser'));
+  // A localized build: the locale load-paths.json's pages are under, its files and its app.
+  const site = await measuredSite(DIST);
+  const localized = describeSite(site);
+  if (localized) say(`Measuring ${localized}.`);
+  const build = describeBuild(site);
   if (variantScenarios.includes('ssr-visitors')) {
-    build.declaredCookies = await declaredCookies(DIST);
+    build.declaredCookies = await declaredCookies(site.serverDir);
   }
   if (options.baseline !== undefined) {
     checkBaseline(options.baseline);
@@ -574,6 +579,7 @@ async function main() {
     requestTimeout: REQUEST_TIMEOUT_S,
     pin,
     criticalCss,
+    localized,
     skipped: SKIPPED_SCENARIOS,
     nodeEnv: 'production',
     patches: listPatches(),
@@ -617,6 +623,9 @@ async function main() {
     settings,
     build: {
       dist: relative(ROOT, DIST),
+      locale: site.locale,
+      locales: site.locales,
+      sitePrefix: site.prefix,
       stockBuiltThisRun: builtStock,
       files: Object.fromEntries(
         [build.page, build.mainJs, build.stylesCss, ...build.initialChunks].map((file) => [
@@ -654,6 +663,7 @@ async function main() {
   }
   say();
   say(`Critical CSS: ${criticalCss}.`);
+  if (localized) say(`Locales: ${localized}.`);
   if (settings.patches.length)
     say(`Patched dependencies (patches/): ${settings.patches.join(', ')}; see bench/README.md.`);
   if (stolen !== undefined) {

@@ -2,11 +2,12 @@
 // project's own scripts/ensure-build.mjs) and the stock server's build (dist-bench/stock/). Then
 // proves both serve the same browser build, file for file, since "same app" is the premise.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parsePatchName } from '../../scripts/check-patches.mjs';
 import { newestMtime } from '../../scripts/lib/newest-mtime.mjs';
-import { DIST, ROOT, STOCK_DIST } from './variants.mjs';
+import { APP_DIST } from '../../scripts/lib/paths.mjs';
+import { DEFAULT_STOCK_DIST, DIST, ROOT, STOCK_DIST } from './variants.mjs';
 
 /** Everything the stock build is made from (server/ is not: it is not part of that bundle). */
 const STOCK_INPUTS = [
@@ -78,12 +79,32 @@ export function compareBuilds(a, b) {
   return differences;
 }
 
+/** Whether a build has one app per locale (angular.json's "localize"). @param {string} dist */
+const isLocalized = (dist) => !existsSync(join(dist, 'server/main.server.mjs'));
+
 /**
+ * Why two builds differ when one is localized and the other is not: `localize` set in the
+ * production configuration only, which `bench-stock` (a configuration of its own) does not inherit.
+ */
+function localizeHint(stockDist) {
+  if (isLocalized(DIST) === isLocalized(stockDist)) return '';
+  const which = isLocalized(DIST)
+    ? 'is localized, the stock build not'
+    : 'is not localized, the stock build is';
+  return (
+    `\n${relative(ROOT, DIST)}/ ${which}: set "localize" in angular.json's build options, which the ` +
+    'bench-stock configuration inherits, not in one configuration only.'
+  );
+}
+
+/**
+ * dist/ and dist-bench/stock/ are the bench's to build; BENCH_DIST and BENCH_STOCK_DIST name builds
+ * made elsewhere, used as they are.
  * @param {{ stock: boolean, skip: boolean, log: (line: string) => void }} options
  * @returns {{ builtStock: boolean }}
  */
 export function ensureBuilds({ stock, skip, log }) {
-  if (!skip) {
+  if (!skip && DIST === APP_DIST) {
     run(
       [join(ROOT, 'scripts/ensure-build.mjs')],
       'the production build (scripts/ensure-build.mjs)',
@@ -92,14 +113,22 @@ export function ensureBuilds({ stock, skip, log }) {
   }
   let builtStock = false;
   if (stock) {
+    const ours = STOCK_DIST === DEFAULT_STOCK_DIST;
+    if (ours && DIST !== APP_DIST) {
+      throw new Error(
+        'BENCH_DIST names a build other than dist/, so the stock build the bench makes (of the app in ' +
+          'src/) would not be of the same app: set BENCH_STOCK_DIST to the stock server built as that ' +
+          'build was (ng build --configuration bench-stock,… --output-path DIR), or leave out stock.',
+      );
+    }
     const built = newestMtime(join(STOCK_DIST, 'server/server.mjs'));
     const changed = Math.max(...STOCK_INPUTS.map((input) => newestMtime(join(ROOT, input))));
-    if (built === 0 || (!skip && changed > built)) {
+    if (ours && (built === 0 || (!skip && changed > built))) {
       buildStock(log);
       builtStock = true;
     }
     let differences = compareBuilds(join(DIST, 'browser'), join(STOCK_DIST, 'browser'));
-    if (differences.length > 0 && !builtStock && !skip) {
+    if (ours && differences.length > 0 && !builtStock && !skip) {
       // dist/ may have been rebuilt since (e.g. by the tests): one fresh stock build settles it.
       log('dist-bench/stock/browser differs from dist/browser: rebuilding the stock server.');
       buildStock(log);
@@ -108,8 +137,8 @@ export function ensureBuilds({ stock, skip, log }) {
     }
     if (differences.length > 0) {
       throw new Error(
-        `The stock build does not serve the same browser build as dist/ (names + sizes differ), so the ` +
-          `comparison would not be fair:\n  ${differences.slice(0, 12).join('\n  ')}`,
+        `The stock build does not serve the same browser build as ${relative(ROOT, DIST)}/ (names + sizes differ), so the ` +
+          `comparison would not be fair:\n  ${differences.slice(0, 12).join('\n  ')}${localizeHint(STOCK_DIST)}`,
       );
     }
   }

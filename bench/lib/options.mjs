@@ -65,6 +65,11 @@ bench/results/<timestamp>.json, .md and .svg.
                        (e.g. main before a change, built with ng build into DIR), beside 'origin'
                        in the same interleaved rounds; DIR must hold the same browser build
   --help               this text
+
+Environment: LOAD_PATHS=FILE (the pages to load, instead of load-paths.json), BENCH_DIST=DIR (measure
+the build in DIR instead of dist/, as it is), BENCH_STOCK_DIST=DIR (the stock server's build of the
+same app, instead of dist-bench/stock/; needed with BENCH_DIST for stock). A localized build is
+measured in the locale load-paths.json's pages are under (bench/README.md#a-localized-app).
 `;
 
 /**

@@ -331,6 +331,7 @@ export function markdown({
     `- **Software:** Node ${machine.node}${machine.bun ? `, Bun ${machine.bun}` : ''}; commit ${machine.commit ?? 'unknown'}.`,
     `- **Load:** autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.rounds} interleaved round(s) × ${settings.duration} s per variant and scenario after a ${settings.warmup} s warm-up (${settings.renderWarmup ?? settings.warmup} s in scenarios that render); ${pin}.`,
     `- **Critical CSS:** ${settings.criticalCss}.`,
+    ...(settings.localized ? [`- **Locales:** ${settings.localized}.`] : []),
     ...(settings.skipped?.length
       ? [
           `- **Skipped:** ${settings.skipped.map(({ name, why }) => `\`${name}\` (${why})`).join('; ')}.`,

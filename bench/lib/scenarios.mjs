@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
+import { pathInSite } from '../../server/locales/locale-sites.ts';
 
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();
@@ -79,14 +80,15 @@ export const SHARED_HOST = 'localhost';
 /**
  * Reads what the scenarios need from the browser build: the prerendered page, the main bundle, the
  * global stylesheet and the chunks every page load preloads (from the client shell, so they are the
- * route-independent ones).
- * @param {string} browserDir
+ * route-independent ones). In a localized build, the measured locale's (bench/lib/measured-site.mjs):
+ * its folder, its files' URLs under its prefix.
+ * @param {{ browserDir: string, prefix: string }} site
  * @returns {BuildInfo}
  */
-export function describeBuild(browserDir) {
+export function describeBuild({ browserDir, prefix }) {
   const names = readdirSync(browserDir);
   const file = (name, kind) => ({
-    path: `/${name}`,
+    path: `${prefix}/${name}`,
     file: join(browserDir, name),
     size: statSync(join(browserDir, name)).size,
     kind,
@@ -105,7 +107,7 @@ export function describeBuild(browserDir) {
   return {
     browserDir,
     page: {
-      ...file(join(PATHS.prerendered.slice(1), 'index.html'), 'html'),
+      ...file(join(pathInSite({ prefix }, PATHS.prerendered).slice(1), 'index.html'), 'html'),
       path: PATHS.prerendered,
     },
     mainJs: file(main, 'js'),

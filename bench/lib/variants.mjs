@@ -1,13 +1,18 @@
 // The servers compared. All serve the same Angular build and render through the same app bundle;
 // only the server around it differs. Everything but `origin` lives under bench/ and never ships.
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
 import { APP_DIST, ROOT } from '../../scripts/lib/paths.mjs';
 import { BUN } from '../install.mjs';
 
 export { ROOT };
-export const DIST = APP_DIST;
-export const STOCK_DIST = join(ROOT, 'dist-bench/stock');
+/** The build measured: BENCH_DIST (another build of an app, used as it is), else dist/. */
+export const DIST = process.env.BENCH_DIST ? resolve(process.env.BENCH_DIST) : APP_DIST;
+/** The stock server's build: BENCH_STOCK_DIST (used as it is), else the one the bench builds. */
+export const DEFAULT_STOCK_DIST = join(ROOT, 'dist-bench/stock');
+export const STOCK_DIST = process.env.BENCH_STOCK_DIST
+  ? resolve(process.env.BENCH_STOCK_DIST)
+  : DEFAULT_STOCK_DIST;
 const VARIANTS_DIR = join(ROOT, 'bench/variants');
 
 /**

@@ -1,15 +1,23 @@
 // What every CommonEngine-based variant needs from the one production build: its folders and the
 // app's server bundle. The engine, the bootstrap function and RESPONSE_INIT all come from
 // dist/server/main.server.mjs so that a single copy of Angular renders (a second copy from
-// node_modules would have its own injection tokens and platform).
+// node_modules would have its own injection tokens and platform). In a localized build, the app
+// is the measured locale's (bench/lib/measured-site.mjs): dist/server/<locale>/main.server.mjs,
+// with its files in dist/browser/<locale>/, served as a site under its prefix (`/en-US`).
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { measuredSite, urlInSite } from '../lib/measured-site.mjs';
 
 /** The build to serve: BENCH_DIST, or the project's dist/. */
 export const distDir = resolve(process.env.BENCH_DIST ?? join(import.meta.dirname, '../../dist'));
-export const browserDistFolder = join(distDir, 'browser');
-export const serverDistFolder = join(distDir, 'server');
+const site = await measuredSite(distDir);
+export const browserDistFolder = site.browserDir;
+export const serverDistFolder = site.serverDir;
 export const indexHtml = join(serverDistFolder, 'index.server.html');
+/** Where the app's pages and files live: `` (the root) in a plain build, `/en-US` in a localized one. */
+export const sitePrefix = site.prefix;
+/** A request's URL as the app under sitePrefix sees it (`/en-US/products/7` → `/products/7`). */
+export const inSite = (url) => urlInSite(sitePrefix, url);
 
 const bundle = await import(pathToFileURL(join(serverDistFolder, 'main.server.mjs')).href);
 export const bootstrap = bundle.default;

@@ -12,8 +12,10 @@ import {
   bootstrap,
   browserDistFolder,
   host,
+  inSite,
   indexHtml,
   port,
+  sitePrefix,
 } from './app-bundle.mjs';
 
 const commonEngine = new CommonEngine({ allowedHosts });
@@ -23,7 +25,8 @@ const app = new Elysia()
     await staticPlugin({
       alwaysStatic: true,
       indexHTML: false,
-      prefix: '/',
+      // A localized build's measured locale: its files under its prefix (`/en-US`).
+      prefix: sitePrefix || '/',
       assets: browserDistFolder,
     }),
   )
@@ -32,7 +35,9 @@ const app = new Elysia()
     const html = await commonEngine.render({
       bootstrap,
       documentFilePath: indexHtml,
-      url: ctx.request.url,
+      // The URL within the locale's site (the same URL in a plain build): the engine finds the
+      // locale's prerendered pages in its own folder by it.
+      url: inSite(ctx.request.url),
       publicPath: browserDistFolder,
       providers: [{ provide: RESPONSE_INIT, useValue: responseInit }],
     });

@@ -1,5 +1,6 @@
 // The framework-free parts of the reference servers (ceiling, koa-floor): every file of the build
-// in memory with a fixed ETag, and rendering with the origin's options (compiled critical CSS).
+// in memory with a fixed ETag, and rendering with the origin's options (compiled critical CSS). In
+// a localized build, the measured locale's files under its prefix and its pages rendered by its app.
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { createCriticalCss } from '../../server/pages/critical-css.ts';
@@ -10,7 +11,9 @@ import {
   allowedHosts,
   bootstrap,
   browserDistFolder,
+  inSite,
   indexHtml,
+  sitePrefix,
 } from './app-bundle.mjs';
 
 export const HTML = 'text/html; charset=utf-8';
@@ -28,7 +31,7 @@ for (const entry of readdirSync(browserDistFolder, { recursive: true, withFileTy
   const path = join(entry.parentPath, entry.name);
   const body = readFileSync(path);
   const url =
-    '/' +
+    `${sitePrefix}/` +
     path
       .slice(browserDistFolder.length + 1)
       .split('\\')
@@ -40,6 +43,9 @@ for (const entry of readdirSync(browserDistFolder, { recursive: true, withFileTy
   };
   files.set(url, { body, headers });
   if (url.endsWith('/index.html')) files.set(url.slice(0, -'index.html'.length), { body, headers });
+  // A localized build's site root is its prefix without the slash too (`/en-US`).
+  if (sitePrefix !== '' && url === `${sitePrefix}/index.html`)
+    files.set(sitePrefix, { body, headers });
 }
 
 const commonEngine = new CommonEngine({ allowedHosts });
@@ -51,7 +57,7 @@ export async function renderPage(url) {
   const html = await commonEngine.render({
     bootstrap,
     documentFilePath: indexHtml,
-    url,
+    url: inSite(url),
     publicPath: browserDistFolder,
     providers: [{ provide: RESPONSE_INIT, useValue: responseInit }],
     inlineCriticalCss: false,
