@@ -14,7 +14,12 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { ensureBenchPackages } from './install.mjs';
 import { ensureBuilds } from './lib/build.mjs';
-import { ensureLocalizedBuilds, I18N_DIST, STOCK_I18N_DIST } from './lib/localized-build.mjs';
+import {
+  ensureLocalizedBuilds,
+  hasLocalizedConfiguration,
+  I18N_DIST,
+  STOCK_I18N_DIST,
+} from './lib/localized-build.mjs';
 import { STOCK_DIST } from './lib/variants.mjs';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { readLoadPaths } from '../scripts/lib/load-paths.mjs';
@@ -153,6 +158,13 @@ const num = (value, digits = 0) =>
   value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main() {
+  if (!hasLocalizedConfiguration()) {
+    throw new Error(
+      "bench:locales compares the app in src/ plain with the same app in three locales (angular.json's " +
+        '`bench-i18n` configuration), which this workspace has not: an app localized already ' +
+        '(ng new --locales) is measured by `npm run bench`, on its source locale',
+    );
+  }
   installCleanup();
   await ensureBenchPackages({ log: console.log });
   ensureBuilds({ stock: true, skip: false, log: console.log });

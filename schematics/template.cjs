@@ -346,11 +346,6 @@ async function scaffoldApp(options, root = TEMPLATE_ROOT) {
 function renamedFiles({ name, bench = true, demo = true, locales: asked }, root) {
   const names = namesFor(name);
   const locales = parseLocales(asked);
-  if (locales && bench) {
-    throw new Error(
-      "--locales needs --bench=false: the bench's peer servers are written for a build without locales. Start without the bench, or localize an app later (docs/your-app.md#serving-several-languages).",
-    );
-  }
   const dropped = droppedPartsFor({ bench, demo });
   const templateFiles = listTemplateFiles(root);
   const files = new Map();

@@ -3,6 +3,7 @@
 // plain build, and what the bench's test of a localized app measures. Built only when older than
 // their sources.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { compressDist } from '../../scripts/compress-build.mjs';
 import { newestMtime } from '../../scripts/lib/newest-mtime.mjs';
@@ -19,6 +20,19 @@ const STOCK_I18N_INPUTS = [
   'bench/variants/stock',
   'angular.json',
 ];
+
+/**
+ * Whether angular.json can build the app in src/ in three locales (`bench-i18n`): an app localized
+ * already (`ng new --locales`) has no such configuration, its own build being the localized one.
+ */
+export function hasLocalizedConfiguration() {
+  const { projects } = JSON.parse(readFileSync(join(ROOT, 'angular.json'), 'utf8'));
+  return Object.values(projects).some(
+    (project) =>
+      project.sourceRoot === 'src' &&
+      project.architect?.build?.configurations?.['bench-i18n'] !== undefined,
+  );
+}
 
 /** Builds the app localized into `output` with `configurations` when older than its inputs. */
 function ensureLocalizedBuild(output, configurations, inputs) {

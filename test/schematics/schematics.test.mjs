@@ -271,9 +271,12 @@ describe('ng-new', () => {
     assert.deepEqual(leftovers(tree), []);
   });
 
-  for (const demo of [true, false]) {
-    it(`--locales fr,de${demo ? '' : ' --demo=false'}: built in three locales, load-paths.json under the source locale`, async () => {
-      const { tree } = await scaffold({ demo, bench: false, locales: 'fr,de' });
+  for (const [demo, bench] of [
+    [true, true],
+    [false, false],
+  ]) {
+    it(`--locales fr,de${demo ? '' : ' --demo=false --bench=false'}: built in three locales, load-paths.json under the source locale`, async () => {
+      const { tree } = await scaffold({ demo, bench, locales: 'fr,de' });
       const project = json(tree, '/acme-shop/angular.json').projects['acme-shop'];
       assert.equal(project.architect.build.options.localize, true);
       assert.deepEqual(project.i18n, {
@@ -304,10 +307,18 @@ describe('ng-new', () => {
     });
   }
 
-  it('--locales without --bench=false is refused, with the reason', async () => {
-    await assert.rejects(
-      scaffold({ locales: 'fr,de' }),
-      /--locales needs --bench=false: the bench/,
+  it('--locales keeps the bench, which measures the source locale: no second localized build', async () => {
+    const { tree } = await scaffold({ locales: 'fr,de' });
+    assert.ok(tree.exists('/acme-shop/bench/run.mjs'));
+    const build = json(tree, '/acme-shop/angular.json').projects['acme-shop'].architect.build;
+    assert.equal(
+      build.configurations['bench-i18n'],
+      undefined,
+      'bench:locales says why it cannot run',
+    );
+    assert.ok(
+      build.configurations['bench-stock'],
+      "the stock server's build, localized as the app",
     );
   });
 
