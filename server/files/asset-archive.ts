@@ -41,13 +41,19 @@ export interface AssetArchive {
 
 /**
  * A URL path the archive may hold: a hashed bundle at the top of the build, or a hashed file of
- * media/ (as HASHED_NAME), of plain characters only. Nothing else is ever looked up or written, so
+ * media/ (as HASHED_NAME), of plain characters only; in a localized build the same under a
+ * locale's folder (`/fr/chunk-….js`, `/fr/media/…`). Nothing else is ever looked up or written, so
  * a path can name nothing outside the archive.
  */
-const ARCHIVABLE = /^\/(?:media\/)?[\w-][\w.-]*$/;
+const ARCHIVABLE = /^(\/[\w-]+)?(\/(?:media\/)?[\w-][\w.-]*)$/;
 
 export function archivable(path: string): boolean {
-  return ARCHIVABLE.test(path) && HASHED_NAME.test(path) && !path.includes('..');
+  const parts = ARCHIVABLE.exec(path);
+  if (parts === null || path.includes('..')) {
+    return false;
+  }
+  const [, folder, inFolder] = parts;
+  return HASHED_NAME.test(path) || (folder !== undefined && HASHED_NAME.test(inFolder!));
 }
 
 /** The build's hashed files, read from its browser folder. */

@@ -65,29 +65,20 @@ async function deployWhileOpen(archiveEnv) {
 }
 
 describe(`a page of the previous build after a deploy (${ENGINE} engine)`, () => {
-  it(
-    'opens a lazy route in place with ASSET_ARCHIVE: the new build serves the old chunk',
-    {
-      // server/files/asset-archive.ts: only hashed files at the top of the build (or its media/).
-      skip: site.localized
-        ? "ASSET_ARCHIVE keeps no file under a locale's prefix: a localized build's chunks are not archived"
-        : false,
-    },
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'asset-archive-'));
-      const { page, b, documents, failed } = await deployWhileOpen({ ASSET_ARCHIVE: dir });
-      try {
-        await page.getByRole('link', { name: 'Dashboard' }).click();
-        await page.locator('h1', { hasText: 'Dashboard' }).waitFor();
-        assert.deepEqual(documents, [], 'the route opened in place');
-        assert.deepEqual(failed, []);
-      } finally {
-        await page.close();
-        await b.stop();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
-  );
+  it('opens a lazy route in place with ASSET_ARCHIVE: the new build serves the old chunk', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'asset-archive-'));
+    const { page, b, documents, failed } = await deployWhileOpen({ ASSET_ARCHIVE: dir });
+    try {
+      await page.getByRole('link', { name: 'Dashboard' }).click();
+      await page.locator('h1', { hasText: 'Dashboard' }).waitFor();
+      assert.deepEqual(documents, [], 'the route opened in place');
+      assert.deepEqual(failed, []);
+    } finally {
+      await page.close();
+      await b.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('loads the route anew, once, without it: the chunk is a 404, the new build answers', async () => {
     const { page, b, documents, failed } = await deployWhileOpen({});

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { nextBuild } from '../helpers/next-build.mjs';
-import { DIST, ROOT, logLines, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, ROOT, at, logLines, request, startOrigin } from '../helpers/origin.mjs';
 
 const B = join(ROOT, 'test-results', `dist-next-build-${process.pid}`);
 let renames;
@@ -43,9 +43,10 @@ async function publishing(dist, env) {
 /** Everything a page of build A asks for: its scripts, stylesheets and hints, by path. */
 function filesOfPage(html, link = '') {
   const paths = new Set();
+  // Relative to the page's base href: the locale's folder in a localized build.
   for (const [, path] of html.matchAll(/(?:src|href)="([\w.-]+\.(?:js|css))"/g))
-    paths.add(`/${path}`);
-  for (const [, path] of link.matchAll(/<(\/[\w.-]+)>/g)) paths.add(path);
+    paths.add(at(`/${path}`));
+  for (const [, path] of link.matchAll(/<(\/[\w./-]+\.(?:js|css))>/g)) paths.add(path);
   return [...paths];
 }
 
@@ -66,8 +67,8 @@ for (const [store, archiveEnv] of STORES) {
     it('answers a page of build A with A’s files from build B, and a file no build had with 404', async () => {
       const env = archiveEnv();
       const a = await publishing(DIST, env);
-      const page = await request(a.origin.url, '/products/5');
-      const product = await request(a.origin.url, '/');
+      const page = await request(a.origin.url, at('/products/5'));
+      const product = await request(a.origin.url, at('/'));
       const wanted = [
         ...filesOfPage(page.text, page.headers.link),
         ...filesOfPage(product.text, product.headers.link),
@@ -98,7 +99,9 @@ for (const [store, archiveEnv] of STORES) {
         const [name, renamed] = [...renames][0];
         assert.equal((await request(b.origin.url, `/${renamed}`)).status, 200);
         assert.equal((await request(b.origin.url, `/${name}`)).status, 200);
-        for (const gone of ['/chunk-ZZZZZZZZ.js', '/main-00000000.js', '/styles-AAAAAAAA.css']) {
+        for (const gone of ['/chunk-ZZZZZZZZ.js', '/main-00000000.js', '/styles-AAAAAAAA.css'].map(
+          at,
+        )) {
           const res = await request(b.origin.url, gone);
           assert.equal(res.status, 404, gone);
           assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8', gone);
