@@ -9,7 +9,6 @@
 // resident after start, and at its peak under load. Writes bench/results/locales-<time>.md.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { ensureBenchPackages } from './install.mjs';
@@ -25,6 +24,7 @@ import { killChildren } from '../scripts/lib/child-process.mjs';
 import { readLoadPaths } from '../scripts/lib/load-paths.mjs';
 import { NODE_FLAGS } from '../scripts/lib/node-flags.mjs';
 import { APP_DIST, ROOT } from '../scripts/lib/paths.mjs';
+import { readBuildDirs } from '../server/locales/build-layout.ts';
 import {
   installCleanup,
   readCpuSeconds,
@@ -56,13 +56,7 @@ const POPULAR = 48;
 
 /** The URL prefixes of the localized build's locales, from the build's own engine manifest. */
 async function localePrefixes() {
-  const manifest = await import(
-    pathToFileURL(join(I18N_DIST, 'server/angular-app-engine-manifest.mjs')).href
-  );
-  const { basePath, supportedLocales } = manifest.default;
-  return Object.values(supportedLocales).map((subPath) =>
-    `${basePath.replace(/\/$/, '')}/${subPath}`.replace(/\/$/, ''),
-  );
+  return (await readBuildDirs(I18N_DIST)).locales.map(({ prefix }) => prefix);
 }
 
 /** @typedef {{ name: string, dist: string, prefixes: string[], cache: boolean }} Build */

@@ -3,11 +3,10 @@
 // the locale whose prefix load-paths.json's pages are under (the source locale in an app started
 // with --locales). Only that locale is loaded, so the peers serve it alone, from its own folders,
 // while the origin and the stock server serve the whole build, as they do in production.
-import { existsSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { relative } from 'node:path';
 import { LOAD_PATHS_FILE, readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { ROOT } from '../../scripts/lib/paths.mjs';
+import { readBuildDirs } from '../../server/locales/build-layout.ts';
 import { pathInSite, siteOf } from '../../server/locales/locale-sites.ts';
 
 const shown = (path) => (path.startsWith(`${ROOT}/`) ? relative(ROOT, path) : path);
@@ -26,27 +25,13 @@ const shown = (path) => (path.startsWith(`${ROOT}/`) ? relative(ROOT, path) : pa
  * @returns {Promise<MeasuredSite>}
  */
 export async function measuredSite(dist, paths = readLoadPaths()) {
-  const serverDir = join(dist, 'server');
-  const browserDir = join(dist, 'browser');
-  if (existsSync(join(serverDir, 'main.server.mjs'))) {
+  const build = await readBuildDirs(dist);
+  if (!build.localized) {
+    const [{ browserDir, serverDir }] = build.locales;
     return { locale: undefined, prefix: '', browserDir, serverDir, locales: [] };
   }
-  const manifestFile = join(serverDir, 'angular-app-engine-manifest.mjs');
-  if (!existsSync(manifestFile)) {
-    throw new Error(
-      `${serverDir} holds neither main.server.mjs nor angular-app-engine-manifest.mjs: not an Angular server build`,
-    );
-  }
-  const { basePath, supportedLocales } = (await import(pathToFileURL(manifestFile).href)).default;
-  const base = basePath.endsWith('/') ? basePath : `${basePath}/`;
-  // The source locale first, as Angular's manifest lists it.
-  const inOrder = Object.entries(supportedLocales).map(([locale, subPath]) => ({
-    locale,
-    subPath,
-    prefix: `${base}${subPath}`.replace(/\/$/, ''),
-  }));
   // A locale at the base path itself (an empty subPath) is under every other's prefix too.
-  const sites = [...inOrder].sort((a, b) => b.prefix.length - a.prefix.length);
+  const sites = [...build.locales].sort((a, b) => b.prefix.length - a.prefix.length);
   const site = siteOf(sites, paths.prerendered);
   const pages = [paths.prerendered, paths.rendered?.path].filter((page) => page !== undefined);
   if (site === undefined || pages.some((page) => siteOf(sites, page) !== site)) {
@@ -54,21 +39,16 @@ export async function measuredSite(dist, paths = readLoadPaths()) {
     const last = pages.at(-1);
     const under = siteOf(sites, last);
     const within = under === undefined ? last : pathInSite(under, last);
-    const example = `${inOrder[0].prefix}${within === '/' ? '' : within}`;
+    const example = `${build.locales[0].prefix}${within === '/' ? '' : within}`;
     throw new Error(
       `${shown(LOAD_PATHS_FILE)} names pages (${pages.join(', ')}) that are not all under one ` +
         `locale of the localized build in ${shown(dist)} ` +
-        `(${inOrder.map(({ prefix }) => prefix || '/').join(', ')}): the bench measures one locale, ` +
+        `(${build.locales.map(({ prefix }) => prefix || '/').join(', ')}): the bench measures one locale, ` +
         `so name the pages of one, e.g. "${example}" (docs/your-app.md#serving-several-languages)`,
     );
   }
-  return {
-    locale: site.locale,
-    prefix: site.prefix,
-    browserDir: join(browserDir, site.subPath),
-    serverDir: join(serverDir, site.subPath),
-    locales: Object.keys(supportedLocales),
-  };
+  const { locale, prefix, browserDir, serverDir } = site;
+  return { locale, prefix, browserDir, serverDir, locales: build.locales.map((one) => one.locale) };
 }
 
 /**
