@@ -53,7 +53,7 @@ export function archivable(path: string): boolean {
     return false;
   }
   const [, folder, inFolder] = parts;
-  return HASHED_NAME.test(path) || (folder !== undefined && HASHED_NAME.test(inFolder!));
+  return HASHED_NAME.test(path) || (folder !== undefined && HASHED_NAME.test(inFolder));
 }
 
 /** The build's hashed files, read from its browser folder. */
