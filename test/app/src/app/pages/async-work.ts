@@ -50,6 +50,7 @@ export default class AsyncWork {
     inject(ActivatedRoute).snapshot.queryParamMap.get('http') === '0'
       ? of('skipped')
       : inject(HttpClient)
+          // Relative to the base href: a localized build serves public/ under each locale's prefix.
           .get<ServerNote>('async-work.json')
           .pipe(map((note) => note.message)),
     { initialValue: 'pending' },
