@@ -54,12 +54,16 @@ const CONNECTIONS = Number(options.connections);
  */
 const POPULAR = 48;
 
-/** The URL prefixes of the localized build's locales, from the build's own engine manifest. */
-async function localePrefixes() {
-  return (await readBuildDirs(I18N_DIST)).locales.map(({ prefix }) => prefix);
+/** The localized build's locales and their URL prefixes, from the build's own engine manifest. */
+async function localeSites() {
+  const { locales } = await readBuildDirs(I18N_DIST);
+  return {
+    locales: locales.map(({ locale }) => locale),
+    prefixes: locales.map(({ prefix }) => prefix),
+  };
 }
 
-/** @typedef {{ name: string, dist: string, prefixes: string[], cache: boolean }} Build */
+/** @typedef {{ name: string, dist: string, prefixes: string[], cache: boolean, env?: Record<string, string> }} Build */
 
 /** One load run of `seconds`; `nextPath(k)` is the k-th request's path. */
 async function load(server, nextPath, seconds = DURATION_S) {
@@ -103,7 +107,7 @@ function rss(pid) {
 async function measure(build, rendered, round) {
   const server = await startServer({
     command: [process.execPath, ...NODE_FLAGS, join(build.dist, 'server/server.mjs')],
-    env: { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS: undefined },
+    env: { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS: undefined, ...build.env },
     cwd: ROOT,
     ready: /listening on/,
   });
@@ -168,18 +172,26 @@ async function main() {
     throw new Error('load-paths.json names no rendered page with a shared-cache policy ("cached")');
   }
   /** @type {Build[]} */
-  const prefixes = await localePrefixes();
+  const { locales, prefixes } = await localeSites();
   const builds = [
     { name: 'origin, plain', dist: APP_DIST, prefixes: [''], cache: true },
     { name: `origin, ${prefixes.length} locales`, dist: I18N_DIST, prefixes, cache: true },
     // The same localized process asked for its source locale only: what the routing costs,
     // apart from keeping several apps warm in one process.
     { name: `origin, ${prefixes[0]} only`, dist: I18N_DIST, prefixes: [prefixes[0]], cache: true },
+    // One deployment per locale (LOCALES): a process that loads and serves one locale's app.
+    {
+      name: `origin, LOCALES=${locales[0]}`,
+      dist: I18N_DIST,
+      prefixes: [prefixes[0]],
+      cache: true,
+      env: { LOCALES: locales[0] },
+    },
     { name: 'stock, plain', dist: STOCK_DIST, prefixes: [''], cache: false },
     { name: `stock, ${prefixes.length} locales`, dist: STOCK_I18N_DIST, prefixes, cache: false },
   ];
   // Each localized build against its own server's plain build.
-  const plainOf = [0, 0, 0, 3, 3];
+  const plainOf = [0, 0, 0, 0, 4, 4];
   const runs = builds.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     // Interleaved, the order turned each round: no build always runs on a warmer machine.
@@ -232,7 +244,7 @@ async function main() {
   const report = [
     '# Every locale from one origin: localized against plain',
     '',
-    `The app in src/ (load-paths.json: \`${rendered.path}\`), plain (dist/) and in three locales (dist-bench/i18n/: ${builds[1].prefixes.join(', ')}), each served by the origin (CommonEngine, render cache on) and by the stock server (Express + AngularNodeAppEngine, no render cache). ${DURATION_S} s per load after ${WARMUP_S} s of warm-up on fresh processes, ${CONNECTIONS} connections; \`ssr\` asks each page once, the localized build's requests going round its locales (or, in the last column, asking its source locale only); \`ssr-cached\` asks ${POPULAR} pages in all (as many per locale), stored beforehand.`,
+    `The app in src/ (load-paths.json: \`${rendered.path}\`), plain (dist/) and in three locales (dist-bench/i18n/: ${builds[1].prefixes.join(', ')}), each served by the origin (CommonEngine, render cache on) and by the stock server (Express + AngularNodeAppEngine, no render cache). ${DURATION_S} s per load after ${WARMUP_S} s of warm-up on fresh processes, ${CONNECTIONS} connections; \`ssr\` asks each page once, the localized build's requests going round its locales (or asking its source locale only: of a process holding every locale's app, and of one holding that locale's alone, as one deployment per locale runs with \`LOCALES\`); \`ssr-cached\` asks ${POPULAR} pages in all (as many per locale), stored beforehand.`,
     '',
     table,
     '',

@@ -65,6 +65,11 @@ export interface OriginConfig {
   };
   /** The cookie naming a visitor's locale, which the site root of a localized build follows; undefined: none. */
   localeCookie: string | undefined;
+  /**
+   * The locales of a localized build this process serves (LOCALES), for one deployment per locale
+   * behind path routing; undefined: every locale of the build.
+   */
+  locales: readonly string[] | undefined;
   /** Undefined without METRICS_PORT: no metrics at all. */
   metrics: MetricsAddress | undefined;
   log: LogSettings;
@@ -130,6 +135,7 @@ const VARIABLES = {
   CDN_PURGE_TOKEN: optional(printable),
   CDN_PURGE_TOKEN_HEADER: optional(headerName),
   LOCALE_COOKIE: optional(cookieName),
+  LOCALES: optional(localeList),
   METRICS_PORT: optional((value) => integer(0, 0, 65535).read(value)),
   METRICS_HOST: optional(listenHost),
   LOG_LEVEL: choice(LOG_LEVELS),
@@ -189,6 +195,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
             },
     },
     localeCookie: v.LOCALE_COOKIE,
+    locales: v.LOCALES,
     metrics:
       v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
     log: { level: v.LOG_LEVEL, access: v.ACCESS_LOG },
@@ -478,6 +485,20 @@ function cookieName(value: string): string {
     throw new Error(`must be a cookie name such as locale, got "${value}"`);
   }
   return value;
+}
+
+/** `fr` or `fr,de`: locale names as a build's manifest spells them, each once (checked against the build at startup). */
+function localeList(value: string): string[] {
+  const locales = value.split(',').map((locale) => locale.trim());
+  if (locales.some((locale) => !/^[A-Za-z0-9][A-Za-z0-9_-]{0,34}$/.test(locale))) {
+    throw new Error(
+      `must be a comma-separated list of the build's locales such as fr,de, got "${value}"`,
+    );
+  }
+  if (new Set(locales).size !== locales.length) {
+    throw new Error(`names a locale twice: "${value}"`);
+  }
+  return locales;
 }
 
 function headerName(value: string): string {

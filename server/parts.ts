@@ -82,6 +82,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   const { earlyHints } = config;
   const hints = earlyHints === 'off' ? undefined : { hints: build.hints, mode: earlyHints };
   const locales = localeMap(build.layout);
+  const serves = servedFiles(build.layout);
   const engine = withPageHints(
     createEngine(config, build.layout, locales, csp),
     build.hints,
@@ -93,7 +94,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   const index = buildStaticIndex(
     build.browserDir,
     readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json')),
-    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints, locales },
+    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints, locales, serves },
   );
   // What /healthz reports, and what the metrics read: one source for both.
   const stats = () => ({
@@ -105,6 +106,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     renderCache: caches.store?.stats,
     sharedCache: caches.shared?.tier.stats,
     revalidations: revalidator.stats,
+    locales: locales && build.layout.locales.map(({ locale }) => locale),
   });
   const timings = config.metrics && recordMetrics(stats);
   renderer.renderEnded = timings?.renderEnded;
@@ -175,19 +177,33 @@ function createAllPages(
       prefix: site.prefix,
       pages: pagesOf(site),
     })),
+    every: locales.sites,
     basePath: locales.basePath,
     cookie: config.localeCookie,
   });
 }
 
-/** A localized build's locales and where they live; undefined for a plain build. */
+/**
+ * A localized build's locales and where they live, every one of them, served here or not (its
+ * pages name them all as alternates); undefined for a plain build.
+ */
 function localeMap(layout: BuildLayout): LocaleMap | undefined {
   return layout.localized
     ? {
-        sites: layout.locales.map(({ locale, prefix }) => ({ locale: locale!, prefix })),
+        sites: layout.every.map(({ locale, prefix }) => ({ locale: locale!, prefix })),
         basePath: layout.basePath,
       }
     : undefined;
+}
+
+/** With LOCALES, the files of the locales served here; undefined: every file of the build. */
+function servedFiles(layout: BuildLayout): ((urlPath: string) => boolean) | undefined {
+  if (layout.locales.length === layout.every.length) {
+    return undefined;
+  }
+  const every = layout.every.map(({ locale, prefix }) => ({ locale: locale!, prefix }));
+  const served = new Set(layout.locales.map(({ locale }) => locale));
+  return (urlPath) => served.has(siteOf(every, urlPath)?.locale);
 }
 
 /**
@@ -220,10 +236,14 @@ function createEngine(
   if (locales === undefined) {
     return engines[0];
   }
-  const bySite = new Map(locales.sites.map((site, i) => [site, engines[i]]));
-  // The pages step hands a render only paths under a locale's prefix (locales/localized-pages.ts).
+  const served = layout.locales.map(({ locale, prefix }, i) => ({
+    locale: locale!,
+    prefix,
+    engine: engines[i],
+  }));
+  // The pages step hands a render only paths under a served locale's prefix (locales/localized-pages.ts).
   const engine: PageEngine = (request, route, signal) =>
-    bySite.get(siteOf(locales.sites, new URL(request.url).pathname)!)!(request, route, signal);
+    siteOf(served, new URL(request.url).pathname)!.engine(request, route, signal);
   return withLanguageHeaders(engine, locales);
 }
 
@@ -234,7 +254,8 @@ function createCaches(
   csp: ContentSecurityPolicy | undefined,
   log: Logger,
 ): Caches {
-  const build = buildId(layout.locales);
+  // Every locale's bundle, served here or not: processes serving other locales share the id.
+  const build = buildId(layout.every);
   const store = config.renderCache && new RenderCache(config.renderCache);
   const usesRedis = store !== undefined || config.assetArchive?.store === 'redis';
   const link =

@@ -99,7 +99,9 @@ async function start(): Promise<Parts | undefined> {
   (
     globalThis as { ngAttachNodeGlobalErrorHandlersCalled?: boolean }
   ).ngAttachNodeGlobalErrorHandlersCalled = true;
-  const layout = await readBuildLayout(join(serverDir, '..'), plainApp).catch(stopOnStartupError);
+  const layout = await readBuildLayout(join(serverDir, '..'), plainApp, config.locales).catch(
+    stopOnStartupError,
+  );
   const hints = await readHints(layout);
   const parts = orStop(() => createParts(config, { layout, serverDir, browserDir, hints }, log));
   listen(parts, config, log);

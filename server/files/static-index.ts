@@ -59,6 +59,8 @@ export interface StaticIndexOptions {
    * carries Content-Language and its prerendered pages their alternates; undefined: a plain build.
    */
   locales?: LocaleMap;
+  /** The URL paths this process serves files of (LOCALES: its locales' folders); undefined: all. */
+  serves?: (urlPath: string) => boolean;
 }
 
 /**
@@ -101,11 +103,12 @@ export function buildStaticIndex(
     csp,
     hints,
     locales,
+    serves,
   }: StaticIndexOptions = {},
 ): StaticIndex {
   const files = new Map<string, StaticFile>();
   const largeFiles = new Map<string, DiskFile>();
-  const listed = listBuild(browserDir);
+  const listed = listBuild(browserDir, serves);
   const { read, bodies, held } = bodyReader(listed);
   const linkOf = pageLinks(prerenderedRoutes, hints);
   const headOf = fileHeads(prerenderedRoutes, linkOf, locales);
@@ -214,12 +217,18 @@ function pageFile(route: string): string {
   return route === '/' ? '/index.html' : `${route}/index.html`;
 }
 
-/** Every file of the build by its URL path, with where it is, its size and its time. */
-function listBuild(browserDir: string): Map<string, { path: string; size: number; mtime: Date }> {
+/** Every file of the build (that this process serves) by its URL path, with where it is, its size and its time. */
+function listBuild(
+  browserDir: string,
+  serves: ((urlPath: string) => boolean) | undefined,
+): Map<string, { path: string; size: number; mtime: Date }> {
   const listed = new Map<string, { path: string; size: number; mtime: Date }>();
   for (const path of listFiles(browserDir)) {
-    const { size, mtime } = statSync(path);
-    listed.set('/' + relative(browserDir, path).split(sep).join('/'), { path, size, mtime });
+    const urlPath = '/' + relative(browserDir, path).split(sep).join('/');
+    if (serves === undefined || serves(urlPath)) {
+      const { size, mtime } = statSync(path);
+      listed.set(urlPath, { path, size, mtime });
+    }
   }
   return listed;
 }

@@ -31,7 +31,11 @@ export interface BuildDirs<Locale extends LocaleDirs = LocaleDirs> {
   localized: boolean;
 }
 
-export type BuildLayout = BuildDirs<LocaleBuild>;
+/** The locales this process serves, with their apps, and every locale of the build. */
+export interface BuildLayout extends BuildDirs<LocaleBuild> {
+  /** Every locale of the build, served here or not (LOCALES): what alternates and the root name. */
+  every: readonly LocaleDirs[];
+}
 
 /** What the build's angular-app-engine-manifest.mjs says of its locales. */
 interface EngineManifest {
@@ -72,16 +76,31 @@ export async function readBuildDirs(distDir: string): Promise<BuildDirs> {
 }
 
 /**
- * Reads the build's layout and imports each locale's app bundle. `plainApp` imports a plain
- * build's bundle (server.ts's own import, so that the build and `ng serve` resolve it).
+ * Reads the build's layout and imports the app bundle of each locale served: every locale, or
+ * those `served` names (LOCALES). `plainApp` imports a plain build's bundle (server.ts's own
+ * import, so that the build and `ng serve` resolve it).
  */
 export async function readBuildLayout(
   distDir: string,
   plainApp: () => Promise<typeof AppServerBundle>,
+  served?: readonly string[],
 ): Promise<BuildLayout> {
   const dirs = await readBuildDirs(distDir);
+  const known = dirs.locales.map(({ locale }) => locale);
+  if (served !== undefined && !dirs.localized) {
+    throw new StartupError(
+      'LOCALES is set, but the build has no locales (no "localize" in angular.json)',
+    );
+  }
+  const unknown = served?.filter((locale) => !known.includes(locale)) ?? [];
+  if (unknown.length > 0) {
+    throw new StartupError(
+      `LOCALES names ${unknown.join(', ')}, which the build has not: its locales are ${known.join(', ')}`,
+    );
+  }
+  const serving = dirs.locales.filter(({ locale }) => served?.includes(locale!) ?? true);
   const locales = await Promise.all(
-    dirs.locales.map(async (where) => ({
+    serving.map(async (where) => ({
       ...where,
       app:
         where.locale === undefined
@@ -91,5 +110,5 @@ export async function readBuildLayout(
             )) as typeof AppServerBundle),
     })),
   );
-  return { ...dirs, locales };
+  return { ...dirs, locales, every: dirs.locales };
 }

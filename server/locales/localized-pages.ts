@@ -9,8 +9,13 @@ import { type LocaleSite, siteOf } from './locale-sites.ts';
 import { preferredLocale } from './preferred-locale.ts';
 
 export interface LocalizedPagesOptions {
-  /** Every locale with its pages, the source locale first. */
+  /** Every locale served here with its pages, the source locale first when served. */
   sites: readonly (LocaleSite & { pages: Pages })[];
+  /**
+   * Every locale of the build, the source locale first: where the site root sends a visitor,
+   * also to a locale another process serves (LOCALES, one deployment per locale).
+   */
+  every: readonly LocaleSite[];
   /** The path that redirects to a locale (`/`). */
   basePath: string;
   /** A cookie holding the visitor's chosen locale (LOCALE_COOKIE); undefined: none. */
@@ -24,8 +29,8 @@ const NOT_FOUND = answer(
   Buffer.from('Not Found'),
 );
 
-export function localizedPages({ sites, basePath, cookie }: LocalizedPagesOptions): Pages {
-  const locales = sites.map(({ locale }) => locale);
+export function localizedPages({ sites, every, basePath, cookie }: LocalizedPagesOptions): Pages {
+  const locales = every.map(({ locale }) => locale);
   // The cookie is read as a declared input is (request/render-inputs.ts): a closed set, the
   // build's locales; any other value, however long or odd, counts as no cookie.
   const chosen: RenderInputs | undefined =
@@ -39,7 +44,7 @@ export function localizedPages({ sites, basePath, cookie }: LocalizedPagesOption
   // Cookie) only if it revalidates it, which costs it one cheap request to the origin.
   const vary = chosen === undefined ? 'Accept-Language' : 'Accept-Language, Cookie';
   const redirects = new Map<string, Answer>(
-    sites.map(({ locale, prefix }) => [
+    every.map(({ locale, prefix }) => [
       locale,
       answer(302, ['Location', prefix, 'Vary', vary, 'Cache-Control', 'no-cache'], EMPTY, {
         compress: false,

@@ -76,9 +76,9 @@ export function startOrigin({ protocol, ...options } = {}) {
   return startOriginOf({ dist: DIST, ...options, env });
 }
 
-/** Runs the origin with the given environment until it exits; for startup errors. */
-export async function runOriginExpectingExit(env, timeoutMs = 15_000) {
-  const child = spawnOrigin({ env: { PORT: await anyPortSetting(), ...env }, dist: DIST });
+/** Runs the origin with the given environment (on DIST, or `dist`) until it exits; for startup errors. */
+export async function runOriginExpectingExit(env, timeoutMs = 15_000, dist = DIST) {
+  const child = spawnOrigin({ env: { PORT: await anyPortSetting(), ...env }, dist });
   const timer = setTimeout(() => child.stop({ graceMs: 0 }), timeoutMs);
   const { code } = await child.exited;
   clearTimeout(timer);

@@ -12,7 +12,8 @@ import fc from 'fast-check';
 import { TEST_APP_I18N_DIST as DIST } from '../../scripts/lib/paths.mjs';
 import { buildStaticIndex, readPrerenderedRoutes } from '../../server/files/static-index.ts';
 import { angularServer } from '../helpers/angular-engine.mjs';
-import { health, request, startOrigin } from '../helpers/origin.mjs';
+import { health, request, runOriginExpectingExit, startOrigin } from '../helpers/origin.mjs';
+import { TEST_APP_DIST } from '../../scripts/lib/paths.mjs';
 
 const LOCALES = ['en-US', 'fr', 'de'];
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
@@ -270,5 +271,64 @@ describe('the static index of a localized build', () => {
     assert.ok(en.body === fr.body && fr.body === de.body, 'one buffer for the same stylesheet');
     const [enHome, frHome] = ['en-US', 'fr'].map((locale) => index.get(`/${locale}`));
     assert.notEqual(enHome.body, frHome.body, 'each locale its own page');
+  });
+});
+
+describe('LOCALES: the locales this process serves, one deployment per locale', () => {
+  let origin;
+  before(async () => {
+    origin = await startOrigin({ dist: DIST, env: { LOCALES: 'fr' } });
+  });
+  after(async () => {
+    await origin?.stop();
+  });
+
+  it('serves its locale’s pages and files, naming every locale as their alternates', async () => {
+    assert.deepEqual((await health(origin)).locales, ['fr']);
+    for (const path of ['/fr', '/fr/', '/fr/products/7', '/fr/dashboard', '/fr/favicon.ico']) {
+      const res = await request(origin.url, path);
+      assert.equal(res.status, 200, path);
+    }
+    const page = await request(origin.url, '/fr/products/7');
+    assert.equal(facts(page.text).note, 'Les prix incluent la TVA.');
+    assert.deepEqual(Object.keys(alternates(page.headers.link)), [
+      'en-US',
+      'fr',
+      'de',
+      'x-default',
+    ]);
+    assert.equal((await request(origin.url, '/fr/nope')).status, 404);
+  });
+
+  it('answers another locale’s pages and files 404, and sends a visitor to it from the site root', async () => {
+    const rendered = (await health(origin)).renders.started;
+    const folder = join(DIST, 'browser', 'de');
+    const main = readdirSync(folder).find((name) => /^main-[\w-]+\.js$/.test(name));
+    for (const path of ['/de', '/de/', '/de/products/7', '/de/favicon.ico', `/de/${main}`]) {
+      const res = await request(origin.url, path);
+      assert.equal(res.status, 404, path);
+      assert.doesNotMatch(res.headers['content-type'] ?? '', /html/, `${path}: rendered nothing`);
+    }
+    const root = await request(origin.url, '/', { headers: { 'accept-language': 'de-AT' } });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.location, '/de', 'the deployment that serves de answers it');
+    assert.equal((await health(origin)).renders.started, rendered, 'no render for another locale');
+  });
+
+  it('stops with one line naming LOCALES for a locale the build has not, or a build without locales', async () => {
+    const unknown = await runOriginExpectingExit({ LOCALES: 'fr,es' }, 15_000, DIST);
+    assert.equal(unknown.code, 1);
+    assert.equal(
+      unknown.stderr.trim(),
+      'Cannot start: LOCALES names es, which the build has not: its locales are en-US, fr, de',
+    );
+    const plain = await runOriginExpectingExit({ LOCALES: 'fr' }, 15_000, TEST_APP_DIST);
+    assert.equal(plain.code, 1);
+    assert.match(
+      plain.stderr.trim(),
+      /^Cannot start: LOCALES is set, but the build has no locales/,
+    );
+    const malformed = await runOriginExpectingExit({ LOCALES: 'fr,,de' }, 15_000, DIST);
+    assert.match(malformed.stderr.trim(), /^Cannot start: LOCALES must be a comma-separated list/);
   });
 });
