@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { readBuildDirs } from '../../server/locales/build-layout.ts';
 import { declaredInputs } from '../../server/request/render-inputs.ts';
 
 /**
@@ -48,7 +49,9 @@ export function inputsVcl(serverRoutes) {
 if (process.argv[1] === import.meta.filename) {
   const dist = process.argv[2] ?? join(import.meta.dirname, '../../dist');
   const out = process.argv[3] ?? join(import.meta.dirname, 'inputs.vcl');
-  const { serverRoutes } = await import(pathToFileURL(join(dist, 'server/main.server.mjs')).href);
+  // Every locale of a localized build has the same routes: the first one's are the app's.
+  const [{ serverDir }] = (await readBuildDirs(dist)).locales;
+  const { serverRoutes } = await import(pathToFileURL(join(serverDir, 'main.server.mjs')).href);
   writeFileSync(out, inputsVcl(serverRoutes));
   console.log(`Wrote ${out}`);
 }

@@ -11,12 +11,14 @@ import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { startVarnish } from '../../scripts/lib/varnish.mjs';
 import { APP_DIST, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { readBuildDirs } from '../../server/locales/build-layout.ts';
 
 const TOKEN = 'varnish-test-token-0123456789abcdef';
 
-/** The routes of a build, as the origin reads them. */
+/** The routes of a build, as the origin reads them (a localized build's first locale's: all have the same). */
 async function routesOf(dist) {
-  return (await import(pathToFileURL(join(dist, 'server/main.server.mjs')).href)).serverRoutes;
+  const [{ serverDir }] = (await readBuildDirs(dist)).locales;
+  return (await import(pathToFileURL(join(serverDir, 'main.server.mjs')).href)).serverRoutes;
 }
 
 describe('deploy/varnish/inputs.vcl', () => {

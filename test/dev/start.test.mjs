@@ -3,7 +3,9 @@
 // that, it renders a page per request through the origin's handler (server.ts reqHandler), as
 // the production origin does: the origin's code must load under Vite's dev server too.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
@@ -27,6 +29,21 @@ async function until(condition, timeoutMs, what) {
     if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/**
+ * Where `ng serve` serves a page of load-paths.json: Angular's dev server builds a localized app
+ * (`"localize": true`) in its source locale at the root ("only supports localizing a single
+ * locale per build"), so a path under the source locale's prefix loses it.
+ */
+function devPath(path) {
+  const { projects } = JSON.parse(readFileSync(join(ROOT, 'angular.json'), 'utf8'));
+  const app = Object.values(projects).find((project) => project.sourceRoot === 'src');
+  const source = app?.i18n?.sourceLocale;
+  if (!app?.architect?.build?.options?.localize || source === undefined) return path;
+  const prefix = `/${typeof source === 'string' ? source : (source.subPath ?? source.code)}`;
+  if (path === prefix) return '/';
+  return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : path;
 }
 
 let npm;
@@ -67,7 +84,7 @@ describe('npm start', () => {
       });
       // A page rendered per request (load-paths.json), or the not-found page of an app with none.
       const { rendered, notFound } = readLoadPaths();
-      const path = rendered ? rendered.at(0) : notFound;
+      const path = devPath(rendered ? rendered.at(0) : notFound);
       let page;
       await until(
         async () => {
