@@ -65,9 +65,11 @@ export async function encodedForStore(identity: Answer): Promise<Answer> {
     return identity;
   }
   const slots = identity.perResponse;
-  return slots === undefined
-    ? withEncodings(identity, await compressForStore(identity.body))
-    : withGzipAroundSlots(identity, await deflatePieces(slots, STORED_GZIP_LEVEL));
+  if (slots !== undefined) {
+    return withGzipAroundSlots(identity, await deflatePieces(slots, STORED_GZIP_LEVEL));
+  }
+  const bodies = await compressForStore(identity.body);
+  return bodies === undefined ? identity : withEncodings(identity, bodies);
 }
 
 /**

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import fc from 'fast-check';
 import { answer, writeAnswer } from '../../server/http/answer.ts';
-import { negotiate } from '../../server/http/content-coding.ts';
+import { compressForStore, negotiate } from '../../server/http/content-coding.ts';
 import { representationFor } from '../../server/http/encodings.ts';
 import { noncedAnswer } from '../../server/csp/nonce-template.ts';
 import { ContentSecurityPolicy } from '../../server/csp/policy.ts';
@@ -231,3 +231,28 @@ function send(made, coding) {
   writeAnswer({ method: 'GET', headers: { 'accept-encoding': coding } }, res, made);
   return { status: written.status, headers: written.headers, body: Buffer.concat(written.chunks) };
 }
+
+describe('pages compressed for the store', () => {
+  const page = Buffer.from('<p>a page the render cache keeps</p>'.repeat(2000));
+  const decoded = { br: brotliDecompressSync, gzip: gunzipSync };
+
+  it('gives every page its stored codings when they come one after another', async () => {
+    for (let i = 0; i < 12; i++) {
+      const bodies = await compressForStore(page);
+      assert.deepEqual(
+        bodies.map(([coding]) => coding),
+        ['br', 'gzip'],
+      );
+      for (const [coding, body] of bodies) assert.ok(decoded[coding](body).equals(page), coding);
+    }
+  });
+
+  it('keeps a burst to a queue of eight: the rest are kept as they are, never wrong', async () => {
+    const all = await Promise.all(Array.from({ length: 40 }, () => compressForStore(page)));
+    const compressed = all.filter((bodies) => bodies !== undefined);
+    assert.equal(compressed.length, 8, 'eight waited their turn, the others were not queued');
+    for (const bodies of compressed)
+      for (const [coding, body] of bodies) assert.ok(decoded[coding](body).equals(page), coding);
+    assert.notEqual(await compressForStore(page), undefined, 'and the queue empties');
+  });
+});
