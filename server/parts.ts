@@ -201,9 +201,8 @@ function servedFiles(layout: BuildLayout): ((urlPath: string) => boolean) | unde
   if (layout.locales.length === layout.every.length) {
     return undefined;
   }
-  const every = layout.every.map(({ locale, prefix }) => ({ locale: locale!, prefix }));
   const served = new Set(layout.locales.map(({ locale }) => locale));
-  return (urlPath) => served.has(siteOf(every, urlPath)?.locale);
+  return (urlPath) => served.has(siteOf(layout.every, urlPath)?.locale);
 }
 
 /**
@@ -236,11 +235,7 @@ function createEngine(
   if (locales === undefined) {
     return engines[0];
   }
-  const served = layout.locales.map(({ locale, prefix }, i) => ({
-    locale: locale!,
-    prefix,
-    engine: engines[i],
-  }));
+  const served = layout.locales.map(({ prefix }, i) => ({ prefix, engine: engines[i] }));
   // The pages step hands a render only paths under a served locale's prefix (locales/localized-pages.ts).
   const engine: PageEngine = (request, route, signal) =>
     siteOf(served, new URL(request.url).pathname)!.engine(request, route, signal);

@@ -67,11 +67,13 @@ async function readHints(layout: BuildLayout): Promise<PageHints> {
   if (!layout.localized) {
     return readPageHints(browserDir, serverDir);
   }
-  const perLocale = await Promise.all(
-    layout.locales.map((locale) => readPageHints(locale.browserDir, locale.serverDir)),
+  const sites = await Promise.all(
+    layout.locales.map(async ({ prefix, browserDir, serverDir }) => ({
+      prefix,
+      hints: await readPageHints(browserDir, serverDir),
+    })),
   );
-  const sites = layout.locales.map(({ locale, prefix }) => ({ locale: locale!, prefix }));
-  return hintsByLocale({ sites, basePath: layout.basePath }, perLocale);
+  return hintsByLocale(sites);
 }
 
 /**

@@ -30,14 +30,12 @@ export async function measuredSite(dist, paths = readLoadPaths()) {
     const [{ browserDir, serverDir }] = build.locales;
     return { locale: undefined, prefix: '', browserDir, serverDir, locales: [] };
   }
-  // A locale at the base path itself (an empty subPath) is under every other's prefix too.
-  const sites = [...build.locales].sort((a, b) => b.prefix.length - a.prefix.length);
-  const site = siteOf(sites, paths.prerendered);
+  const site = siteOf(build.locales, paths.prerendered);
   const pages = [paths.prerendered, paths.rendered?.path].filter((page) => page !== undefined);
-  if (site === undefined || pages.some((page) => siteOf(sites, page) !== site)) {
+  if (site === undefined || pages.some((page) => siteOf(build.locales, page) !== site)) {
     // The last page as the source locale's, whichever locale (or none) it is under now.
     const last = pages.at(-1);
-    const under = siteOf(sites, last);
+    const under = siteOf(build.locales, last);
     const within = under === undefined ? last : pathInSite(under, last);
     const example = `${build.locales[0].prefix}${within === '/' ? '' : within}`;
     throw new Error(

@@ -8,8 +8,6 @@ import { siteOf } from '../../server/locales/locale-sites.ts';
 import { APP_DIST as DIST } from './paths.mjs';
 
 const { locales } = await readBuildDirs(DIST);
-// The longest prefix first: a locale at the base path itself is under every other's prefix too.
-const sites = [...locales].sort((a, b) => b.prefix.length - a.prefix.length);
 /** Each locale's app and engine, imported when a path first asks for it. */
 const loaded = new Map();
 
@@ -26,7 +24,7 @@ async function appOf(site) {
  * @returns {Promise<{ status: number, html: string }>}
  */
 export async function renderInProcess(path) {
-  const site = siteOf(sites, path) ?? locales[0];
+  const site = siteOf(locales, path) ?? locales[0];
   const { app, engine } = await appOf(site);
   const responseInit = {};
   const html = await engine.render({

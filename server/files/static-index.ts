@@ -151,7 +151,7 @@ export function buildStaticIndex(
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
     verbatim: (target) => verbatim.get(target),
     onDisk: (path) => largeFiles.get(path.includes('%') ? safeDecode(path) : path),
-    cacheControl: (urlPath) => headOf(urlPath).cacheControl,
+    cacheControl: cacheControlIn(locales),
   };
 }
 
@@ -165,19 +165,28 @@ interface FileHead {
   language: string | undefined;
 }
 
-/** Each file's head; in a localized build, read within its locale (`/fr/media/…` is hashed). */
+/** Cache-Control by URL path, in a localized build read within its locale (`/fr/media/…` is hashed). */
+function cacheControlIn(locales: LocaleMap | undefined): (urlPath: string) => string {
+  return (urlPath) => {
+    const site = locales && siteOf(locales.sites, urlPath);
+    return cacheControlFor(site ? pathInSite(site, urlPath) : urlPath);
+  };
+}
+
+/** Each file's head; in a localized build, read within its locale. */
 function fileHeads(
   routes: readonly string[],
   linkOf: (urlPath: string) => string | undefined,
   locales: LocaleMap | undefined,
 ): (urlPath: string) => FileHead {
   const routeOfPage = new Map(routes.map((route) => [pageFile(route), route]));
+  const cacheControl = cacheControlIn(locales);
   return (urlPath) => {
     const type = typeOf(urlPath);
     const site = locales && siteOf(locales.sites, urlPath);
     const head: FileHead = {
       type,
-      cacheControl: cacheControlFor(site ? pathInSite(site, urlPath) : urlPath),
+      cacheControl: cacheControl(urlPath),
       link: linkOf(urlPath),
       language: undefined,
     };

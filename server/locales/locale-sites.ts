@@ -19,17 +19,25 @@ export interface LocaleMap {
   basePath: string;
 }
 
-/** The site whose prefix `path` starts with (`/fr`, `/fr/…`), else undefined: no locale's path. */
-export function siteOf<T extends LocaleSite>(sites: readonly T[], path: string): T | undefined {
+/**
+ * The site whose prefix `path` starts with (`/fr`, `/fr/…`), the longest such prefix (a locale at
+ * the base path itself, `subPath: ''`, is under every other's), else undefined: no locale's path.
+ */
+export function siteOf<T extends { prefix: string }>(
+  sites: readonly T[],
+  path: string,
+): T | undefined {
+  let found: T | undefined;
   for (const site of sites) {
     if (
       path.startsWith(site.prefix) &&
-      (path.length === site.prefix.length || path[site.prefix.length] === '/')
+      (path.length === site.prefix.length || path[site.prefix.length] === '/') &&
+      (found === undefined || site.prefix.length > found.prefix.length)
     ) {
-      return site;
+      found = site;
     }
   }
-  return undefined;
+  return found;
 }
 
 /** `path` within its locale's app: `/fr/products/7` is `/products/7`, `/fr` is `/`. */
@@ -90,11 +98,8 @@ export function withLanguageHeaders(engine: PageEngine, map: LocaleMap): PageEng
 }
 
 /** Each locale's page hints (read from its own manifests), for the paths under its prefix. */
-export function hintsByLocale(map: LocaleMap, hints: readonly PageHints[]): PageHints {
-  const of = (path: string): PageHints => {
-    const site = siteOf(map.sites, path);
-    return site === undefined ? NO_HINTS : hints[map.sites.indexOf(site)];
-  };
+export function hintsByLocale(sites: readonly { prefix: string; hints: PageHints }[]): PageHints {
+  const of = (path: string): PageHints => siteOf(sites, path)?.hints ?? NO_HINTS;
   return {
     links: (path) => of(path).links(path),
     header: (path) => of(path).header(path),

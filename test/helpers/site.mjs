@@ -6,16 +6,13 @@
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { APP_DIST } from '../../scripts/lib/paths.mjs';
 import { readBuildDirs } from '../../server/locales/build-layout.ts';
+import { siteOf } from '../../server/locales/locale-sites.ts';
 
 const build = await readBuildDirs(APP_DIST);
 const source = build.locales[0];
 
 /** Whether `path` is under a locale's prefix already (as `ng new --locales` writes load-paths.json). */
-const underALocale = (path) =>
-  build.locales.some(
-    ({ prefix }) =>
-      path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`),
-  );
+const underALocale = (path) => siteOf(build.locales, path.split('?', 1)[0]) !== undefined;
 
 export const site = {
   localized: build.localized,
