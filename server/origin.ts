@@ -18,6 +18,7 @@ import { throttledWarning } from './logger.ts';
 import type { ResponseTimer } from './metrics/timings.ts';
 import type { Pages } from './pages/pages.ts';
 import { healthEndpoints, type Readiness } from './process/health.ts';
+import { canonicalTarget } from './request/page-target.ts';
 import { requestGuard } from './request/request-guard.ts';
 import { type HostRules, RequestOrigins } from './request/request-origin.ts';
 import { FILE_LIKE } from './request/url-path.ts';
@@ -31,6 +32,11 @@ export interface OriginOptions {
   archive?: AssetArchive;
   /** The pages step: prerendered, rendered, cached or the client-side shell. */
   pages: Pages;
+  /**
+   * Paths that keep a trailing slash in their one spelling (request/page-target.ts): a localized
+   * build's locale roots (`/fr`, whose base href `/fr/` names it too); none in a plain build.
+   */
+  pageRoots?: ReadonlySet<string>;
   /** Sent before a page is looked up or rendered (103 Early Hints); undefined when EARLY_HINTS is off. */
   hints?: { hints: PageHints; mode: Exclude<EarlyHintsMode, 'off'> };
   /** The Content-Security-Policy of HTML answers, for the error pages too; undefined when off. */
@@ -47,6 +53,8 @@ export interface OriginOptions {
   /** Times each response when metrics are on (metrics/timings.ts); undefined adds nothing. */
   timeResponse?: ResponseTimer;
 }
+
+const NO_ROOTS: ReadonlySet<string> = new Set();
 
 /** Errors a response meets when its client went away (or reset its HTTP/2 stream) or speaks broken HTTP: routine. */
 const CLIENT_GONE = new Set([
@@ -148,6 +156,11 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   if (options.archive) {
     app.use(filesOfEarlierBuilds(options.archive));
   }
+
+  // canonicalTarget: a page asked for by another spelling of its path (`//a`, `/a/`, `/%61`, an
+  // empty `;`) is sent to its one spelling, before anything is looked up or rendered for it: the
+  // route, the cache key and the render then read the same URL, as Angular's router reads it.
+  app.use(canonicalTarget(options.pageRoots ?? NO_ROOTS));
 
   // earlyHints: a page's stylesheet, scripts and route chunks, in a 103 before its page is looked
   // up or rendered, and in the Link of its answer.

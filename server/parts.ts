@@ -20,13 +20,13 @@ import {
   pageLanguage,
   pathInSite,
   siteOf,
-  withLanguageHeaders,
 } from './locales/locale-sites.ts';
-import { localizedPages } from './locales/localized-pages.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
 import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
+import { localizedPages } from './pages/localized-pages.ts';
+import { withLanguageHeaders } from './pages/page-language.ts';
 import { createPages, type Pages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
 import { type PageEngine, Renderer } from './pages/renderer.ts';
@@ -117,6 +117,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     files: { browserDir: build.browserDir, index },
     archive: createArchive(config, caches, build.browserDir, log),
     pages,
+    pageRoots: new Set(locales?.sites.map(({ prefix }) => prefix)),
     hints,
     csp,
     readiness,
@@ -236,7 +237,7 @@ function createEngine(
     return engines[0];
   }
   const served = layout.locales.map(({ prefix }, i) => ({ prefix, engine: engines[i] }));
-  // The pages step hands a render only paths under a served locale's prefix (locales/localized-pages.ts).
+  // The pages step hands a render only paths under a served locale's prefix (pages/localized-pages.ts).
   const engine: PageEngine = (request, route, signal) =>
     siteOf(served, new URL(request.url).pathname)!.engine(request, route, signal);
   return withLanguageHeaders(engine, locales);

@@ -145,7 +145,7 @@ export function buildStaticIndex(
     );
   }
 
-  addPrerenderedRoutes(prerenderedRoutes, files, largeFiles);
+  addPrerenderedRoutes(prerenderedRoutes, files, largeFiles, locales);
   const verbatim = new Map([...files].filter(([path]) => PLAIN_PATH.test(path)));
   return {
     get: (path) => files.get(path.includes('%') ? safeDecode(path) : path),
@@ -270,20 +270,22 @@ function bodyReader(listed: Map<string, { path: string }>) {
 }
 
 /**
- * A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html, and
- * so is `/about/`, as Angular's server answers it: the router reads both as one route, and a
- * localized build links to its locale's home as `/fr/` (its base href), which would otherwise be
- * rendered on every click.
+ * A prerendered route answers with its page: `/` is index.html, `/about` is about/index.html. A
+ * locale's root answers at `/fr/` too: a localized build links to its home as its base href. Any
+ * other `/about/` is not a spelling the origin serves a page at: it is sent to `/about`
+ * (request/page-target.ts), as every page is to its one spelling.
  */
 function addPrerenderedRoutes(
   routes: readonly string[],
   files: Map<string, StaticFile>,
   largeFiles: Map<string, DiskFile>,
+  locales: LocaleMap | undefined,
 ): void {
+  const roots = new Set(locales?.sites.map(({ prefix }) => prefix));
   for (const route of routes) {
     const pagePath = pageFile(route);
     const page = files.get(pagePath);
-    const paths = route.endsWith('/') ? [route] : [route, `${route}/`];
+    const paths = roots.has(route) ? [route, `${route}/`] : [route];
     for (const path of paths) {
       if (page) {
         files.set(path, page);

@@ -1,6 +1,8 @@
 import { RenderMode, type ServerRoute } from '@angular/ssr';
 import type { Logger } from 'pino';
 import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
+import { routeSegments } from '../request/page-target.ts';
+import type { PageInputs } from '../request/render-request.ts';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
 export interface RouteInfo {
@@ -12,6 +14,8 @@ export interface RouteInfo {
   cacheRules: RouteCacheRules | undefined;
   /** The Vary its pages carry: the request inputs it declares (render-inputs.ts), if any. */
   vary: string | undefined;
+  /** What its renders see of the request: shared pages their declared inputs alone (render-request.ts). */
+  page: PageInputs;
 }
 
 const FALLBACK: RouteInfo = {
@@ -20,10 +24,12 @@ const FALLBACK: RouteInfo = {
   headers: undefined,
   cacheRules: undefined,
   vary: undefined,
+  page: { shared: false, inputs: undefined },
 };
 
 /**
- * Matches a path against the server routes the way Angular does: segment by segment, where
+ * Matches a path against the server routes the way Angular does: the segments its router reads
+ * (request/page-target.ts: matrix parameters and auxiliary outlets aside, each decoded), where
  * `:name` and `*` match one segment and `**` matches the rest. Routes are compiled once; the
  * first route that matches wins, as in Angular's router. A No-Vary-Search it cannot read is
  * logged here, once per route at startup: the route still works, but its query strings are never
@@ -52,11 +58,12 @@ export function createRouteLookup(
       headers: 'headers' in route ? route.headers : undefined,
       cacheRules,
       vary: cacheRules?.inputs?.vary,
+      page: { shared: cacheRules !== undefined, inputs: cacheRules?.inputs },
     };
     return { segments: route.path.split('/').filter(Boolean), info };
   });
   return (pathname) => {
-    const segments = pathname.split('/').filter(Boolean);
+    const segments = routeSegments(pathname);
     return compiled.find((route) => matches(route.segments, segments))?.info ?? FALLBACK;
   };
 }
