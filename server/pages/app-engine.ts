@@ -1,5 +1,5 @@
 import { AngularNodeAppEngine } from '@angular/ssr/node';
-import type { PageEngine } from './renderer.ts';
+import type { EngineOutput, PageEngine } from './renderer.ts';
 
 export interface AppEngineOptions {
   allowedHosts: readonly string[];
@@ -32,16 +32,24 @@ export function createAppEngine(options: AppEngineOptions): PageEngine {
         `Angular's engine rendered no page for ${request.url}: its navigation failed`,
       );
     }
-    // Its bytes, not its text: decoding them to encode the page again showed in the render's
-    // instruction count (bench/README.md#the-figures-behind-the-codes-comments).
-    const html = Buffer.from(await response.arrayBuffer());
-    const headers = new Headers(response.headers);
-    if (headers.get('content-type') === ANGULAR_HTML) {
-      headers.delete('content-type');
-    }
-    // Angular's own bookkeeping for its prerendered files: the origin sets both for the bytes it sends.
-    headers.delete('content-length');
-    headers.delete('etag');
-    return { html, status: response.status, headers };
+    return engineOutput(response);
   };
+}
+
+/**
+ * What Angular's engine answered, as the origin's engines give a page (renderer.ts EngineOutput):
+ * its bytes as they are (decoding them to encode the page again showed in the render's instruction
+ * count: bench/README.md#the-figures-behind-the-codes-comments), its status, and its headers less
+ * Angular's spelling of the HTML type and its own bookkeeping for its prerendered files (the origin
+ * sets Content-Length and ETag for the bytes it sends).
+ */
+export async function engineOutput(response: Response): Promise<EngineOutput> {
+  const html = Buffer.from(await response.arrayBuffer());
+  const headers = new Headers(response.headers);
+  if (headers.get('content-type') === ANGULAR_HTML) {
+    headers.delete('content-type');
+  }
+  headers.delete('content-length');
+  headers.delete('etag');
+  return { html, status: response.status, headers };
 }

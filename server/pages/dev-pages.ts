@@ -1,11 +1,12 @@
 import { AngularNodeAppEngine } from '@angular/ssr/node';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { answer, REVALIDATE, respond } from '../http/answer.ts';
-import { strongEtag } from '../http/entity-tag.ts';
-import { cacheKey, keyParts } from '../render-cache/policy.ts';
-import { clientRequest, type RenderRequest, sharedRequest } from '../request/render-request.ts';
-import type { Pages } from './pages.ts';
+import { respond } from '../http/answer.ts';
+import type { RenderRequest } from '../request/render-request.ts';
+import { engineOutput } from './app-engine.ts';
+import { pageOf } from './page.ts';
+import { pageRequest, type Pages } from './pages.ts';
+import type { EngineOutput } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
 
 export interface DevPagesOptions {
@@ -17,27 +18,27 @@ export interface DevPagesOptions {
 /**
  * Renders pages under `ng serve`. The dev server builds in memory (there is no dist/ for
  * CommonEngine to read) and injects its live-reload client through Angular's own engine, so
- * development renders with AngularNodeAppEngine behind the same Koa chain as production — and
- * with the same request: a shared page's render sees its declared inputs alone, and reading a
- * header its route did not declare is a warning naming both.
+ * development renders with AngularNodeAppEngine behind the same Koa chain as production — with
+ * the same request (a shared page's render sees its declared inputs alone, and reading a header
+ * its route did not declare is a warning naming both) and the same answer (page.ts).
  */
 export function createDevPages({ lookupRoute, trustProxy, log }: DevPagesOptions): Pages {
   const engine = new AngularNodeAppEngine();
   return {
     async step(ctx, next) {
-      let response: Response | null;
-      let body: Buffer;
+      const route = lookupRoute(ctx.path);
+      const seen = pageRequest(route, ctx, trustProxy);
+      let output: EngineOutput;
       try {
-        const route = lookupRoute(ctx.path);
-        response = await engine.handle(
-          devRequest(ctx, route, trustProxy, log),
+        const response = await engine.handle(
+          devRequest(ctx, seen, route, log),
           renderContext(route),
         );
         if (!response) {
           await next();
           return;
         }
-        body = Buffer.from(await response.arrayBuffer());
+        output = await engineOutput(response);
       } catch (error) {
         // The engine aborts the render when the client goes (a reload, a closed tab): routine while
         // developing, so a debug line, not an error with a stack. Any other failure is an error.
@@ -48,21 +49,8 @@ export function createDevPages({ lookupRoute, trustProxy, log }: DevPagesOptions
         }
         throw error;
       }
-      // As in production: revalidate before each use unless the route says otherwise, and a
-      // strong ETag for a 2xx answer.
-      const headers = new Headers({ 'Cache-Control': REVALIDATE });
-      response.headers.forEach((value, name) => headers.set(name, value));
-      headers.delete('content-length');
-      const etag = response.ok ? (headers.get('etag') ?? strongEtag(body)) : undefined;
-      if (etag !== undefined) {
-        headers.set('etag', etag);
-      }
-      respond(
-        ctx,
-        answer(response.status, [...headers].flat(), body, {
-          validators: etag === undefined ? undefined : { etag },
-        }),
-      );
+      const making = { sees: seen.sees, failed: false, vary: route.vary };
+      respond(ctx, pageOf(output, making).page.answer);
     },
     // Nothing is cached under `ng serve`.
     fresh: () => undefined,
@@ -76,23 +64,13 @@ export function createDevPages({ lookupRoute, trustProxy, log }: DevPagesOptions
  */
 const ENGINE_READS = /^(?:host|forwarded|x-forwarded-.*|accept-language|if-none-match)$/;
 
-/** The request a dev render sees: production's, its headers watched on a route that declares inputs. */
-function devRequest(ctx: Context, route: RouteInfo, trustProxy: boolean, log: Logger): Request {
-  const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
-  const rules = route.cacheRules;
-  const decision =
-    rules && cacheKey(rules, ctx.state.origin, ctx.path, ctx.querystring, ctx.headers);
-  let seen: RenderRequest;
-  if (decision !== undefined && 'key' in decision) {
-    const parts = keyParts(decision.key);
-    seen = sharedRequest(parts.url, parts.inputs);
-  } else {
-    seen = clientRequest(url, ctx.headers, trustProxy);
-  }
+/** The Request a dev render gets: production's (pages.ts pageRequest), its headers watched on a shared route. */
+function devRequest(ctx: Context, seen: RenderRequest, route: RouteInfo, log: Logger): Request {
   // Angular's engine stops a dev render when the client leaves: tell it, as its own server does.
   const controller = new AbortController();
   ctx.res.once('close', () => controller.abort());
   const request = new Request(seen.url, { headers: seen.headers, signal: controller.signal });
+  const rules = route.cacheRules;
   if (rules === undefined) {
     return request;
   }

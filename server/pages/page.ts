@@ -5,13 +5,10 @@ import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
 import { strongEtag } from '../http/entity-tag.ts';
-import {
-  aliasHeaders,
-  GROUP_HEADERS,
-  type GroupAlias,
-  parseCacheGroups,
-} from '../render-cache/cache-groups.ts';
+import { aliasHeaders, type GroupAlias, parseCacheGroups } from '../render-cache/cache-groups.ts';
+import { privateCacheControl, TARGETED_CACHE_CONTROL } from '../http/cache-control.ts';
 import { RENDER_INPUTS_HEADER } from '../request/render-inputs.ts';
+import type { RenderRequest } from '../request/render-request.ts';
 import type { EngineOutput } from './renderer.ts';
 
 export const HTML = 'text/html; charset=utf-8';
@@ -31,41 +28,55 @@ export interface Page {
   groups: readonly string[];
 }
 
-/** Cache-Groups and its aliases describe the full answer: never on a 304. */
-const FULL_ONLY: ReadonlySet<string> = new Set(GROUP_HEADERS.map((name) => name.toLowerCase()));
+/** How a page was made, which decides how far it may be shared. */
+export interface PageMaking {
+  /** What of the visitor its render saw (request/render-request.ts). */
+  sees: RenderRequest['sees'];
+  /** Angular's ErrorHandler reported an error while rendering: the page may be broken. */
+  failed: boolean;
+  /** The request inputs its route declares (render-inputs.ts), for shared caches downstream. */
+  vary: string | undefined;
+}
 
 /**
  * The answer for a render: Content-Type, the headers the app set through RESPONSE_INIT (less the
- * origin's own route declarations), its Cache-Control — decided here, once: the route's or the
- * app's, else revalidate before each use — and, for a 2xx answer, a strong ETag of the body. With a
- * Content-Security-Policy, an HTML body is stored with nonce placeholders: its ETag is weak, and no
- * shared cache downstream may store it (csp/nonce-template.ts). `final` holds the headers as the app
- * left them, for the render cache's decision to store. A `Cache-Groups` header is sent on as the
- * app set it, its groups kept on the page, and spelled again in the CDN `aliases` configured.
- * `vary` names the request inputs the route declares, for shared caches downstream.
+ * origin's own route declarations), its Cache-Control — decided here, once — and, for a 2xx answer,
+ * a strong ETag of the body. With a Content-Security-Policy, an HTML body is stored with nonce
+ * placeholders: its ETag is weak, and no shared cache downstream may store it
+ * (csp/nonce-template.ts). `final` holds the headers as the app left them, for the render cache's
+ * decision to store. A `Cache-Groups` header is sent on as the app set it, its groups kept on the
+ * page, and spelled again in the CDN `aliases` configured.
+ *
+ * Nothing leaves more shareable than what it was made from: a page whose render saw the visitor's
+ * request, or that sets a cookie, goes out private (http/cache-control.ts); one whose render
+ * failed, `no-store`. Either loses CDN-Cache-Control and Surrogate-Control. Only a page made from
+ * its URL and declared inputs alone keeps the Cache-Control its route or app gave it (revalidate
+ * before each use when none).
  */
 export function pageOf(
   output: EngineOutput,
+  making: PageMaking,
   csp?: ContentSecurityPolicy,
   groupOptions?: CacheGroupOptions,
-  vary?: string,
 ): { page: Page; final: Headers } {
   const final = output.headers;
   // The route's own declaration, for the origin alone.
   final.delete(RENDER_INPUTS_HEADER);
   const type = final.get('content-type') ?? HTML;
+  const shareable = making.sees === 'declared' && !making.failed && !final.has('set-cookie');
+  const declared = final.get('cache-control') ?? undefined;
+  const cacheControl = making.failed
+    ? 'no-store'
+    : shareable
+      ? (declared ?? REVALIDATE)
+      : privateCacheControl(declared);
   // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
   const validated = output.status >= 200 && output.status < 300;
   // With a policy, an HTML page is stored with placeholders where each response's nonce goes, and
   // its Cache-Control, CDN-Cache-Control and ETag are those of a nonced answer.
   const nonced =
     csp && type.startsWith('text/html')
-      ? noncedAnswer(
-          output.html.toString(),
-          csp,
-          final.get('cache-control') ?? REVALIDATE,
-          validated,
-        )
+      ? noncedAnswer(output.html.toString(), csp, cacheControl, validated)
       : undefined;
   // A Buffer body: the writer sends it as it is, with no regex or byte count over the page.
   const body =
@@ -73,22 +84,25 @@ export function pageOf(
   const etag = nonced ? nonced.etag : validated ? strongEtag(body) : undefined;
   const headers = ['Content-Type', type];
   for (const [name, value] of final) {
-    if (name !== 'content-type' && (name !== 'cache-control' || !nonced)) {
+    if (
+      name !== 'content-type' &&
+      name !== 'cache-control' &&
+      // A nonced answer says its own CDN-Cache-Control: no shared cache may keep it either.
+      ((shareable && !nonced) || !TARGETED_CACHE_CONTROL.has(name))
+    ) {
       headers.push(headerName(name), value);
     }
   }
   if (nonced) {
     headers.push(...nonced.headers);
   } else {
-    if (!final.has('cache-control')) {
-      headers.push('Cache-Control', REVALIDATE);
-    }
+    headers.push('Cache-Control', cacheControl);
     if (etag !== undefined) {
       headers.push('ETag', etag);
     }
   }
-  if (vary !== undefined) {
-    addVary(headers, vary);
+  if (making.vary !== undefined) {
+    addVary(headers, making.vary);
   }
   const groups = groupsOf(final, groupOptions?.log);
   if (groupOptions && groupOptions.cacheGroupAliases.length > 0) {
@@ -99,7 +113,6 @@ export function pageOf(
       answer: answer(output.status, headers, body, {
         validators: etag === undefined ? undefined : { etag },
         perResponse: nonced?.slots,
-        fullOnly: FULL_ONLY,
       }),
       groups,
     },

@@ -16,11 +16,11 @@ import { PageCache, type Produce, type Served, servedHeaders } from '../render-c
 import { cacheKey, keyParts, storablePolicy } from '../render-cache/policy.ts';
 import type { SharedTier } from '../render-cache/shared-tier.ts';
 import { pathOf, type RenderCache } from '../render-cache/store.ts';
-import { clientRequest, sharedRequest } from '../request/render-request.ts';
+import { renderRequestFor, type RenderRequest, sharedRequest } from '../request/render-request.ts';
 import { untilAborted } from '../until-aborted.ts';
-import { HTML, pageOf, type CacheGroupOptions } from './page.ts';
+import { HTML, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
-import type { Renderer } from './renderer.ts';
+import type { Rendered, Renderer } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
 
 /** The pages' own settings (RENDER_TIMEOUT_MS, CACHE_GROUP_ALIASES). */
@@ -102,16 +102,16 @@ class PageAnswers implements Pages {
       const status = route.status ?? 200;
       return respond(ctx, this.#shells.clientOnly(status), this.#languageOf(ctx.path, status));
     }
-    if (this.#cache === undefined || route.cacheRules === undefined) {
-      return this.#answerRendered(ctx, route);
-    }
-    const { origin } = ctx.state;
-    const decision = cacheKey(route.cacheRules, origin, ctx.path, ctx.querystring, ctx.headers);
-    if ('key' in decision) {
+    const decision = keyOf(route, ctx);
+    if (this.#cache !== undefined && decision !== undefined && 'key' in decision) {
       return this.#answerCached(ctx, this.#cache, decision.key);
     }
-    const bypassed = cacheStatusHeader({ local: { fwd: 'bypass', detail: decision.bypass } });
-    return this.#answerRendered(ctx, route, bypassed);
+    const request = requestOf(route, ctx, decision, this.#options.trustProxy);
+    const bypassed =
+      this.#cache !== undefined && decision !== undefined && 'bypass' in decision
+        ? cacheStatusHeader({ local: { fwd: 'bypass', detail: decision.bypass } })
+        : undefined;
+    return this.#answerRendered(ctx, route, request, bypassed);
   };
 
   fresh(origin: string, path: string, headers: IncomingHttpHeaders): Served | undefined {
@@ -122,12 +122,18 @@ class PageAnswers implements Pages {
       : undefined;
   }
 
-  /** Rendered for this request alone, as every page of a route without a shared-cache policy. */
-  async #answerRendered(ctx: Context, route: RouteInfo, extra?: readonly string[]): Promise<void> {
-    // The origin the guard parsed and allowed, then the request target: an extra port, path or
-    // query in Host cannot change the page rendered. The render sees the client's headers.
-    const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
-    const request = clientRequest(url, ctx.headers, this.#options.trustProxy);
+  /**
+   * Rendered for this request, not through the cache: a route without a shared-cache policy (its
+   * render sees the client's request, its answer is private), or a shared page the cache does not
+   * keep (a query string or spelling it does not key, or no cache): its render sees its URL and
+   * declared inputs alone, as a cached one, and its answer keeps the route's policy.
+   */
+  async #answerRendered(
+    ctx: Context,
+    route: RouteInfo,
+    request: RenderRequest,
+    extra: readonly string[] | undefined,
+  ): Promise<void> {
     const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
     try {
       // Given up at the signal; the render itself holds its slot to its end (Angular cannot stop one).
@@ -135,8 +141,13 @@ class PageAnswers implements Pages {
         this.#options.renderer.render(request, route, signal),
         signal,
       );
-      const { csp } = this.#options;
-      respond(ctx, pageOf(rendered, csp, this.#groupOptions, route.vary).page.answer, extra);
+      const { page } = pageOf(
+        rendered,
+        makingOf(request, rendered, route),
+        this.#options.csp,
+        this.#groupOptions,
+      );
+      respond(ctx, page.answer, extra);
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
     } finally {
@@ -178,7 +189,8 @@ class PageAnswers implements Pages {
  * How the render cache gets a page: the key is the URL rendered (the validated origin, the path and
  * the significant query parameters) and the normalized inputs its render's request carries (and
  * nothing else of the request that asked), rendered in a slot for a request or in the background
- * for a refresh. A render that reported an error is sent as Angular rendered it, and never stored.
+ * for a refresh. A render that reported an error is sent as Angular rendered it, `no-store`, and
+ * never stored.
  */
 function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce {
   const { renderer, lookupRoute, csp } = options;
@@ -189,7 +201,7 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
     const rendered = signal
       ? await renderer.render(request, route, signal)
       : await renderer.renderInBackground(request, route);
-    const { page, final } = pageOf(rendered, csp, groupOptions, route.vary);
+    const { page, final } = pageOf(rendered, makingOf(request, rendered, route), csp, groupOptions);
     return {
       answer: page.answer,
       groups: page.groups,
@@ -199,6 +211,49 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
       failed: rendered.reportedError,
     };
   };
+}
+
+/**
+ * The request a render of this page sees, as the pages step makes it for every render it starts
+ * (and `npm start` for its own: dev-pages.ts).
+ */
+export function pageRequest(route: RouteInfo, ctx: Context, trustProxy: boolean): RenderRequest {
+  return requestOf(route, ctx, keyOf(route, ctx), trustProxy);
+}
+
+type KeyDecision = ReturnType<typeof cacheKey>;
+
+/** A shared route's cache key for the request, or why it has none; undefined for any other route. */
+function keyOf(route: RouteInfo, ctx: Context): KeyDecision | undefined {
+  return (
+    route.cacheRules &&
+    cacheKey(route.cacheRules, ctx.state.origin, ctx.path, ctx.querystring, ctx.headers)
+  );
+}
+
+/**
+ * From the key when the route keys the request (its URL without the query parameters its route
+ * ignores: those reach no render, cached or not), else from the URL as asked (the origin the guard
+ * parsed and allowed, then the request target: an extra port, path or query in Host cannot change
+ * the page rendered) and the request (render-request.ts).
+ */
+function requestOf(
+  route: RouteInfo,
+  ctx: Context,
+  decision: KeyDecision | undefined,
+  trustProxy: boolean,
+): RenderRequest {
+  if (decision !== undefined && 'key' in decision) {
+    const { url, inputs } = keyParts(decision.key);
+    return sharedRequest(url, inputs);
+  }
+  const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
+  return renderRequestFor(route.page, url, ctx.headers, trustProxy);
+}
+
+/** What pageOf needs to know of how a page was made. */
+function makingOf(request: RenderRequest, rendered: Rendered, route: RouteInfo): PageMaking {
+  return { sees: request.sees, failed: rendered.reportedError, vary: route.vary };
 }
 
 /**

@@ -2,8 +2,7 @@
 // (RFC 9111, RFC 5861) and No-Vary-Search, and the key a request's page is stored under.
 import type { IncomingHttpHeaders } from 'node:http';
 import {
-  inputsText,
-  normalize,
+  declaredInputsText,
   parseRenderInputs,
   RENDER_INPUTS_HEADER,
   type RenderInputs,
@@ -163,10 +162,7 @@ export function cacheKey(
   if (!CANONICAL_PATH.test(path) || hasDotSegment(path)) {
     return { bypass: 'path' };
   }
-  const inputs =
-    rules.inputs === undefined
-      ? ''
-      : `\n${inputsText(rules.inputs, normalize(rules.inputs, headers))}`;
+  const inputs = rules.inputs === undefined ? '' : `\n${declaredInputsText(rules.inputs, headers)}`;
   if (querystring === '') {
     return { key: origin + path + inputs };
   }

@@ -197,6 +197,14 @@ export function inputsText(declared: RenderInputs, values: readonly string[]): s
   return declared.inputs.map((input, i) => `${input.kind}:${input.name}=${values[i]}`).join('\n');
 }
 
+/** A request's normalized inputs as inputsText spells them; '' for a route that declares none. */
+export function declaredInputsText(
+  declared: RenderInputs | undefined,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): string {
+  return declared === undefined ? '' : inputsText(declared, normalize(declared, headers));
+}
+
 /** The request headers a render sees for normalized inputs (inputsText's lines). */
 export function inputHeaders(text: string): [string, string][] {
   const headers: [string, string][] = [];

@@ -1,13 +1,41 @@
-// What a render sees of the request: Angular's REQUEST, as a URL and headers. A route without a
-// shared-cache policy sees the client's request as Angular's own server gives it; a shared page
-// sees its URL and its route's declared inputs, normalized, and nothing else.
+// What a render sees of the request: Angular's REQUEST, as a URL and headers, made here for every
+// render the origin starts — answered, bypassing the cache, coalesced, in the background, under
+// `npm start`. A page whose route lets shared caches keep it sees its URL and its route's declared
+// inputs, normalized, and nothing else, whether or not a cache stores it; any other page sees the
+// client's request as Angular's own server gives it, and its answer is never shareable.
 import type { IncomingHttpHeaders } from 'node:http';
-import { inputHeaders } from './render-inputs.ts';
+import { declaredInputsText, inputHeaders, type RenderInputs } from './render-inputs.ts';
 
 /** A render's request: its URL (the validated origin, then the target) and its headers. */
 export interface RenderRequest {
   url: string;
   headers: [string, string][];
+  /**
+   * What of the visitor the render sees: `declared`, its URL and declared inputs alone (a page
+   * any cache may share); `visitor`, the client's request (an answer for that visitor alone).
+   */
+  sees: 'declared' | 'visitor';
+}
+
+/** What a route says of its pages' requests: whether shared caches may keep them, and their inputs. */
+export interface PageInputs {
+  shared: boolean;
+  inputs: RenderInputs | undefined;
+}
+
+/**
+ * The request a page's render sees: for a shared page its URL and declared inputs (as the
+ * request normalized them), for any other the client's headers (trustProxy: X-Forwarded-* kept).
+ */
+export function renderRequestFor(
+  page: PageInputs,
+  url: string,
+  headers: IncomingHttpHeaders,
+  trustProxy: boolean,
+): RenderRequest {
+  return page.shared
+    ? sharedRequest(url, declaredInputsText(page.inputs, headers))
+    : clientRequest(url, headers, trustProxy);
 }
 
 /** Headers a render never sees as the client sent them: Host is the validated one. */
@@ -19,7 +47,7 @@ const FORWARDED = 'x-forwarded-';
  * The request of a route without a shared-cache policy: the client's headers, with the Host the
  * guard validated (the URL's authority) and X-Forwarded-* only from a trusted proxy.
  */
-export function clientRequest(
+function clientRequest(
   url: string,
   headers: IncomingHttpHeaders,
   trustProxy: boolean,
@@ -34,13 +62,17 @@ export function clientRequest(
     }
     seen.push([name, Array.isArray(value) ? value.join(name === 'cookie' ? '; ' : ', ') : value]);
   }
-  return { url, headers: seen };
+  return { url, headers: seen, sees: 'visitor' };
 }
 
 /**
- * The request of a shared page, from its cache key (`url`, then the normalized inputs a line
- * each: render-cache/policy.ts cacheKey): the Host of its URL and those inputs, nothing else.
+ * The request of a shared page, from its URL and its normalized inputs (a line each, as a cache
+ * key holds them: render-inputs.ts inputsText): the Host of its URL and those inputs, nothing else.
  */
 export function sharedRequest(url: string, inputs: string): RenderRequest {
-  return { url, headers: [['host', new URL(url).host], ...inputHeaders(inputs)] };
+  return {
+    url,
+    headers: [['host', new URL(url).host], ...inputHeaders(inputs)],
+    sees: 'declared',
+  };
 }

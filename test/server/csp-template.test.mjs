@@ -19,6 +19,7 @@ function recorder() {
     sent,
     res: {
       writeHead: (status, headers) => Object.assign(sent, { status, headers }),
+      getHeaderNames: () => [],
       cork: () => {},
       uncork: () => {},
       write: (chunk) => chunks.push(chunk),
@@ -36,7 +37,11 @@ describe('nonce template', () => {
     const html =
       '<html><head><style>a{}</style><script src="m.js" type="module"></script></head>' +
       '<body><app-root ng-version="22"><p>hi</p></app-root><script id="ng-state" type="application/json">{}</script></body></html>';
-    const { answer: page } = pageOf({ html, status: 200, headers: new Headers() }, csp).page;
+    const { answer: page } = pageOf(
+      { html, status: 200, headers: new Headers() },
+      { sees: 'declared', failed: false, vary: undefined },
+      csp,
+    ).page;
     const stored = Buffer.from(page.body);
     assert.equal(page.perResponse.offsets.length, 4, 'style, script, root, ng-state');
     const answers = [recorder(), recorder()];

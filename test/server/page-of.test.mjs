@@ -23,6 +23,9 @@ const output = (html, status, cacheControl) => ({
   headers: new Headers(cacheControl === undefined ? {} : { 'Cache-Control': cacheControl }),
 });
 
+/** A page made from its URL and declared inputs alone: its Cache-Control as the app gave it. */
+const SHARED = { sees: 'declared', failed: false, vary: undefined };
+
 describe('pageOf: a page as text or as its bytes', () => {
   const strict = { mode: 'strict', directives: new Map(), reportTo: undefined };
   for (const csp of [undefined, new ContentSecurityPolicy(strict)]) {
@@ -33,9 +36,9 @@ describe('pageOf: a page as text or as its bytes', () => {
           fc.constantFrom(200, 203, 404, 500),
           fc.constantFrom(undefined, 'public, max-age=60', 'no-store'),
           (html, status, cacheControl) => {
-            const fromText = pageOf(output(html, status, cacheControl), csp).page.answer;
-            const fromBytes = pageOf(output(Buffer.from(html), status, cacheControl), csp).page
-              .answer;
+            const fromText = pageOf(output(html, status, cacheControl), SHARED, csp).page.answer;
+            const fromBytes = pageOf(output(Buffer.from(html), status, cacheControl), SHARED, csp)
+              .page.answer;
             assert.deepEqual(fromBytes.body, fromText.body);
             assert.deepEqual(fromBytes.headers, fromText.headers);
             assert.deepEqual(fromBytes.notModifiedHeaders, fromText.notModifiedHeaders);
@@ -49,7 +52,7 @@ describe('pageOf: a page as text or as its bytes', () => {
 
   it('sends the bytes it was given as they are, tagged by their digest', () => {
     const bytes = Buffer.from('<html><body>café ✓ 𝄞</body></html>');
-    const { answer } = pageOf(output(bytes, 200, undefined)).page;
+    const { answer } = pageOf(output(bytes, 200, undefined), SHARED).page;
     assert.equal(answer.body, bytes, 'no copy of the engine’s bytes');
     assert.match(answer.validators.etag, new RegExp(`^"${bytes.length.toString(16)}-`));
   });
