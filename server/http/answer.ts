@@ -15,20 +15,29 @@ export type { Answer, Encodings, PerResponseBody } from './answer-value.ts';
 /** The Cache-Control of an answer that says nothing else: stored, but revalidated before each use. */
 export const REVALIDATE = 'no-cache';
 
-/** Headers that describe a body (lower case): never on a 304, which has none. */
-const BODY_HEADERS: ReadonlySet<string> = new Set([
-  'content-type',
-  'content-encoding',
-  'content-length',
-  'accept-ranges',
+/**
+ * What a 304 repeats of its answer's headers (lower case): what RFC 9110 §15.4.5 says a 304 must
+ * carry — Content-Location, ETag, Vary, Cache-Control, Expires (Date Node adds) — and Cache-Control's
+ * targeted forms (RFC 9213), which a cache refreshes the same way. Nothing else: a 304 updates the
+ * stored response's headers (RFC 9111 §4.3.4), and no other metadata serves that. The 330-byte Link
+ * of a page was on every 304 before. Age and Cache-Status, which describe this response, are added
+ * per response by the writer; Last-Modified only when there is no ETag, as the RFC's example says.
+ */
+const NOT_MODIFIED_HEADERS: ReadonlySet<string> = new Set([
+  'cache-control',
+  'cdn-cache-control',
+  'surrogate-control',
+  'content-location',
+  'etag',
+  'expires',
+  'vary',
 ]);
 
 /**
- * The answer for a body and its headers (Content-Length left to this): its 304 carries the headers
- * but those that describe the body and those named in `fullOnly` (in lower case). A body worth
- * compressing (`compress`, by default: a compressible Content-Type, at least 1 KiB, no
- * Content-Encoding of its own, no `no-transform`) is compressed as it goes out, unless stored
- * codings are attached later (encodings.ts); both vary with Accept-Encoding, 304s included.
+ * The answer for a body and its headers (Content-Length left to this), and what its 304 repeats of
+ * them. A body worth compressing (`compress`, by default: a compressible Content-Type, at least 1
+ * KiB, no Content-Encoding of its own, no `no-transform`) is compressed as it goes out, unless
+ * stored codings are attached later (encodings.ts); both vary with Accept-Encoding, 304s included.
  */
 export function answer(
   status: number,
@@ -37,16 +46,16 @@ export function answer(
   options: {
     validators?: Answer['validators'];
     perResponse?: PerResponseBody;
-    fullOnly?: ReadonlySet<string>;
     compress?: boolean;
   } = {},
 ): Answer {
   const compress = options.compress ?? worthCompressing(headers, body);
   const all = compress ? withVary(headers, 'Accept-Encoding') : [...headers];
+  const withoutEtag = !all.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'etag');
   const notModifiedHeaders: string[] = [];
   for (let i = 0; i < all.length; i += 2) {
     const name = all[i].toLowerCase();
-    if (!BODY_HEADERS.has(name) && !options.fullOnly?.has(name)) {
+    if (NOT_MODIFIED_HEADERS.has(name) || (withoutEtag && name === 'last-modified')) {
       notModifiedHeaders.push(all[i], all[i + 1]);
     }
   }
@@ -115,6 +124,13 @@ export function writeAnswer(
   // The representation for this request's Accept-Encoding: its own headers, length and validator.
   const answer = representationFor(stored, req.headers['accept-encoding']);
   if (answer.validators !== undefined && fresh(req.headers, answer.validators)) {
+    // A header an earlier step set on the response (the hints' Link: writeEarlyHints) is not one a
+    // 304 repeats either.
+    for (const name of res.getHeaderNames()) {
+      if (!NOT_MODIFIED_HEADERS.has(name)) {
+        res.removeHeader(name);
+      }
+    }
     res.writeHead(304, withExtra(answer.notModifiedHeaders, extra));
     res.end();
     return 304;
