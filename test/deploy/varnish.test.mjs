@@ -11,7 +11,9 @@ import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { startVarnish } from '../../scripts/lib/varnish.mjs';
 import { APP_DIST, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import fc from 'fast-check';
 import { readBuildDirs } from '../../server/locales/build-layout.ts';
+import { canariesOf, headersOf, spellingOf, visitor } from '../helpers/visitors.mjs';
 
 const TOKEN = 'varnish-test-token-0123456789abcdef';
 
@@ -170,6 +172,30 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
       await sleep(100);
     }
     assert.fail(`Varnish never got the new page within 4 s:\n${seen.join('\n')}`);
+  });
+
+  it("property: whatever the spelling of a URL, a visitor never receives another visitor's values through Varnish", async () => {
+    // test/app's `naive/:id` is shared (declares the currency cookie) and reads the raw cookie
+    // header and undeclared headers; the others are private, without a policy, or not found.
+    const paths = ['/naive/5', '/naive-private/5', '/naive-default/5', '/seen/3', '/nope/x'];
+    const target = fc.constantFrom(...paths).chain(spellingOf);
+    await fc.assert(
+      fc.asyncProperty(target, visitor, visitor, async (spelling, first, second) => {
+        await get(spelling, headersOf(first));
+        for (const next of [headersOf(second), {}]) {
+          const res = await get(spelling, next);
+          const leaked = canariesOf(first).filter(
+            (c) => res.text.includes(c) || JSON.stringify(res.headers).includes(c),
+          );
+          assert.deepEqual(
+            leaked,
+            [],
+            `${spelling} (${res.status}, ${res.headers['x-cache']}): another visitor's values`,
+          );
+        }
+      }),
+      { numRuns: 80 },
+    );
   });
 
   it('refuses purges from elsewhere than the purgers and malformed ones', async () => {

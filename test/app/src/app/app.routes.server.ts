@@ -36,6 +36,23 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     headers: { 'Cache-Control': 'private, no-store' },
   },
+  // A page that reads the request naively (the raw cookie header, undeclared headers), on a shared
+  // route that declares one cookie, a private route and a route without a policy: what each answer
+  // lets caches keep (test/server/shareable.test.mjs).
+  {
+    path: 'naive/:id',
+    renderMode: RenderMode.Server,
+    headers: {
+      'Cache-Control': 's-maxage=60, stale-while-revalidate=600',
+      ...renderInputs({ cookies: { currency: CURRENCY } }),
+    },
+  },
+  {
+    path: 'naive-private/:id',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 'private, no-store' },
+  },
+  { path: 'naive-default/:id', renderMode: RenderMode.Server },
   // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.
   { path: 'moved', renderMode: RenderMode.Server },
   { path: 'moved/:id', renderMode: RenderMode.Server },

@@ -21,5 +21,8 @@ export const routes: Routes = [
   { path: 'injected', title: 'Injected', loadComponent: () => import('./pages/injected') },
   { path: 'seen/:id', title: 'Seen', loadComponent: () => import('./pages/seen') },
   { path: 'private-seen', title: 'Seen', loadComponent: () => import('./pages/seen') },
+  { path: 'naive/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
+  { path: 'naive-private/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
+  { path: 'naive-default/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];

@@ -1,5 +1,6 @@
 import { DecimalPipe } from '@angular/common';
 import { Component, inject, LOCALE_ID, REQUEST } from '@angular/core';
+import { ActivatedRoute } from '@angular/router';
 import { CURRENCY } from '../currency';
 import { requestCookie } from '../render-inputs';
 
@@ -15,6 +16,7 @@ import { requestCookie } from '../render-inputs';
   template: `
     <p class="locale">{{ locale }} {{ 1234.5 | number }}</p>
     <h1>Seen</h1>
+    <p class="route">{{ route }}</p>
     <p class="currency">{{ currency }}</p>
     <p class="theme">{{ theme }}</p>
     <p class="user">{{ user }}</p>
@@ -24,6 +26,8 @@ import { requestCookie } from '../render-inputs';
 export default class Seen {
   /** The render's locale, and a number formatted with its data: each locale's own, whatever rendered before. */
   protected readonly locale = inject(LOCALE_ID);
+  /** The route the router matched: the shared `seen/:id` or the private `private-seen`. */
+  protected readonly route = inject(ActivatedRoute).snapshot.routeConfig?.path ?? '';
   protected readonly currency = requestCookie('currency', CURRENCY);
   // Neither is declared by `seen/:id`: its shared page always gets the default and nobody, and
   // under `npm start` each read is a warning naming the route and the input.
