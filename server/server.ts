@@ -11,7 +11,7 @@ import { createLogger } from './logger.ts';
 import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
 import { type PageHints, readPageHints } from './hints/page-hints.ts';
 import { type BuildLayout, readBuildLayout } from './locales/build-layout.ts';
-import { hintsByLocale } from './locales/locale-sites.ts';
+import { hintsByLocale } from './hints/locale-hints.ts';
 import { createOrigin } from './origin.ts';
 import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';

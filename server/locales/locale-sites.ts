@@ -1,8 +1,6 @@
 // Where each locale of a localized build lives in the URL space, and what its answers tell browsers
 // and crawlers about it: the locale a path belongs to, the path within that locale's app, and the
 // `Content-Language` and `hreflang` alternates of its pages.
-import { NO_HINTS, type PageHints } from '../hints/page-hints.ts';
-import type { PageEngine } from '../pages/renderer.ts';
 
 /** One locale's place in the URL space. */
 export interface LocaleSite {
@@ -76,33 +74,4 @@ export function languageHeaders(said: PageLanguage, status: number): string[] {
   return status >= 200 && status < 300
     ? ['Content-Language', said.language, 'Link', said.alternates]
     : ['Content-Language', said.language];
-}
-
-/**
- * An engine whose pages carry their language headers, whatever the engine set: Angular's engine
- * sends `Content-Language` itself, CommonEngine none.
- */
-export function withLanguageHeaders(engine: PageEngine, map: LocaleMap): PageEngine {
-  return async (request, route, signal) => {
-    const output = await engine(request, route, signal);
-    const said = pageLanguage(map, new URL(request.url).pathname);
-    if (said !== undefined) {
-      const [, language, , alternates] = languageHeaders(said, output.status);
-      output.headers.set('content-language', language);
-      if (alternates !== undefined) {
-        output.headers.append('link', alternates);
-      }
-    }
-    return output;
-  };
-}
-
-/** Each locale's page hints (read from its own manifests), for the paths under its prefix. */
-export function hintsByLocale(sites: readonly { prefix: string; hints: PageHints }[]): PageHints {
-  const of = (path: string): PageHints => siteOf(sites, path)?.hints ?? NO_HINTS;
-  return {
-    links: (path) => of(path).links(path),
-    header: (path) => of(path).header(path),
-    routeChunks: (path) => of(path).routeChunks(path),
-  };
 }

@@ -9,6 +9,20 @@ import { ROOT } from '../helpers/origin.mjs';
 
 const SERVER = join(ROOT, 'server');
 
+/**
+ * The rooms of server/ in the order docs/architecture.md lists them ("Where the code lives"), from
+ * the top down: imports run down this list.
+ */
+const DOCUMENTED_ORDER = (() => {
+  const docs = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = docs.slice(docs.indexOf('## Where the code lives'));
+  const block = section.slice(
+    section.indexOf('```') + 3,
+    section.indexOf('```', section.indexOf('```') + 3),
+  );
+  return [...block.matchAll(/^ {2}(\S+)\s/gm)].map(([, name]) => name.replace(/\/$/, ''));
+})();
+
 /** Every TypeScript file of server/, by its path under server/ ('pages/pages.ts'). */
 const files = new Map(
   readdirSync(SERVER, { recursive: true })
@@ -71,6 +85,23 @@ describe('the shape of server/', () => {
     for (const node of edges.keys()) {
       if (!state.has(node)) visit(node, [{ from: node, via: undefined }]);
     }
+  });
+
+  it('imports run down the order docs/architecture.md lists the rooms in, and it lists every room', () => {
+    assert.ok(DOCUMENTED_ORDER.length > 10, `read ${DOCUMENTED_ORDER} from the docs`);
+    const rooms = new Set([...files.keys()].map(room));
+    const unlisted = [...rooms].filter((name) => !DOCUMENTED_ORDER.includes(name));
+    assert.deepEqual(unlisted, [], 'rooms of server/ the docs do not list');
+    const upward = [];
+    for (const [path, text] of files) {
+      for (const target of importsOf(path, text)) {
+        const [from, to] = [room(path), room(target)];
+        if (from !== to && DOCUMENTED_ORDER.indexOf(from) > DOCUMENTED_ORDER.indexOf(to)) {
+          upward.push(`${path} → ${target}`);
+        }
+      }
+    }
+    assert.deepEqual(upward, [], 'imports that run back up the documented order');
   });
 
   it('one file writes the answers of the public port (the metrics port has its own server)', () => {
