@@ -74,6 +74,23 @@ describe('dev renders (reqHandler)', () => {
     );
   });
 
+  it('render what the cache would bypass as production does: from its URL and declared inputs, with its policy; a page without one private', async () => {
+    const alice = { cookie: 'sid=alice; currency=USD', 'x-user': 'alice' };
+    for (const path of ['/naive/41?utm_source=newsletter', '/naive/41;tab=2']) {
+      const res = await request(url, path, { headers: alice });
+      assert.equal(res.status, 200, path);
+      assert.match(res.text, /Hello, stranger/, `${path}: the session is not the page's`);
+      assert.doesNotMatch(res.text, /alice/, path);
+      assert.equal(res.headers['cache-control'], 's-maxage=60, stale-while-revalidate=600', path);
+    }
+    const own = await request(url, '/naive-default/41', { headers: alice });
+    assert.match(own.text, /Welcome back, alice!/);
+    assert.equal(own.headers['cache-control'], 'private, no-cache');
+    const spelled = await request(url, '/naive/41/');
+    assert.equal(spelled.status, 308);
+    assert.equal(spelled.headers.location, '/naive/41');
+  });
+
   it('log a client that left mid-render at debug level, with no error and no stack', async () => {
     child.kill('SIGWINCH'); // renders stall from now on (test/fixtures/slow-renders.mjs)
     await waitFor(/slow renders on/);
