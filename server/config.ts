@@ -103,6 +103,7 @@ const VARIABLES = {
   NG_ALLOWED_HOSTS: { unset: DEFAULT_ALLOWED_HOSTS, read: allowedHosts },
   TRUST_PROXY: boolean(false),
   RENDER_TIMEOUT_MS: integer(5000, 1, 600_000),
+  RENDER_INPUTS_STRICT: boolean(false),
   // 8: renders wait on timers between steps; more slots raised the p99 (docs/configuration.md).
   MAX_CONCURRENT_RENDERS: integer(8, 1, 10_000),
   RENDER_QUEUE_LIMIT: integer(256, 0, 1_000_000),
@@ -155,7 +156,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     hosts: { allowedHosts: v.NG_ALLOWED_HOSTS, trustProxy: v.TRUST_PROXY },
     engine: { name: v.RENDER_ENGINE, criticalCss: v.CRITICAL_CSS },
     limits: { maxRunning: v.MAX_CONCURRENT_RENDERS, maxQueued: v.RENDER_QUEUE_LIMIT },
-    pages: { renderTimeoutMs: v.RENDER_TIMEOUT_MS, cacheGroupAliases: v.CACHE_GROUP_ALIASES },
+    pages: pageSettings(v),
     processes: { workers: v.WORKERS, shutdownGraceMs: v.SHUTDOWN_GRACE_MS },
     files: { fastPath: v.FAST_PATH, maxTotalBytes: v.STATIC_MEMORY_BYTES },
     earlyHints: v.EARLY_HINTS,
@@ -277,6 +278,15 @@ function integer(unset: number, min: number, max: number): Variable<number> {
       }
       return number;
     },
+  };
+}
+
+/** The pages' own settings (pages/pages.ts). */
+function pageSettings(v: Values): PageSettings {
+  return {
+    renderTimeoutMs: v.RENDER_TIMEOUT_MS,
+    cacheGroupAliases: v.CACHE_GROUP_ALIASES,
+    strictInputs: v.RENDER_INPUTS_STRICT,
   };
 }
 

@@ -12,6 +12,8 @@ export { CommonEngine } from '@angular/ssr/node';
 export { RESPONSE_INIT } from '@angular/core';
 /** Absent from an app that added the origin before renders saw their request (ng add adds it). */
 export declare const REQUEST: typeof import('@angular/core').REQUEST | undefined;
+/** Absent from an app that added the origin before requestCookie() asked it by name (ng add adds it). */
+export declare const REQUEST_CONTEXT: typeof import('@angular/core').REQUEST_CONTEXT | undefined;
 /** Needed by a localized build only: each locale's renders get its own (an older main.server lacks it). */
 export declare const LOCALE_ID: typeof import('@angular/core').LOCALE_ID | undefined;
 export declare const serverRoutes: ServerRoute[];

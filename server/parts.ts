@@ -31,6 +31,7 @@ import { createPages, type Pages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
 import { type PageEngine, Renderer } from './pages/renderer.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
+import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { withPageHints } from './pages/route-preloads.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
@@ -77,7 +78,6 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   const readiness = { ready: true };
   // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
   const csp = config.csp && new ContentSecurityPolicy(config.csp);
-  const limiter = new RenderLimiter(config.limits);
   // Route chunks as Angular's engine preloads them, always; Link and 103 unless EARLY_HINTS=off.
   const { earlyHints } = config;
   const hints = earlyHints === 'off' ? undefined : { hints: build.hints, mode: earlyHints };
@@ -88,7 +88,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     build.hints,
     hints !== undefined,
   );
-  const renderer = new Renderer(engine, limiter, log);
+  const renderer = createRenderer(config, engine, log);
   const caches = createCaches(config, build, csp, log);
   const revalidator = createRevalidator(config, caches, log);
   const index = buildStaticIndex(
@@ -102,7 +102,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     worker: cluster.worker?.id,
     workers: config.processes.workers,
     engine: config.engine.name,
-    renders: { started: renderer.started, ...limiter.stats },
+    renders: renderer.stats,
     renderCache: caches.store?.stats,
     sharedCache: caches.shared?.tier.stats,
     revalidations: revalidator.stats,
@@ -132,6 +132,13 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     timeResponse: timings?.timeResponse,
   });
   return { listener, readiness, renderCache: caches.store, revalidator };
+}
+
+/** Renders in the limiter's slots, their reads of undeclared inputs said (RENDER_INPUTS_STRICT). */
+function createRenderer(config: OriginConfig, engine: PageEngine, log: Logger): Renderer {
+  const limiter = new RenderLimiter(config.limits);
+  const reads = new UndeclaredReads({ log, strict: config.pages.strictInputs });
+  return new Renderer(engine, limiter, reads, log);
 }
 
 /**
@@ -238,8 +245,8 @@ function createEngine(
   }
   const served = layout.locales.map(({ prefix }, i) => ({ prefix, engine: engines[i] }));
   // The pages step hands a render only paths under a served locale's prefix (pages/localized-pages.ts).
-  const engine: PageEngine = (request, route, signal) =>
-    siteOf(served, new URL(request.url).pathname)!.engine(request, route, signal);
+  const engine: PageEngine = (input, route, signal) =>
+    siteOf(served, new URL(input.url).pathname)!.engine(input, route, signal);
   return withLanguageHeaders(engine, locales);
 }
 

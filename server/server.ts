@@ -15,6 +15,7 @@ import { hintsByLocale } from './hints/locale-hints.ts';
 import { createOrigin } from './origin.ts';
 import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
+import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
 import { createParts, type Parts } from './parts.ts';
 import { CANNOT_START, runPrimary } from './process/cluster.ts';
@@ -197,6 +198,7 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
       pages: createDevPages({
         lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)),
         trustProxy: config.hosts.trustProxy,
+        reads: new UndeclaredReads({ log, strict: config.pages.strictInputs }),
         log,
       }),
       readiness: { ready: true },

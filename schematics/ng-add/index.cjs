@@ -101,7 +101,7 @@ const ORIGIN_EXPORTS = `
 // RENDER_ENGINE=common renders with; RENDER_ENGINE=app renders with AngularNodeAppEngine, which
 // needs nothing exported here.
 export { CommonEngine } from '@angular/ssr/node';
-export { LOCALE_ID, REQUEST, RESPONSE_INIT } from '@angular/core';
+export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
 `;
 
@@ -387,14 +387,15 @@ function ngAdd(options) {
     const main = tree.readText(serverMain);
     if (!/export\s*\{\s*CommonEngine\s*\}/.test(main)) {
       write(serverMain, `${main.trimEnd()}\n${ORIGIN_EXPORTS}`);
-    } else if (!/\bLOCALE_ID\b/.test(main)) {
-      // Added by an earlier origin: REQUEST (renders see their request) and LOCALE_ID (each
-      // locale's renders get their own) join RESPONSE_INIT.
+    } else if (!/\bREQUEST_CONTEXT\b/.test(main)) {
+      // Added by an earlier origin: REQUEST (renders see their request), LOCALE_ID (each locale's
+      // renders get their own) and REQUEST_CONTEXT (requestCookie() asks the origin by name) join
+      // RESPONSE_INIT.
       write(
         serverMain,
         main.replace(
-          /export \{ (?:REQUEST, )?RESPONSE_INIT \} from '@angular\/core';/,
-          "export { LOCALE_ID, REQUEST, RESPONSE_INIT } from '@angular/core';",
+          /export \{ (?:LOCALE_ID, )?(?:REQUEST, )?RESPONSE_INIT \} from '@angular\/core';/,
+          "export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';",
         ),
       );
     }

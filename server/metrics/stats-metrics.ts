@@ -5,7 +5,17 @@ import type { RenderCacheStats } from '../render-cache/store.ts';
 
 /** The part of /healthz's figures the metrics read: one source of truth for both. */
 export interface OriginStats {
-  renders: { started: number; running: number; queued: number; backgroundQueued: number };
+  renders: {
+    started: number;
+    running: number;
+    queued: number;
+    backgroundQueued: number;
+    /**
+     * Reads of a request input a shared page's route does not declare, by `route input`
+     * (`products/:id cookie sid`: names the app's code asked for, bounded; pages/undeclared-reads.ts).
+     */
+    undeclaredReads?: Record<string, number>;
+  };
   renderCache?: RenderCacheStats;
   sharedCache?: SharedTierStats;
   revalidations?: { requested: number; received: number; duplicates: number; rejected: number };
@@ -244,6 +254,18 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
   if (first.sharedCache) {
     registerSharedLabels(current);
   }
+  new Counter({
+    name: 'origin_render_undeclared_reads_total',
+    help: "Reads, in shared pages' renders, of a request input their route does not declare (they see nothing there).",
+    labelNames: ['route', 'input'],
+    collect() {
+      this.reset();
+      for (const [series, count] of Object.entries(current().renders.undeclaredReads ?? {})) {
+        const space = series.indexOf(' ');
+        this.inc({ route: series.slice(0, space), input: series.slice(space + 1) }, count);
+      }
+    },
+  });
 }
 
 /** The shared tier's state (one series per state) and its skips (one per reason). */

@@ -14,23 +14,26 @@ const ANGULAR_HTML = 'text/html;charset=UTF-8';
  * may change while it renders. The engine matches the URL against the server routes itself, so a
  * route's `headers` and `status` come from the same list the origin reads.
  *
- * It sees the request the origin gives a render (request/render-request.ts) as Angular's REQUEST:
- * the client's headers for a route rendered per request, the declared inputs alone for a shared one.
+ * It sees the request the origin gives a render (request/render-request.ts) as Angular's REQUEST,
+ * and the origin's REQUEST_CONTEXT (undeclared-reads.ts): the client's headers for a route rendered
+ * per request, the declared inputs alone for a shared one.
  */
 export function createAppEngine(options: AppEngineOptions): PageEngine {
   const engine = new AngularNodeAppEngine({ allowedHosts: [...options.allowedHosts] });
-  return async (request) => {
+  return async ({ url, request, context, appReads }) => {
     // Without the request's signal: Angular cannot stop a render, its abort only rejects early,
     // which would free the limiter's slot while the render still runs. The origin gives up waiting
     // instead (pages.ts), as with CommonEngine, and the slot is held until the render ends.
-    const response = await engine.handle(new Request(request.url, { headers: request.headers }));
+    // The engine checks the request's headers (all of them, then its proxy headers) before its
+    // first await: what the page reads comes after.
+    const handled = engine.handle(request, context);
+    appReads();
+    const response = await handled;
     if (!response) {
       // Angular's engine answers nothing when the router's navigation failed (a component threw
       // while its route activated, a guard threw) or no server route matched. CommonEngine
       // sends what it rendered around the error; here there is no page: a failed render (500).
-      throw new Error(
-        `Angular's engine rendered no page for ${request.url}: its navigation failed`,
-      );
+      throw new Error(`Angular's engine rendered no page for ${url}: its navigation failed`);
     }
     return engineOutput(response);
   };

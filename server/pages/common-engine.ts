@@ -45,8 +45,9 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   // Compiled at startup (the default): cheaper per render than CommonEngine's Beasties pass (bench/README.md#the-figures-behind-the-codes-comments).
   const inlineCompiledCss =
     options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
-  // An app bundle from before the origin gave renders their request exports no REQUEST token.
-  const { REQUEST, LOCALE_ID } = app;
+  // An app bundle from before the origin gave renders their request exports no REQUEST token, and
+  // one from before requestCookie() asked the origin by name no REQUEST_CONTEXT.
+  const { REQUEST, REQUEST_CONTEXT, LOCALE_ID } = app;
   if (options.locale !== undefined && LOCALE_ID === undefined) {
     throw new StartupError(
       `${join(options.serverDir, 'main.server.mjs')} does not export LOCALE_ID: add it to the app's main.server.ts (export { LOCALE_ID } from '@angular/core'), or run ng add again`,
@@ -56,7 +57,9 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   // to it: without this, every render would get the locale of the bundle loaded last.
   const localeProviders: StaticProvider[] =
     options.locale === undefined ? [] : [{ provide: LOCALE_ID!, useValue: options.locale }];
-  return async ({ url, headers }, route) => {
+  return async ({ url, request, context, appReads }, route) => {
+    // CommonEngine reads nothing of the request itself: every read is the app's.
+    appReads();
     // A copy of the route's headers: the app may add to them while it renders (addCacheGroups
     // does), and the route's own record is shared by every render of it.
     const responseInit: ResponseInit = { status: route.status, headers: { ...route.headers } };
@@ -64,9 +67,12 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
       { provide: app.RESPONSE_INIT, useValue: responseInit },
       ...localeProviders,
     ];
+    // What Angular's own server gives a render (AngularNodeAppEngine provides them the same way).
     if (REQUEST !== undefined) {
-      // What Angular's own server gives a render (AngularNodeAppEngine provides it the same way).
-      providers.push({ provide: REQUEST, useValue: new Request(url, { headers }) });
+      providers.push({ provide: REQUEST, useValue: request });
+    }
+    if (REQUEST_CONTEXT !== undefined) {
+      providers.push({ provide: REQUEST_CONTEXT, useValue: context });
     }
     const html = await engine.render({
       bootstrap: app.default,

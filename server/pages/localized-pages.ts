@@ -39,6 +39,7 @@ export function localizedPages({ sites, every, basePath, cookie }: LocalizedPage
       : {
           inputs: [{ kind: 'cookie', name: cookie, values: new Set(locales), default: '' }],
           vary: 'Cookie',
+          undeclaredReads: 'warn',
         };
   // Computed per request, never stored by the origin: a CDN may keep one per Accept-Language (and
   // Cookie) only if it revalidates it, which costs it one cheap request to the origin.

@@ -7,9 +7,9 @@ import type { PageEngine } from './renderer.ts';
  * sends `Content-Language` itself, CommonEngine none.
  */
 export function withLanguageHeaders(engine: PageEngine, map: LocaleMap): PageEngine {
-  return async (request, route, signal) => {
-    const output = await engine(request, route, signal);
-    const said = pageLanguage(map, new URL(request.url).pathname);
+  return async (input, route, signal) => {
+    const output = await engine(input, route, signal);
+    const said = pageLanguage(map, new URL(input.url).pathname);
     if (said !== undefined) {
       const [, language, , alternates] = languageHeaders(said, output.status);
       output.headers.set('content-language', language);

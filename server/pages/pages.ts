@@ -16,19 +16,30 @@ import { PageCache, type Produce, type Served, servedHeaders } from '../render-c
 import { cacheKey, keyParts, storablePolicy } from '../render-cache/policy.ts';
 import type { SharedTier } from '../render-cache/shared-tier.ts';
 import { pathOf, type RenderCache } from '../render-cache/store.ts';
-import { renderRequestFor, type RenderRequest, sharedRequest } from '../request/render-request.ts';
+import {
+  renderRequestFor,
+  type RenderRequest,
+  sharedRequest,
+  type Withheld,
+  withheldFrom,
+} from '../request/render-request.ts';
 import { untilAborted } from '../until-aborted.ts';
 import { HTML, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
 import type { Rendered, Renderer } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
 
-/** The pages' own settings (RENDER_TIMEOUT_MS, CACHE_GROUP_ALIASES). */
+/** The pages' own settings (RENDER_TIMEOUT_MS, CACHE_GROUP_ALIASES, RENDER_INPUTS_STRICT). */
 export interface PageSettings {
   /** A render slower than this answers with the client-side shell instead. */
   renderTimeoutMs: number;
   /** CDN spellings of a page's Cache-Groups also sent: Surrogate-Key, Cache-Tag. */
   cacheGroupAliases: readonly GroupAlias[];
+  /**
+   * RENDER_INPUTS_STRICT: a shared page's render that reads an input its route does not declare
+   * fails (500) instead of a warning (undeclared-reads.ts).
+   */
+  strictInputs: boolean;
 }
 
 export interface PagesOptions extends PageSettings {
@@ -104,7 +115,7 @@ class PageAnswers implements Pages {
     }
     const decision = keyOf(route, ctx);
     if (this.#cache !== undefined && decision !== undefined && 'key' in decision) {
-      return this.#answerCached(ctx, this.#cache, decision.key);
+      return this.#answerCached(ctx, this.#cache, decision.key, route);
     }
     const request = requestOf(route, ctx, decision, this.#options.trustProxy);
     const bypassed =
@@ -156,10 +167,17 @@ class PageAnswers implements Pages {
   }
 
   /** From the render cache, which renders it once however many ask. */
-  async #answerCached(ctx: Context, cache: PageCache, key: string): Promise<void> {
+  async #answerCached(
+    ctx: Context,
+    cache: PageCache,
+    key: string,
+    route: RouteInfo,
+  ): Promise<void> {
     const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
     try {
-      const served = await cache.serve(key, signal);
+      // The asker: what a render for this request would not see of it, made only if a read asks.
+      const withheld = () => withheldFrom(route.page.inputs, ctx.headers);
+      const served = await cache.serve(key, signal, withheld);
       respond(ctx, served.answer, servedHeaders(served));
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
@@ -194,10 +212,10 @@ class PageAnswers implements Pages {
  */
 function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce {
   const { renderer, lookupRoute, csp } = options;
-  return async (key, signal) => {
+  return async (key, signal, asker) => {
     const route = lookupRoute(pathOf(key));
     const { url, inputs } = keyParts(key);
-    const request = sharedRequest(url, inputs);
+    const request = sharedRequest(url, inputs, asker as (() => Withheld) | undefined);
     const rendered = signal
       ? await renderer.render(request, route, signal)
       : await renderer.renderInBackground(request, route);
@@ -245,7 +263,7 @@ function requestOf(
 ): RenderRequest {
   if (decision !== undefined && 'key' in decision) {
     const { url, inputs } = keyParts(decision.key);
-    return sharedRequest(url, inputs);
+    return sharedRequest(url, inputs, () => withheldFrom(route.page.inputs, ctx.headers));
   }
   const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
   return renderRequestFor(route.page, url, ctx.headers, trustProxy);

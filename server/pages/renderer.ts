@@ -3,6 +3,7 @@ import type { RenderRequest } from '../request/render-request.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
 import type { RouteInfo } from './route-matcher.ts';
+import type { RenderContext, UndeclaredReads } from './undeclared-reads.ts';
 
 /** What an engine made of a URL: the page and what the app set through RESPONSE_INIT. */
 export interface EngineOutput {
@@ -15,13 +16,28 @@ export interface EngineOutput {
   headers: Headers;
 }
 
+/** What an engine renders from: the URL, and Angular's REQUEST and REQUEST_CONTEXT for the render. */
+export interface EngineInput {
+  /** The validated origin plus the request target (request/render-request.ts). */
+  url: string;
+  /** The request the render sees: a shared page's, its URL and declared inputs alone. */
+  request: Request;
+  context: RenderContext;
+  /** Set when the render read an input its route does not declare under RENDER_INPUTS_STRICT. */
+  refused?: Error;
+  /**
+   * From now on, reads of the request are the app's: called by the engine once its own reads are
+   * done (Angular's engine goes through every header, and reads its proxy headers, as it starts).
+   */
+  appReads: () => void;
+}
+
 /**
- * An engine: renders the page of a request (its URL, the validated origin plus the request
- * target, and the headers the render may see: request/render-request.ts) for a route, and nothing
- * else. Bounds, timeouts, caching and the answer are the origin's.
+ * An engine: renders the page of a request for a route, and nothing else. Bounds, timeouts,
+ * caching and the answer are the origin's.
  */
 export type PageEngine = (
-  request: RenderRequest,
+  input: EngineInput,
   route: RouteInfo,
   signal: AbortSignal | undefined,
 ) => Promise<EngineOutput>;
@@ -42,12 +58,24 @@ export class Renderer {
   readonly #log: Logger;
   /** Renders that got a slot and began, in this process: what a shared cache saves is counted here. */
   started = 0;
+  /** What /healthz and the metrics report of renders: begun, running and waiting, undeclared reads. */
+  get stats() {
+    return {
+      started: this.started,
+      ...this.#limiter.stats,
+      undeclaredReads: Object.fromEntries(this.#reads.counts),
+    };
+  }
+
   /** Told each render's seconds in its slot when metrics are on (metrics/timings.ts). */
   renderEnded: ((seconds: number) => void) | undefined;
 
-  constructor(engine: PageEngine, limiter: RenderLimiter, log: Logger) {
+  readonly #reads: UndeclaredReads;
+
+  constructor(engine: PageEngine, limiter: RenderLimiter, reads: UndeclaredReads, log: Logger) {
     this.#engine = engine;
     this.#limiter = limiter;
+    this.#reads = reads;
     this.#log = log;
   }
 
@@ -70,7 +98,15 @@ export class Renderer {
     const captured: ConsoleCapture = { lines: [], errors: 0 };
     const task = () => {
       this.started++;
-      const render = () => collectConsole(captured, () => this.#engine(request, route, signal));
+      const input = this.#reads.inputFor(request, route);
+      const render = () =>
+        collectConsole(captured, async () => {
+          const output = await this.#engine(input, route, signal);
+          if (input.refused !== undefined) {
+            throw input.refused;
+          }
+          return output;
+        });
       const ended = this.renderEnded;
       if (ended === undefined) {
         return render();

@@ -6,6 +6,8 @@ import type { PageInputs } from '../request/render-request.ts';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
 export interface RouteInfo {
+  /** The server route's path (`products/:id`, `**`): how logs and metrics name it. */
+  path: string;
   renderMode: RenderMode;
   /** Status the route declares; the page may still change it through RESPONSE_INIT. */
   status: number | undefined;
@@ -19,6 +21,7 @@ export interface RouteInfo {
 }
 
 const FALLBACK: RouteInfo = {
+  path: '**',
   renderMode: RenderMode.Server,
   status: undefined,
   headers: undefined,
@@ -53,6 +56,7 @@ export function createRouteLookup(
           )
         : undefined;
     const info: RouteInfo = {
+      path: route.path,
       renderMode: route.renderMode,
       status: 'status' in route ? route.status : undefined,
       headers: 'headers' in route ? route.headers : undefined,

@@ -10,9 +10,9 @@ import type { PageEngine } from './renderer.ts';
  * of it carries the same hints as the 103 before it.
  */
 export function withPageHints(engine: PageEngine, hints: PageHints, link: boolean): PageEngine {
-  return async (request, route, signal) => {
-    const output = await engine(request, route, signal);
-    const path = new URL(request.url).pathname;
+  return async (input, route, signal) => {
+    const output = await engine(input, route, signal);
+    const path = new URL(input.url).pathname;
     const header = link ? hints.header(path) : undefined;
     if (header !== undefined) {
       const own = output.headers.get('link');

@@ -25,8 +25,16 @@ export interface Produced {
   failed: boolean;
 }
 
-/** Produces the page of a key: for a request (`signal`: it gave up) or, without one, a refresh. */
-export type Produce = (key: string, signal: AbortSignal | undefined) => Promise<Produced>;
+/**
+ * Produces the page of a key: for a request (`signal`: it gave up) or, without one, a refresh.
+ * `asker` is what the producer was handed with the request that asked (opaque here: the pages step
+ * passes what a render does not see of it, for its warnings); undefined for a refresh.
+ */
+export type Produce = (
+  key: string,
+  signal: AbortSignal | undefined,
+  asker: unknown,
+) => Promise<Produced>;
 
 /** A page to send, and what the caches did to get it. */
 export interface Served {
@@ -105,7 +113,7 @@ export class PageCache {
    * the signal's reason once it aborts, unless stale-if-error lets a stored page answer instead
    * (as it does for a production that failed).
    */
-  async serve(key: string, signal: AbortSignal): Promise<Served> {
+  async serve(key: string, signal: AbortSignal, asker?: unknown): Promise<Served> {
     const found = this.#store.lookup(key);
     if (found.state === 'fresh' || found.state === 'stale') {
       if (found.state === 'stale') {
@@ -114,7 +122,11 @@ export class PageCache {
       return fromStore(found.page, found.ageMs);
     }
     const fwd = found.state === 'miss' ? 'uri-miss' : 'stale';
-    const { result, collapsed } = this.#store.render(key, (all) => this.#obtain(key, all), signal);
+    const { result, collapsed } = this.#store.render(
+      key,
+      (all) => this.#obtain(key, all, asker),
+      signal,
+    );
     let obtained: Obtained;
     try {
       obtained = await result;
@@ -150,10 +162,10 @@ export class PageCache {
   }
 
   /** The page for a miss in this process: from the shared tier when there is one, else produced here. */
-  #obtain(key: string, signal: AbortSignal | undefined): Promise<Obtained> {
+  #obtain(key: string, signal: AbortSignal | undefined, asker: unknown): Promise<Obtained> {
     return this.#shared === undefined
-      ? this.#produceHere(key, signal, undefined)
-      : this.#throughSharedTier(key, signal);
+      ? this.#produceHere(key, signal, asker, undefined)
+      : this.#throughSharedTier(key, signal, asker);
   }
 
   /**
@@ -162,22 +174,28 @@ export class PageCache {
    * for a refresh by patienceMs), producing it themselves only if it never comes. A refresh
    * (`signal` undefined) wants a page newer than the stale one it replaces.
    */
-  async #throughSharedTier(key: string, signal: AbortSignal | undefined): Promise<Obtained> {
+  async #throughSharedTier(
+    key: string,
+    signal: AbortSignal | undefined,
+    asker: unknown,
+  ): Promise<Obtained> {
     const shared = this.#shared!;
     const patience = signal ?? AbortSignal.timeout(this.#patienceMs);
     let wasStored = false;
     for (let waited = false; ; waited = true) {
       const looked = await this.#lookShared(key, signal === undefined, waited);
       if (!('wasStored' in looked)) {
-        return 'obtained' in looked ? looked.obtained : this.#produceBypassing(key, signal, looked);
+        return 'obtained' in looked
+          ? looked.obtained
+          : this.#produceBypassing(key, signal, asker, looked);
       }
       wasStored ||= looked.wasStored;
       const lock = await shared.lock(key);
       if ('skipped' in lock) {
-        return this.#produceBypassing(key, signal, lock);
+        return this.#produceBypassing(key, signal, asker, lock);
       }
       if ('lease' in lock) {
-        return this.#produceUnderLock(key, signal, lock.lease, { wasStored, waited });
+        return this.#produceUnderLock(key, signal, asker, lock.lease, { wasStored, waited });
       }
       // Another process produces it: wait for its announcement, then look again.
       await shared.renderedElsewhere(key, LOOK_AGAIN_MS, patience);
@@ -186,7 +204,7 @@ export class PageCache {
           throw signal.reason;
         }
         // A refresh whose producer never delivered: produce it here after all.
-        return this.#produceHere(key, signal, { entry: { fwd: 'stale' }, store: true });
+        return this.#produceHere(key, signal, asker, { entry: { fwd: 'stale' }, store: true });
       }
     }
   }
@@ -195,6 +213,7 @@ export class PageCache {
   async #produceUnderLock(
     key: string,
     signal: AbortSignal | undefined,
+    asker: unknown,
     lease: Lease,
     { wasStored, waited }: { wasStored: boolean; waited: boolean },
   ): Promise<Obtained> {
@@ -203,10 +222,12 @@ export class PageCache {
       // our lookup and our lock: pages were rendered twice without it (bench/README.md#the-figures-behind-the-codes-comments).
       const looked = await this.#lookShared(key, signal === undefined, waited);
       if (!('wasStored' in looked)) {
-        return 'obtained' in looked ? looked.obtained : this.#produceBypassing(key, signal, looked);
+        return 'obtained' in looked
+          ? looked.obtained
+          : this.#produceBypassing(key, signal, asker, looked);
       }
       const fwd = wasStored || looked.wasStored ? 'stale' : 'uri-miss';
-      return await this.#produceHere(key, signal, { entry: { fwd }, store: true });
+      return await this.#produceHere(key, signal, asker, { entry: { fwd }, store: true });
     } finally {
       await lease.release();
     }
@@ -251,9 +272,10 @@ export class PageCache {
   #produceBypassing(
     key: string,
     signal: AbortSignal | undefined,
+    asker: unknown,
     { skipped }: { skipped: SkipReason },
   ): Promise<Obtained> {
-    return this.#produceHere(key, signal, {
+    return this.#produceHere(key, signal, asker, {
       entry: { fwd: 'bypass', detail: skipped },
       store: false,
     });
@@ -269,9 +291,10 @@ export class PageCache {
   async #produceHere(
     key: string,
     signal: AbortSignal | undefined,
+    asker: unknown,
     sharing: Sharing | undefined,
   ): Promise<Obtained> {
-    const produced = await this.#produce(key, signal);
+    const produced = await this.#produce(key, signal, asker);
     const kept = this.#keep(key, produced);
     const storedHere = kept !== undefined && this.#store.peek(key) === kept;
     const toShare = sharing !== undefined && sharing.store && kept !== undefined;
@@ -332,7 +355,7 @@ export class PageCache {
   #refreshInBackground(key: string): void {
     this.#store.refreshInBackground(
       key,
-      () => this.#obtain(key, undefined),
+      () => this.#obtain(key, undefined, undefined),
       (error) => {
         this.#warnRefreshFailed();
         this.#log.debug({ err: error, key }, 'render cache: refresh failed');

@@ -25,6 +25,12 @@ export interface RenderInputs {
   readonly inputs: readonly Input[];
   /** The Vary header a shared cache needs: `Cookie` and the header names, or undefined for none. */
   readonly vary: string | undefined;
+  /**
+   * What a read of an input the route does not declare makes the origin do: say it (`warn`, the
+   * default) or nothing (`ignore`: a page that reads the request on purpose and knows it sees
+   * nothing there). pages/undeclared-reads.ts.
+   */
+  readonly undeclaredReads: 'warn' | 'ignore';
 }
 
 /** A cookie name (RFC 6265 token) or a header field name (RFC 9110 token). */
@@ -59,13 +65,21 @@ export function parseRenderInputs(
   if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) {
     return fail('expected { cookies?: {...}, headers?: {...} }');
   }
-  const { cookies = {}, headers = {}, ...rest } = declared as Record<string, unknown>;
+  const {
+    cookies = {},
+    headers = {},
+    undeclaredReads = 'warn',
+    ...rest
+  } = declared as Record<string, unknown>;
   if (Object.keys(rest).length > 0) {
     fail(
       `unknown ${Object.keys(rest)
         .map((key) => JSON.stringify(key))
-        .join(', ')}: only cookies and headers`,
+        .join(', ')}: only cookies, headers and undeclaredReads`,
     );
+  }
+  if (undeclaredReads !== 'warn' && undeclaredReads !== 'ignore') {
+    fail('undeclaredReads must be "warn" or "ignore"');
   }
   const inputs = [
     ...inputsOf('cookie', cookies, COOKIE_VALUE, fail),
@@ -79,7 +93,11 @@ export function parseRenderInputs(
     ...(inputs.some((input) => input.kind === 'cookie') ? ['Cookie'] : []),
     ...inputs.filter((input) => input.kind === 'header').map((input) => input.name),
   ];
-  return { inputs, vary: vary.length === 0 ? undefined : vary.join(', ') };
+  return {
+    inputs,
+    vary: vary.length === 0 ? undefined : vary.join(', '),
+    undeclaredReads: undeclaredReads as RenderInputs['undeclaredReads'],
+  };
 }
 
 function inputsOf(
@@ -173,7 +191,7 @@ export function normalize(
  * Each cookie's first value in a Cookie header (Node joins repeated headers with `; `): what a
  * browser sends first is the most specific one (RFC 6265 §5.4).
  */
-function firstCookies(header: string | string[] | undefined): Map<string, string> {
+export function firstCookies(header: string | string[] | undefined): Map<string, string> {
   const cookies = new Map<string, string>();
   const text = Array.isArray(header) ? header.join('; ') : (header ?? '');
   for (const pair of text.split(';')) {

@@ -4,7 +4,12 @@
 // inputs, normalized, and nothing else, whether or not a cache stores it; any other page sees the
 // client's request as Angular's own server gives it, and its answer is never shareable.
 import type { IncomingHttpHeaders } from 'node:http';
-import { declaredInputsText, inputHeaders, type RenderInputs } from './render-inputs.ts';
+import {
+  declaredInputsText,
+  firstCookies,
+  inputHeaders,
+  type RenderInputs,
+} from './render-inputs.ts';
 
 /** A render's request: its URL (the validated origin, then the target) and its headers. */
 export interface RenderRequest {
@@ -15,6 +20,17 @@ export interface RenderRequest {
    * any cache may share); `visitor`, the client's request (an answer for that visitor alone).
    */
   sees: 'declared' | 'visitor';
+  /**
+   * For a shared page rendered for a request: what that visitor sent and the render does not see,
+   * made when a read of an undeclared input is to be said (pages/undeclared-reads.ts), never before.
+   */
+  withheld?: () => Withheld;
+}
+
+/** A visitor's cookie names a shared page's render does not see (sanitized, capped), and their header names. */
+export interface Withheld {
+  cookies: readonly string[];
+  headers: ReadonlySet<string>;
 }
 
 /** What a route says of its pages' requests: whether shared caches may keep them, and their inputs. */
@@ -34,7 +50,9 @@ export function renderRequestFor(
   trustProxy: boolean,
 ): RenderRequest {
   return page.shared
-    ? sharedRequest(url, declaredInputsText(page.inputs, headers))
+    ? sharedRequest(url, declaredInputsText(page.inputs, headers), () =>
+        withheldFrom(page.inputs, headers),
+      )
     : clientRequest(url, headers, trustProxy);
 }
 
@@ -68,11 +86,41 @@ function clientRequest(
 /**
  * The request of a shared page, from its URL and its normalized inputs (a line each, as a cache
  * key holds them: render-inputs.ts inputsText): the Host of its URL and those inputs, nothing else.
+ * `withheld`: what the visitor it is rendered for sent besides (undefined for a background render).
  */
-export function sharedRequest(url: string, inputs: string): RenderRequest {
+export function sharedRequest(
+  url: string,
+  inputs: string,
+  withheld?: () => Withheld,
+): RenderRequest {
   return {
     url,
     headers: [['host', new URL(url).host], ...inputHeaders(inputs)],
     sees: 'declared',
+    withheld,
   };
+}
+
+/** Cookie names a warning lists at most: visitors choose them. */
+const MAX_NAMES = 8;
+const NAME_LENGTH = 32;
+
+/** What a visitor sent that the render of a page with these declared inputs does not see. */
+export function withheldFrom(
+  inputs: RenderInputs | undefined,
+  headers: IncomingHttpHeaders,
+): Withheld {
+  const declared = new Set(
+    (inputs?.inputs ?? []).filter((i) => i.kind === 'cookie').map((i) => i.name),
+  );
+  const names = [...firstCookies(headers.cookie).keys()].filter(
+    (name) => name !== '' && !declared.has(name),
+  );
+  const cookies = names
+    .slice(0, MAX_NAMES)
+    .map((name) => name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, NAME_LENGTH));
+  if (names.length > MAX_NAMES) {
+    cookies.push(`and ${names.length - MAX_NAMES} more`);
+  }
+  return { cookies, headers: new Set(Object.keys(headers)) };
 }

@@ -11,6 +11,12 @@ export interface RenderInput<Value extends string = string> {
 export interface RenderInputs {
   readonly cookies?: Readonly<Record<string, RenderInput>>;
   readonly headers?: Readonly<Record<string, RenderInput>>;
+  /**
+   * What the origin does when the page reads a cookie or header this declaration leaves out (it
+   * sees nothing there): say so in its log once per route and input (`'warn'`, the default), or
+   * nothing (`'ignore'`, for a page that reads the request on purpose and knows it).
+   */
+  readonly undeclaredReads?: 'warn' | 'ignore';
 }
 
 /**
@@ -35,18 +41,18 @@ export function renderInputs(inputs: RenderInputs): Record<string, string> {
 
 /**
  * The value of a declared cookie for this page, normalized as the origin normalizes it: one of
- * `input.values`, else its default. On the server it comes from the render's REQUEST, in the
- * browser from `document.cookie`, so hydration sees what the server rendered. Call it in an
- * injection context. Under `npm start`, reading a cookie the route does not declare is a warning.
+ * `input.values`, else its default. On the server the origin gives it (REQUEST_CONTEXT), in the
+ * browser `document.cookie`, so hydration sees what the server rendered. Call it in an injection
+ * context. On a shared page's route that does not declare the cookie, it is always the default, and
+ * the origin's log says so once (server/pages/undeclared-reads.ts).
  */
 export function requestCookie<Value extends string>(
   name: string,
   input: RenderInput<Value>,
 ): Value {
-  if (inject(REQUEST, { optional: true })) {
-    warnIfUndeclared(name, inject(REQUEST_CONTEXT, { optional: true }));
-  }
-  const value = cookieValue(cookieHeader(), name);
+  const value = isPlatformServer(inject(PLATFORM_ID))
+    ? serverCookie(name)
+    : cookieValue(inject(DOCUMENT).cookie, name);
   return value !== undefined && (input.values as readonly string[]).includes(value)
     ? (value as Value)
     : input.default;
@@ -55,6 +61,8 @@ export function requestCookie<Value extends string>(
 /**
  * The request's Cookie header: on the server the render's REQUEST (none while prerendering, or
  * from a server that gives none), in the browser `document.cookie`. Call it in an injection context.
+ * On a shared page's route the server's holds its declared cookies alone: read those with
+ * requestCookie(), which names the cookie it wants.
  */
 export function cookieHeader(): string {
   if (isPlatformServer(inject(PLATFORM_ID))) {
@@ -74,16 +82,17 @@ export function cookieValue(header: string, name: string): string | undefined {
   return undefined;
 }
 
+/** What the origin gives a render as Angular's REQUEST_CONTEXT (server/pages/undeclared-reads.ts). */
+interface OriginContext {
+  renderInputs?: { cookie?: (name: string) => string | undefined };
+}
+
 /**
- * Under `npm start` the origin tells the render of a shared page what its route declares
- * (REQUEST_CONTEXT, server/pages/dev-pages.ts); in production it does not, and this is silent.
+ * A cookie on the server: asked of the origin by name, so that a read of one a shared page's route
+ * does not declare is said with its name; from the render's REQUEST under another server.
  */
-function warnIfUndeclared(name: string, context: unknown): void {
-  const declared = (context as { renderInputs?: { cookies: string[] } } | null)?.renderInputs;
-  if (declared && !declared.cookies.includes(name)) {
-    console.warn(
-      `requestCookie("${name}"): this route's shared page does not declare the cookie "${name}" ` +
-        '(renderInputs() in app.routes.server.ts), so it always sees the default here',
-    );
-  }
+function serverCookie(name: string): string | undefined {
+  const context = inject(REQUEST_CONTEXT, { optional: true }) as OriginContext | null;
+  const cookie = context?.renderInputs?.cookie;
+  return cookie ? cookie(name) : cookieValue(cookieHeader(), name);
 }

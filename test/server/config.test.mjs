@@ -49,6 +49,7 @@ describe('configuration', () => {
     [{ RENDER_TIMEOUT_MS: '0' }, 'RENDER_TIMEOUT_MS'],
     [{ MAX_CONCURRENT_RENDERS: 'many' }, 'MAX_CONCURRENT_RENDERS'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ RENDER_INPUTS_STRICT: 'strict' }, 'RENDER_INPUTS_STRICT'],
     [{ FAST_PATH: 'fast' }, 'FAST_PATH'],
     [{ CRITICAL_CSS: 'fast' }, 'CRITICAL_CSS'],
     [{ RENDER_ENGINE: 'fast' }, 'RENDER_ENGINE'],

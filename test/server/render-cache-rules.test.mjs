@@ -200,6 +200,8 @@ describe('cacheKey', () => {
       { cookies: { 'a b': { values: ['x'], default: 'x' } } },
       { headers: { 'x-a': { values: 'a|b', default: 'a' } } },
       { queries: {} },
+      { undeclaredReads: 'quiet' },
+      { cookies: {}, undeclaredReads: true },
       {
         cookies: {
           a: { values: values(9), default: 'v0' },

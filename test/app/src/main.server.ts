@@ -9,5 +9,5 @@ export default bootstrap;
 // The origin (server/) is a separate bundle with no Angular of its own for rendering: it renders
 // through this bundle's copy of Angular, so the engine and the tokens it provides must come from here.
 export { CommonEngine } from '@angular/ssr/node';
-export { LOCALE_ID, REQUEST, RESPONSE_INIT } from '@angular/core';
+export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';

@@ -44,7 +44,8 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     headers: {
       'Cache-Control': 's-maxage=60, stale-while-revalidate=600',
-      ...renderInputs({ cookies: { currency: CURRENCY } }),
+      // It reads the request naively on purpose: no warning per read (test/server/undeclared-reads.test.mjs has those).
+      ...renderInputs({ cookies: { currency: CURRENCY }, undeclaredReads: 'ignore' }),
     },
   },
   {
@@ -53,6 +54,13 @@ export const serverRoutes: ServerRoute[] = [
     headers: { 'Cache-Control': 'private, no-store' },
   },
   { path: 'naive-default/:id', renderMode: RenderMode.Server },
+  // Shared without a word of its inputs: every read of the request is one its route does not
+  // declare, said once per input (test/server/undeclared-reads.test.mjs).
+  {
+    path: 'naive-undeclared/:id',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 's-maxage=60' },
+  },
   // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.
   { path: 'moved', renderMode: RenderMode.Server },
   { path: 'moved/:id', renderMode: RenderMode.Server },

@@ -24,5 +24,6 @@ export const routes: Routes = [
   { path: 'naive/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: 'naive-private/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: 'naive-default/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
+  { path: 'naive-undeclared/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];
