@@ -32,19 +32,27 @@ export interface LifecycleOptions {
   onHangup: () => void;
 }
 
+/** How a serving process can be stopped from inside (a recycle: process/recycling.ts). */
+export interface Serving {
+  /** Drains as on SIGTERM, but leaves each HTTP/1.1 connection to its next answer (`retire`). */
+  readonly retire: () => void;
+}
+
 /**
  * A serving process (alone or a cluster worker) until it stops. SIGTERM/SIGINT: stop accepting,
  * let in-flight requests finish within the grace period, exit 0; past the grace period, cut the
  * remaining connections and exit 1. Uncaught errors: the process may be in a bad state, so it
  * drains the same way within a short grace and exits 1 for a supervisor to restart it; one faulty
- * render does not cost every concurrent visitor their page.
+ * render does not cost every concurrent visitor their page. A recycle drains like SIGTERM, but
+ * closes no idle connection: its replacement already serves, so there is no hurry, and an idle
+ * keep-alive connection closed by the server races the client's next request on it.
  */
 export function serveUntilStopped(
   server: PublicServer,
   { readiness, log, graceMs, onHangup }: LifecycleOptions,
-): void {
+): Serving {
   let exitCode = 0;
-  const drain = (reason: string, graceForThis: number) => {
+  const drain = (reason: string, graceForThis: number, gently = false) => {
     if (!readiness.ready) {
       return;
     }
@@ -53,13 +61,18 @@ export function serveUntilStopped(
       { reason, graceMs: graceForThis },
       'draining: no new connections, finishing in-flight requests',
     );
-    server.drain(() => {
+    const drained = () => {
       log.info({ exitCode }, 'drained, exiting');
       exitProcess(exitCode);
-    });
-    // Keep-alive connections that finish their last response while we drain would otherwise idle
-    // until keepAliveTimeout: close each as soon as it is idle.
-    setInterval(() => server.closeIdle(), 50).unref();
+    };
+    if (gently) {
+      server.retire(drained);
+    } else {
+      server.drain(drained);
+      // Keep-alive connections that finish their last response while we drain would otherwise idle
+      // until keepAliveTimeout: close each as soon as it is idle.
+      setInterval(() => server.closeIdle(), 50).unref();
+    }
     setTimeout(() => {
       log.error({ graceMs: graceForThis }, 'grace period over: closing remaining connections');
       server.closeAll();
@@ -81,4 +94,5 @@ export function serveUntilStopped(
       drain(kind, Math.min(graceMs, FATAL_GRACE_MS));
     },
   });
+  return { retire: () => drain('recycle', graceMs, true) };
 }
