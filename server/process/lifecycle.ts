@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { exitProcess } from './cluster.ts';
 import type { Readiness } from './health.ts';
 import type { PublicServer, TlsFiles } from './public-server.ts';
+import type { RecycleLimits } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
 
 /** Where the public port listens (PORT, HOST), and with TLS_CERT and TLS_KEY, over HTTPS and HTTP/2. */
@@ -13,12 +14,20 @@ export interface ListenAddress {
   tls: TlsFiles | undefined;
 }
 
-/** How many processes serve, and how long a stop may take (WORKERS, SHUTDOWN_GRACE_MS). */
+/**
+ * How many processes serve, how long a stop may take, and when a worker is replaced (WORKERS,
+ * SHUTDOWN_GRACE_MS, MAX_REQUESTS, MAX_REQUESTS_JITTER, MAX_RSS_MB).
+ */
 export interface ProcessSettings {
-  /** 1 serves in this process; more run under a supervising primary (cluster.ts). */
+  /**
+   * 1 serves in this process, unless `recycle` is set; more, or any with `recycle`, run under a
+   * supervising primary (cluster.ts).
+   */
   workers: number;
-  /** After SIGTERM/SIGINT, how long in-flight requests may take before connections are cut. */
+  /** After SIGTERM/SIGINT or a recycle, how long in-flight requests may take before connections are cut. */
   shutdownGraceMs: number;
+  /** Undefined: a worker lives until it exits by itself. */
+  recycle: RecycleLimits | undefined;
 }
 
 /** After an uncaught error, in-flight requests get at most this long (or SHUTDOWN_GRACE_MS if shorter). */
