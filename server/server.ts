@@ -89,7 +89,13 @@ async function start(): Promise<Parts | undefined> {
     const primary = createPrimary(config.processes, log);
     // The endpoint binds first: a taken METRICS_PORT stops the start before any worker exists.
     if (config.metrics) {
-      serveClusterMetrics(config.metrics, log, () => primary.start(), cannotStart);
+      serveClusterMetrics(
+        config.metrics,
+        () => primary.stats,
+        log,
+        () => primary.start(),
+        cannotStart,
+      );
     } else {
       primary.start();
     }

@@ -26,7 +26,24 @@ export function exitProcess(code: number): void {
       process.send!('origin:bye', () => process.exit(code));
     }
   });
-  process.send(EXITING);
+  void Promise.all(lastWords.map((words) => words().catch(() => undefined))).then((messages) => {
+    for (const message of messages) {
+      if (message !== undefined) {
+        process.send!(message);
+      }
+    }
+    process.send!(EXITING);
+  });
+}
+
+const lastWords: (() => Promise<unknown>)[] = [];
+
+/**
+ * A message a worker sends its primary as it exits, once its server is closed and before it says
+ * so (its final metrics): the channel keeps their order, so the primary has it before the exit.
+ */
+export function sayBeforeExiting(words: () => Promise<unknown>): void {
+  lastWords.push(words);
 }
 
 /**
