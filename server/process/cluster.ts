@@ -9,6 +9,16 @@ import { handleProcessEvents } from './signals.ts';
 const EXITING = 'origin:exiting';
 const EXIT_OK = 'origin:exit-ok';
 
+const lastWords: (() => Promise<unknown>)[] = [];
+
+/**
+ * A message a worker sends its primary as it exits, once its server is closed and before it says
+ * so (its final metrics): the channel keeps their order, so the primary has it before the exit.
+ */
+export function sayBeforeExiting(words: () => Promise<unknown>): void {
+  lastWords.push(words);
+}
+
 /**
  * Exits the process. A cluster worker first waits for the primary to acknowledge: the primary may
  * have handed it a connection just before it saw the worker's server close, and a worker that exits
@@ -34,16 +44,6 @@ export function exitProcess(code: number): void {
     }
     process.send!(EXITING);
   });
-}
-
-const lastWords: (() => Promise<unknown>)[] = [];
-
-/**
- * A message a worker sends its primary as it exits, once its server is closed and before it says
- * so (its final metrics): the channel keeps their order, so the primary has it before the exit.
- */
-export function sayBeforeExiting(words: () => Promise<unknown>): void {
-  lastWords.push(words);
 }
 
 /**
