@@ -68,6 +68,21 @@ function assertReplacementFirst(origin) {
   return replacements;
 }
 
+/** The primary started each recycle after the one before it ended: one process beyond WORKERS at most. */
+function assertOneAtATime(origin) {
+  const steps = logLines(origin)
+    .map((line) => line.msg)
+    .filter(
+      (msg) => msg === 'recycling a worker: starting its replacement' || msg === 'worker recycled',
+    );
+  steps.forEach((msg, i) =>
+    assert.equal(
+      msg,
+      i % 2 === 0 ? 'recycling a worker: starting its replacement' : 'worker recycled',
+    ),
+  );
+}
+
 /** Waits (up to 10 s) until every recycle the primary started has ended. */
 async function recyclesSettled(origin) {
   const started = () =>
@@ -140,6 +155,7 @@ describe(
         }
         await recyclesSettled(origin);
         const replacements = assertReplacementFirst(origin);
+        assertOneAtATime(origin);
         assertNoCrash(origin);
         assert.ok(recycled(origin).every((line) => line.reason === 'max-rss'));
         for (const line of logLines(origin).filter((l) => l.reason === 'max-rss' && l.rssBytes)) {
@@ -193,6 +209,7 @@ describe(
         assert.ok(load.sessions > 4, 'GOAWAY moved the sessions to new connections');
         await recyclesSettled(origin);
         const replacements = assertReplacementFirst(origin);
+        assertOneAtATime(origin);
         assertNoCrash(origin);
         const asks = logLines(origin).filter((line) => line.msg.startsWith('recycling: asking'));
         assert.ok(asks.length >= RECYCLES);
