@@ -84,6 +84,8 @@ export const RENDER_ENGINES: RenderEngine[] = ['common', 'app'];
 
 const LOG_LEVELS = ['info', 'fatal', 'error', 'warn', 'debug', 'trace', 'silent'];
 const MIB = 1024 * 1024;
+/** Below any worker's size once it listens (~90 MiB for this app): such a limit would recycle at once. */
+const MIN_RSS_MB = 64;
 /** Short tokens can be guessed; 32 characters is what `openssl rand -hex 16` prints. */
 const MIN_TOKEN_LENGTH = 32;
 
@@ -109,6 +111,12 @@ const VARIABLES = {
   RENDER_QUEUE_LIMIT: integer(256, 0, 1_000_000),
   SHUTDOWN_GRACE_MS: integer(10_000, 0, 600_000),
   WORKERS: { unset: 1, read: workers },
+  // Off unless set: a recycle costs a process start, and only a leaking app gains from it.
+  MAX_REQUESTS: integer(0, 0, 2 ** 40),
+  MAX_REQUESTS_JITTER: optional((value) => integer(0, 0, 2 ** 40).read(value)),
+  // Off unless set, never derived from the container's limit: such a default would sit below a
+  // worker's working size under render load (docs/scaling-and-deploying.md#recycling-workers).
+  MAX_RSS_MB: { unset: 0, read: rssLimit },
   ACCESS_LOG: boolean(false),
   FAST_PATH: boolean(true),
   EARLY_HINTS: choice(EARLY_HINTS_MODES),
@@ -157,7 +165,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     engine: { name: v.RENDER_ENGINE, criticalCss: v.CRITICAL_CSS },
     limits: { maxRunning: v.MAX_CONCURRENT_RENDERS, maxQueued: v.RENDER_QUEUE_LIMIT },
     pages: pageSettings(v),
-    processes: { workers: v.WORKERS, shutdownGraceMs: v.SHUTDOWN_GRACE_MS },
+    processes: processSettings(v),
     files: { fastPath: v.FAST_PATH, maxTotalBytes: v.STATIC_MEMORY_BYTES },
     earlyHints: v.EARLY_HINTS,
     renderCache:
@@ -255,9 +263,32 @@ function checkCombinations(v: Values, env: NodeJS.ProcessEnv): void {
       fail(`${name} needs ASSET_ARCHIVE`);
     }
   }
+  if (v.MAX_REQUESTS_JITTER !== undefined && v.MAX_REQUESTS === 0) {
+    fail('MAX_REQUESTS_JITTER needs MAX_REQUESTS');
+  }
   if ((v.TLS_CERT === undefined) !== (v.TLS_KEY === undefined)) {
     fail(`${v.TLS_CERT === undefined ? 'TLS_KEY needs TLS_CERT' : 'TLS_CERT needs TLS_KEY'}`);
   }
+}
+
+/**
+ * WORKERS, SHUTDOWN_GRACE_MS, and the recycle limits: undefined when neither MAX_REQUESTS nor
+ * MAX_RSS_MB is set. The jitter defaults to a tenth of MAX_REQUESTS so that workers started
+ * together do not reach their limits together.
+ */
+function processSettings(v: Values): ProcessSettings {
+  const limited = v.MAX_REQUESTS !== 0 || v.MAX_RSS_MB !== 0;
+  return {
+    workers: v.WORKERS,
+    shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+    recycle: limited
+      ? {
+          maxRequests: v.MAX_REQUESTS === 0 ? undefined : v.MAX_REQUESTS,
+          maxRequestsJitter: v.MAX_REQUESTS_JITTER ?? Math.floor(v.MAX_REQUESTS / 10),
+          maxRssBytes: v.MAX_RSS_MB === 0 ? undefined : v.MAX_RSS_MB * MIB,
+        }
+      : undefined,
+  };
 }
 
 function fail(message: string): never {
@@ -327,6 +358,17 @@ function workers(value: string): number {
     throw new Error(`must be auto or a whole number from 1 to 1024, got "${value}"`);
   }
   return integer(1, 1, 1024).read(value);
+}
+
+/** MiB (as Kubernetes' `Mi`); `0` is off. */
+function rssLimit(value: string): number {
+  const mib = Number(value);
+  if (!/^\d+$/.test(value) || (mib !== 0 && mib < MIN_RSS_MB) || mib > 2 ** 20) {
+    throw new Error(
+      `must be 0 (off) or a whole number of MiB from ${MIN_RSS_MB} to ${2 ** 20}, got "${value}"`,
+    );
+  }
+  return mib;
 }
 
 function listenHost(value: string): string {

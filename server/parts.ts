@@ -33,6 +33,7 @@ import { type PageEngine, Renderer } from './pages/renderer.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { withPageHints } from './pages/route-preloads.ts';
+import { workerSlot } from './process/cluster.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
 import { buildId } from './render-cache/build-id.ts';
@@ -304,7 +305,7 @@ function createRevalidator(config: OriginConfig, caches: Caches, log: Logger): R
   return new Revalidator({
     cache: caches.store,
     channels: [
-      ...(config.processes.workers > 1 && cluster.isWorker ? [clusterChannel()] : []),
+      ...(workerSlot() !== undefined ? [clusterChannel()] : []),
       ...(shared
         ? [
             redisChannel({

@@ -18,9 +18,10 @@ import { createRouteLookup } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
 import { createParts, type Parts } from './parts.ts';
-import { CANNOT_START, runPrimary } from './process/cluster.ts';
+import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
 import { createPublicServer, type PublicServer } from './process/public-server.ts';
+import { limitBelowStartingSize, recycleWhenDue } from './process/recycling.ts';
 import { parseRevalidationRequest } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './render-cache/revalidation.ts';
@@ -85,14 +86,19 @@ async function readHints(layout: BuildLayout): Promise<PageHints> {
 async function start(): Promise<Parts | undefined> {
   const config = loadConfig();
   const log = createLogger(config.log.level);
-  if (config.processes.workers > 1 && cluster.isPrimary) {
-    const { workers, shutdownGraceMs } = config.processes;
-    const supervise = () => runPrimary(workers, shutdownGraceMs, log);
+  if (runsPrimary(config.processes) && cluster.isPrimary) {
+    const primary = createPrimary(config.processes, log);
     // The endpoint binds first: a taken METRICS_PORT stops the start before any worker exists.
     if (config.metrics) {
-      serveClusterMetrics(config.metrics, log, supervise, cannotStart);
+      serveClusterMetrics(
+        config.metrics,
+        () => primary.stats,
+        log,
+        () => primary.start(),
+        cannotStart,
+      );
     } else {
-      supervise();
+      primary.start();
     }
     return undefined;
   }
@@ -126,6 +132,12 @@ function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof creat
     cannotStart(`TLS_CERT and TLS_KEY: ${(error as Error).message}`);
   }
   const { server, scheme } = publicServer;
+  const { recycle } = config.processes;
+  // Measured once everything is built, before the primary can hand this worker a connection.
+  const tooLow = recycle && limitBelowStartingSize(recycle);
+  if (tooLow) {
+    cannotStart(tooLow);
+  }
   server.listen(port, host, () => {
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
@@ -135,7 +147,7 @@ function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof creat
   server.on('error', (error: NodeJS.ErrnoException) =>
     cannotStart(error.code === 'EADDRINUSE' ? `port ${port} is in use` : error.message),
   );
-  serveUntilStopped(publicServer, {
+  const serving = serveUntilStopped(publicServer, {
     readiness: parts.readiness,
     log,
     graceMs: config.processes.shutdownGraceMs,
@@ -145,6 +157,10 @@ function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof creat
       log.info({ entries }, 'SIGHUP: render cache emptied');
     },
   });
+  // Only the origin's own primary can start a replacement first (not PM2's, nor none).
+  if (recycle && workerSlot() !== undefined) {
+    recycleWhenDue(server, { limits: recycle, retire: serving.retire, log });
+  }
 }
 
 /** This process's parts when it serves (run as the entry point, or under PM2); set once. */

@@ -42,7 +42,7 @@ export function serveMetrics(
         res.end(req.method === 'HEAD' ? undefined : text);
       },
       (error: Error) => {
-        // E.g. a cluster worker that is starting or exiting did not answer the primary in time.
+        // A collect() that threw; the next scrape tries again.
         log.warn({ err: error }, 'metrics: could not collect');
         res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(`metrics unavailable: ${error.message}`);

@@ -1,22 +1,25 @@
-import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { AggregatorRegistry, collectDefaultMetrics, register } from 'prom-client';
+import { collectDefaultMetrics, register } from 'prom-client';
+import { type PrimaryStats, workerSlot } from '../process/cluster.ts';
+import { answerPrimary, ClusterMetrics } from './cluster-metrics.ts';
 import { serveMetrics, type MetricsAddress } from './metrics-server.ts';
 import { registerStatsMetrics, type OriginStats } from './stats-metrics.ts';
 import { createTimings, type Timings } from './timings.ts';
+import { registerWorkerGauges } from './worker-gauges.ts';
 
 /**
  * A serving process (alone or a cluster worker) records its metrics in prom-client's global
- * registry: its figures (read from `stats` when scraped), the timings, and Node's process metrics.
- * A worker also answers its primary's requests for them over the cluster's IPC (prom-client's own
- * message types, beside the exit handshake of process/cluster.ts).
+ * registry: its figures (read from `stats` when scraped), the timings, its memory and event-loop
+ * delay, and Node's process metrics. A worker of the origin's primary also answers the primary's
+ * asks for them over the cluster's IPC (cluster-metrics.ts).
  */
 export function recordMetrics(stats: () => OriginStats): Timings {
   collectDefaultMetrics();
   registerStatsMetrics(stats);
-  if (cluster.isWorker) {
-    // Constructing it installs the worker's listener; the registry itself is not used here.
-    new AggregatorRegistry();
+  const slot = workerSlot();
+  registerWorkerGauges(slot ?? 1);
+  if (slot !== undefined) {
+    answerPrimary();
   }
   return createTimings();
 }
@@ -36,19 +39,19 @@ export function serveOwnMetrics(
 }
 
 /**
- * The cluster primary serves the sum over its workers (prom-client's AggregatorRegistry: counters
- * and histograms add up, gauges by their `aggregator`). A scrape while a worker starts or exits
- * waits for it up to prom-client's 5 s and then answers 503: the next scrape is whole again.
+ * The cluster primary serves the sum over its workers, with its own figures (cluster-metrics.ts).
+ * A worker that does not answer within 2 s (busy, or exiting) counts with its last answer.
  */
 export function serveClusterMetrics(
   address: MetricsAddress,
+  stats: () => PrimaryStats,
   log: Logger,
   listening: () => void,
   failed: (reason: string) => void,
 ): void {
-  const aggregator = new AggregatorRegistry();
+  const metrics = new ClusterMetrics(stats);
   serveMetrics(
-    { contentType: aggregator.contentType, read: () => aggregator.clusterMetrics() },
+    { contentType: metrics.contentType, read: () => metrics.read() },
     address,
     log,
     failed,

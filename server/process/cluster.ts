@@ -1,11 +1,23 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { relayRevalidation } from '../revalidation/cluster-channel.ts';
+import type { ProcessSettings } from './lifecycle.ts';
+import { isReplaceMe, RECYCLE_REASONS, type RecycleReason, RETIRE } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
 
 /** Worker → primary: "my server is closed; tell me when you know". Primary → worker: "I know". */
 const EXITING = 'origin:exiting';
 const EXIT_OK = 'origin:exit-ok';
+
+const lastWords: (() => Promise<unknown>)[] = [];
+
+/**
+ * A message a worker sends its primary as it exits, once its server is closed and before it says
+ * so (its final metrics): the channel keeps their order, so the primary has it before the exit.
+ */
+export function sayBeforeExiting(words: () => Promise<unknown>): void {
+  lastWords.push(words);
+}
 
 /**
  * Exits the process. A cluster worker first waits for the primary to acknowledge: the primary may
@@ -24,7 +36,36 @@ export function exitProcess(code: number): void {
       process.send!('origin:bye', () => process.exit(code));
     }
   });
-  process.send(EXITING);
+  void Promise.all(lastWords.map((words) => words().catch(() => undefined))).then((messages) => {
+    for (const message of messages) {
+      if (message !== undefined) {
+        process.send!(message);
+      }
+    }
+    process.send!(EXITING);
+  });
+}
+
+/**
+ * A worker's place among the primary's WORKERS, 1 to WORKERS, passed in its environment: a worker
+ * that replaces another takes its slot, so per-worker metrics keep one series per slot however many
+ * workers come and go.
+ */
+const SLOT = 'ORIGIN_WORKER_SLOT';
+
+/** This worker's slot; undefined in a process the origin's primary did not start (alone, or PM2's). */
+export function workerSlot(): number | undefined {
+  const slot = process.env[SLOT];
+  return cluster.isWorker && slot ? Number(slot) : undefined;
+}
+
+/**
+ * Whether the origin runs as a primary and its workers: with WORKERS above 1, and with a recycle
+ * limit whatever WORKERS is, since a replacement must listen before the worker it replaces stops
+ * (Kubernetes restarts a lone process in place, with nothing listening meanwhile).
+ */
+export function runsPrimary(settings: ProcessSettings): boolean {
+  return settings.workers > 1 || settings.recycle !== undefined;
 }
 
 /** A worker's exit code when it cannot start (e.g. the port is taken): restarting cannot help. */
@@ -35,42 +76,91 @@ const STABLE_AFTER_MS = 10_000;
 /** Restart delays double from the first to the last while workers keep crashing early. */
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 30_000;
+/** A retiring worker exits by itself within SHUTDOWN_GRACE_MS; past this much more, it is killed. */
+const KILL_AFTER_GRACE_MS = 2000;
+
+/** What the primary did to its workers, for its metrics. */
+export interface PrimaryStats {
+  /** Workers replaced because they reached a recycle limit, by limit. */
+  recycles: Record<RecycleReason, number>;
+  /** Workers replaced because they exited unexpectedly. */
+  restarts: number;
+}
+
+export interface Primary {
+  /** Forks the workers and supervises them until the primary is told to stop. */
+  start(): void;
+  readonly stats: PrimaryStats;
+}
 
 /**
  * The primary of `WORKERS` processes (node:cluster): they share the port, the primary only
  * supervises. A worker that exits unexpectedly is replaced, at once if it had been up a while,
  * else after a delay that doubles while workers keep dying early, so a crash at startup does not
- * spin. SIGTERM/SIGINT drain every worker (each finishes its in-flight requests, as one process
- * does) and exit 0, or 1 if a worker did not exit cleanly or past the grace period.
+ * spin. A worker that reaches a recycle limit is replaced first and retired after: its replacement
+ * is forked, and once it listens the old worker drains and exits (one recycle at a time, so a pod
+ * holds one process more than WORKERS at most); recycles never count as crashes. SIGTERM/SIGINT
+ * drain every worker (each finishes its in-flight requests, as one process does) and exit 0, or 1
+ * if a worker did not exit cleanly or past the grace period.
  */
-export function runPrimary(workers: number, graceMs: number, log: Logger): void {
-  new Primary(graceMs, log).start(workers);
+export function createPrimary(settings: ProcessSettings, log: Logger): Primary {
+  return new Supervisor(settings, log);
 }
 
-class Primary {
-  readonly #graceMs: number;
+interface WorkerState {
+  /** 1 to WORKERS, kept by the worker that replaces it. */
+  slot: number;
+  startedAt: number;
+  /** Its public server listens: the primary hands it connections. */
+  listening: boolean;
+}
+
+/** A worker being replaced; `retiring` once its replacement listens and it was told to drain. */
+interface Recycle {
+  worker: Worker;
+  reason: RecycleReason;
+  retiring: boolean;
+  killTimer?: NodeJS.Timeout;
+}
+
+class Supervisor implements Primary {
+  readonly stats: PrimaryStats = {
+    recycles: Object.fromEntries(RECYCLE_REASONS.map((reason) => [reason, 0])) as Record<
+      RecycleReason,
+      number
+    >,
+    restarts: 0,
+  };
+  readonly #settings: ProcessSettings;
   readonly #log: Logger;
-  /** The live workers, with when each started. */
-  readonly #startedAt = new Map<Worker, number>();
+  /** The live workers. */
+  readonly #workers = new Map<Worker, WorkerState>();
   #draining = false;
   #exitCode = 0;
-  /** Workers in a row that exited before STABLE_AFTER_MS. */
+  /** Workers in a row that exited unexpectedly before STABLE_AFTER_MS. */
   #earlyExits = 0;
+  /** The recycle under way, one at a time: each needs room for one more process. */
+  #recycle: Recycle | undefined;
+  /** Workers due for a recycle after the one under way, in the order they asked. */
+  #due: { worker: Worker; reason: RecycleReason }[] = [];
 
-  constructor(graceMs: number, log: Logger) {
-    this.#graceMs = graceMs;
+  constructor(settings: ProcessSettings, log: Logger) {
+    this.#settings = settings;
     this.#log = log;
   }
 
-  start(workers: number): void {
+  start(): void {
     cluster.on('message', (worker, message) => {
       if (message === EXITING) {
         worker.send(EXIT_OK);
+      } else if (isReplaceMe(message)) {
+        this.#replace(worker, message.reason);
       } else {
         // A worker's revalidation goes to every other worker (revalidation/cluster-channel.ts).
-        relayRevalidation(worker, message, this.#startedAt.keys());
+        relayRevalidation(worker, message, this.#workers.keys());
       }
     });
+    cluster.on('listening', (worker) => this.#listening(worker));
     cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
     handleProcessEvents({
       stop: (reason) => this.#drain(reason),
@@ -83,27 +173,110 @@ class Primary {
         this.#drain(kind);
       },
     });
-    this.#log.info({ workers }, `starting ${workers} workers`);
-    for (let i = 0; i < workers; i++) {
-      this.#fork();
+    const { workers, recycle } = this.#settings;
+    this.#log.info(
+      { workers, recycle },
+      `starting ${workers} ${workers === 1 ? 'worker' : 'workers'}`,
+    );
+    for (let slot = 1; slot <= workers; slot++) {
+      this.#fork(slot);
     }
   }
 
-  #fork(): void {
-    this.#startedAt.set(cluster.fork(), Date.now());
+  #fork(slot: number): void {
+    const worker = cluster.fork({ [SLOT]: String(slot) });
+    this.#workers.set(worker, { slot, startedAt: Date.now(), listening: false });
+  }
+
+  #listening(worker: Worker): void {
+    const state = this.#workers.get(worker);
+    if (state) {
+      state.listening = true;
+      this.#retireIfReplaced(worker);
+    }
+  }
+
+  /** A worker asked to be replaced: queued, then replaced when its turn comes. */
+  #replace(worker: Worker, reason: RecycleReason): void {
+    const known =
+      this.#recycle?.worker === worker || this.#due.some((due) => due.worker === worker);
+    if (this.#draining || !this.#workers.has(worker) || known) {
+      return;
+    }
+    this.#due.push({ worker, reason });
+    this.#nextRecycle();
+  }
+
+  #nextRecycle(): void {
+    if (this.#recycle !== undefined || this.#draining) {
+      return;
+    }
+    const next = this.#due.shift();
+    if (next === undefined) {
+      return;
+    }
+    this.#recycle = { ...next, retiring: false };
+    const { slot } = this.#workers.get(next.worker)!;
+    this.#log.info(
+      { worker: next.worker.id, pid: next.worker.process.pid, slot, reason: next.reason },
+      'recycling a worker: starting its replacement',
+    );
+    this.#fork(slot);
+  }
+
+  /** Once WORKERS others listen (its replacement among them), the worker being replaced drains. */
+  #retireIfReplaced(listened: Worker): void {
+    const recycle = this.#recycle;
+    if (recycle === undefined || recycle.retiring) {
+      return;
+    }
+    let others = 0;
+    for (const [worker, { listening }] of this.#workers) {
+      others += worker !== recycle.worker && listening ? 1 : 0;
+    }
+    if (others < this.#settings.workers) {
+      return;
+    }
+    recycle.retiring = true;
+    const { worker } = recycle;
+    this.#log.info(
+      {
+        worker: worker.id,
+        pid: worker.process.pid,
+        reason: recycle.reason,
+        replacement: listened.process.pid,
+      },
+      'recycling a worker: its replacement listens, draining it',
+    );
+    worker.send(RETIRE);
+    // PM2's kill_timeout: it should have exited by itself at SHUTDOWN_GRACE_MS.
+    recycle.killTimer = setTimeout(
+      () => worker.process.kill('SIGKILL'),
+      this.#settings.shutdownGraceMs + KILL_AFTER_GRACE_MS,
+    );
   }
 
   #exited(worker: Worker, code: number, signal: string): void {
-    const uptimeMs = Date.now() - (this.#startedAt.get(worker) ?? Date.now());
-    this.#startedAt.delete(worker);
+    const state = this.#workers.get(worker);
+    const uptimeMs = Date.now() - (state?.startedAt ?? Date.now());
+    this.#workers.delete(worker);
+    this.#due = this.#due.filter((due) => due.worker !== worker);
     if (this.#draining) {
-      if (code !== 0) {
+      // A worker still starting has nothing in flight: SIGTERM ending it is a clean stop (a
+      // replacement often is, with recycling).
+      const stoppedStarting = signal === 'SIGTERM' && state?.listening === false;
+      if (code !== 0 && !stoppedStarting) {
         this.#exitCode = 1;
       }
-      if (this.#startedAt.size === 0) {
+      if (this.#workers.size === 0) {
         this.#log.info({ exitCode: this.#exitCode }, 'every worker drained, exiting');
         process.exit(this.#exitCode);
       }
+      return;
+    }
+    const exit = { worker: worker.id, pid: worker.process.pid, code, signal, uptimeMs };
+    if (this.#recycle?.worker === worker) {
+      this.#recycled(this.#recycle, exit);
       return;
     }
     if (code === CANNOT_START) {
@@ -112,20 +285,40 @@ class Primary {
       this.#drain('a worker cannot start');
       return;
     }
+    this.stats.restarts++;
     this.#earlyExits = uptimeMs < STABLE_AFTER_MS ? this.#earlyExits + 1 : 0;
     const delayMs =
       this.#earlyExits === 0
         ? 0
         : Math.min(FIRST_DELAY_MS * 2 ** (this.#earlyExits - 1), MAX_DELAY_MS);
-    this.#log.warn(
-      { worker: worker.id, pid: worker.process.pid, code, signal, uptimeMs, delayMs },
-      'worker exited: starting another',
-    );
+    this.#log.warn({ ...exit, delayMs }, 'worker exited: starting another');
+    const slot = state?.slot ?? 1;
     setTimeout(() => {
       if (!this.#draining) {
-        this.#fork();
+        this.#fork(slot);
       }
     }, delayMs);
+  }
+
+  /**
+   * The worker being replaced exited. Its replacement is already there or on its way (a crashing
+   * replacement is restarted as any worker is), so nothing is forked; the restart backoff is left
+   * alone, since a worker that reached its limit did not crash, however young.
+   */
+  #recycled(recycle: Recycle, exit: object): void {
+    clearTimeout(recycle.killTimer);
+    this.#recycle = undefined;
+    if (recycle.retiring) {
+      this.stats.recycles[recycle.reason]++;
+      this.#log.info({ ...exit, reason: recycle.reason }, 'worker recycled');
+    } else {
+      this.stats.restarts++;
+      this.#log.warn(
+        { ...exit, reason: recycle.reason },
+        'worker exited while its replacement was starting',
+      );
+    }
+    this.#nextRecycle();
   }
 
   #drain(reason: string): void {
@@ -133,10 +326,10 @@ class Primary {
       return;
     }
     this.#draining = true;
-    const graceMs = this.#graceMs;
-    this.#log.info({ reason, workers: this.#startedAt.size, graceMs }, 'draining every worker');
+    const graceMs = this.#settings.shutdownGraceMs;
+    this.#log.info({ reason, workers: this.#workers.size, graceMs }, 'draining every worker');
     this.#signalWorkers('SIGTERM');
-    if (this.#startedAt.size === 0) {
+    if (this.#workers.size === 0) {
       process.exit(this.#exitCode);
     }
     // Each worker cuts its own connections at graceMs; this only catches one that hangs.
@@ -144,11 +337,11 @@ class Primary {
       this.#log.error({ graceMs }, 'workers still running past the grace period: killing them');
       this.#signalWorkers('SIGKILL');
       process.exit(1);
-    }, graceMs + 2000).unref();
+    }, graceMs + KILL_AFTER_GRACE_MS).unref();
   }
 
   #signalWorkers(signal: NodeJS.Signals): void {
-    for (const worker of this.#startedAt.keys()) {
+    for (const worker of this.#workers.keys()) {
       worker.process.kill(signal);
     }
   }

@@ -3,6 +3,7 @@
 // request and response API; this is where they differ: how each drains on SIGTERM.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
+import { Server as NetServer } from 'node:net';
 
 /** PEM bytes of the certificate chain and its private key (TLS_CERT, TLS_KEY). */
 export interface TlsFiles {
@@ -19,6 +20,13 @@ export interface PublicServer {
    * HTTP/2 session gets GOAWAY and closes after its streams, an HTTP/1.1 connection when idle.
    */
   drain(done: () => void): void;
+  /**
+   * As `drain`, but an idle HTTP/1.1 connection is left open: its client's next request on it is
+   * answered (with `Connection: close`, lifecycle.ts), or Node closes it at its keep-alive timeout
+   * as on any day. Closing it now would race that request: the client would see the connection
+   * close under it.
+   */
+  retire(done: () => void): void;
   /** Closes the HTTP/1.1 connections that are idle now (a keep-alive connection after an answer). */
   closeIdle(): void;
   /** Closes every connection now (the grace period is over). */
@@ -52,9 +60,18 @@ function http1Server(listener: RequestListener): PublicServer {
       server.close(() => done());
       server.closeIdleConnections();
     },
+    retire: (done) => stopListening(server, done),
     closeIdle: () => server.closeIdleConnections(),
     closeAll: () => server.closeAllConnections(),
   };
+}
+
+/**
+ * Stops accepting connections, `done` once the last one closed: net.Server's own close, without
+ * what Node's HTTP servers add to it (closing idle keep-alive connections, and every HTTP/2 session).
+ */
+function stopListening(server: Server | Http2SecureServer, done: () => void): void {
+  NetServer.prototype.close.call(server, () => done());
 }
 
 /** Node's HTTP/1.1 connections on an HTTP/2 server (allowHTTP1) are closed as on an HTTP/1.1 one. */
@@ -90,6 +107,12 @@ function http2Server(listener: RequestListener, { cert, key }: TlsFiles): Public
         session.close();
       }
       http1.closeIdleConnections?.();
+    },
+    retire: (done) => {
+      stopListening(server, done);
+      for (const session of sessions) {
+        session.close();
+      }
     },
     closeIdle: () => http1.closeIdleConnections?.(),
     closeAll: () => {

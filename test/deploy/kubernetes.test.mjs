@@ -126,6 +126,27 @@ describe('Kubernetes manifests', () => {
     );
   });
 
+  it('leaves memory for a recycle, with a MAX_RSS_MB above a worker at its working size', () => {
+    const [container] = find('Deployment').spec.template.spec.containers;
+    const env = Object.fromEntries(container.env.map(({ name, value }) => [name, value]));
+    // Measured (docs/scaling-and-deploying.md#memory-for-a-recycle-max_rss_mb-against-a-container-limit):
+    // the primary's RSS, and a worker's under render load with its render cache full.
+    const primary = 91 * 2 ** 20;
+    const working = 608 * 2 ** 20;
+    const workers = Number(env.WORKERS);
+    const maxRss = Number(env.MAX_RSS_MB) * 2 ** 20;
+    assert.ok(maxRss >= 1.2 * working, 'a healthy worker is never recycled');
+    // Replacement first: the primary, the workers and one replacement, with a tenth to spare.
+    assert.ok(
+      bytes(container.resources.limits.memory) >= (primary + (workers + 1) * maxRss) / 0.9,
+      `${container.resources.limits.memory} holds a recycle at MAX_RSS_MB=${env.MAX_RSS_MB}`,
+    );
+    assert.ok(
+      bytes(container.resources.requests.memory) >= primary + workers * working,
+      'the request covers the pod at its working size',
+    );
+  });
+
   it('has Prometheus scrape the metrics port METRICS_PORT opens, which the Service does not expose', () => {
     const deployment = find('Deployment');
     const [container] = deployment.spec.template.spec.containers;

@@ -68,6 +68,18 @@ describe('configuration', () => {
     [{ WORKERS: '-2' }, 'WORKERS'],
     [{ WORKERS: '5000' }, 'WORKERS'],
     [{ WORKERS: 'AUTO' }, 'WORKERS'],
+    [{ MAX_REQUESTS: 'many' }, 'MAX_REQUESTS'],
+    [{ MAX_REQUESTS: '-1' }, 'MAX_REQUESTS'],
+    [{ MAX_REQUESTS: '1e4' }, 'MAX_REQUESTS'],
+    [{ MAX_REQUESTS: '400', MAX_REQUESTS_JITTER: '10%' }, 'MAX_REQUESTS_JITTER'],
+    // A jitter alone would recycle nothing: refused rather than ignored.
+    [{ MAX_REQUESTS_JITTER: '50' }, 'MAX_REQUESTS_JITTER'],
+    [{ MAX_REQUESTS: '0', MAX_REQUESTS_JITTER: '50' }, 'MAX_REQUESTS_JITTER'],
+    [{ MAX_RSS_MB: '1G' }, 'MAX_RSS_MB'],
+    [{ MAX_RSS_MB: '600MB' }, 'MAX_RSS_MB'],
+    // Below any worker's size once started: each worker would be replaced as soon as it started.
+    [{ MAX_RSS_MB: '32' }, 'MAX_RSS_MB'],
+    [{ MAX_RSS_MB: '-512' }, 'MAX_RSS_MB'],
     [{ CSP: 'on' }, 'CSP'],
     [{ CSP_DIRECTIVES: "img-src 'self'" }, 'CSP_DIRECTIVES'],
     [{ CSP: 'strict', CSP_DIRECTIVES: 'img-src a.example,b.example' }, 'CSP_DIRECTIVES'],

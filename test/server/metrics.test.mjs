@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import {
@@ -13,78 +12,14 @@ import {
   startOrigin,
   workersListening,
 } from '../helpers/origin.mjs';
-
-const METRICS_LINE = /Metrics on (http:\/\/[^\s"]+)\/metrics/;
-const ON = { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' };
-
-/**
- * Where the origin says its metrics are: it prints the port it bound, as it does its own, in
- * either order (two servers bind at once).
- */
-async function metricsUrl(origin) {
-  await waitFor(() => METRICS_LINE.test(origin.stdout()), origin);
-  return METRICS_LINE.exec(origin.stdout())[1];
-}
-
-/**
- * The Prometheus text format, parsed: `# HELP`/`# TYPE` lines give each family its type, every
- * other line is one sample `name{label="value",…} value`.
- * @returns {{ types: Map<string, string>, samples: { name: string, labels: Record<string, string>, value: number }[] }}
- */
-function parseExposition(text) {
-  const types = new Map();
-  const samples = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (type) {
-      types.set(type[1], type[2]);
-      continue;
-    }
-    if (line.startsWith('#')) continue;
-    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    assert.ok(sample, `not a sample line: ${line}`);
-    const labels = {};
-    for (const [, name, value] of (sample[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
-      labels[name] = value.replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
-    }
-    // Go's ParseFloat, as Prometheus reads it: NaN and ±Inf in any case (prom-client writes `Nan`
-    // for an event-loop lag not yet measured).
-    const special = /^([+-]?)(inf|nan)$/i.exec(sample[3]);
-    const value = special
-      ? special[2].toLowerCase() === 'nan'
-        ? NaN
-        : (special[1] === '-' ? -1 : 1) * Infinity
-      : Number(sample[3]);
-    assert.ok(special || !Number.isNaN(value), `not a number in: ${line}`);
-    samples.push({ name: sample[1], labels, value });
-  }
-  return { types, samples };
-}
-
-/** The sum of the samples named `name` whose labels include `labels`. */
-function total(metrics, name, labels = {}) {
-  return metrics.samples
-    .filter((s) => s.name === name)
-    .filter((s) => Object.entries(labels).every(([key, value]) => s.labels[key] === value))
-    .reduce((sum, s) => sum + s.value, 0);
-}
-
-async function scrape(url) {
-  const res = await request(url, '/metrics');
-  assert.equal(res.status, 200, res.text);
-  return { res, metrics: parseExposition(res.text) };
-}
-
-/** Scrapes until `done(metrics)` holds: a response is counted at `finish`, just after it is sent. */
-async function scrapeUntil(url, done, timeoutMs = 5_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { metrics } = await scrape(url);
-    if (done(metrics) || Date.now() > deadline) return metrics;
-    await sleep(20);
-  }
-}
+import {
+  METRICS_LINE,
+  METRICS_ON,
+  metricsUrl,
+  scrape,
+  scrapeUntil,
+  total,
+} from '../helpers/metrics.mjs';
 
 /** A histogram as Prometheus reads it: cumulative buckets, +Inf equal to its count. */
 function assertHistogram(metrics, name, labels = {}) {
@@ -133,7 +68,7 @@ function listeningPorts(pid) {
 
 describe('metrics (METRICS_PORT)', () => {
   it('counts the requests sent and the renders they caused, from the same figures as /healthz', async () => {
-    const origin = await startOrigin({ env: ON });
+    const origin = await startOrigin({ env: METRICS_ON });
     try {
       const url = await metricsUrl(origin);
       const metricsPort = Number(new URL(url).port);
@@ -206,13 +141,35 @@ describe('metrics (METRICS_PORT)', () => {
       assert.equal(metrics.types.get('origin_revalidations_received_total'), 'counter');
       // Node's own process metrics, per process.
       assert.ok(total(metrics, 'process_cpu_seconds_total') > 0);
+      // Its memory and event-loop delay, in slot 1 when alone; no primary's figures.
+      for (const name of [
+        'origin_worker_resident_memory_bytes',
+        'origin_worker_heap_used_bytes',
+        'origin_worker_event_loop_delay_p99_seconds',
+        'origin_worker_event_loop_delay_max_seconds',
+      ]) {
+        const series = metrics.samples.filter((s) => s.name === name);
+        assert.deepEqual(
+          series.map((s) => s.labels),
+          [{ slot: '1' }],
+          name,
+        );
+        assert.equal(metrics.types.get(name), 'gauge');
+      }
+      assert.ok(total(metrics, 'origin_worker_resident_memory_bytes') > 32 * 2 ** 20);
+      assert.ok(total(metrics, 'origin_worker_heap_used_bytes') > 0);
+      assert.ok(
+        total(metrics, 'origin_worker_event_loop_delay_max_seconds') >=
+          total(metrics, 'origin_worker_event_loop_delay_p99_seconds'),
+      );
+      assert.equal(metrics.types.get('origin_worker_recycles_total'), undefined);
     } finally {
       await origin.stop();
     }
   });
 
   it('answers /metrics only on its own port, with the registry content type; nothing else there', async () => {
-    const origin = await startOrigin({ env: ON });
+    const origin = await startOrigin({ env: METRICS_ON });
     try {
       const url = await metricsUrl(origin);
       const { res } = await scrape(url);
@@ -247,7 +204,7 @@ describe('metrics (METRICS_PORT)', () => {
   });
 
   it('WORKERS=2: the primary serves the sum over both workers', async () => {
-    const origin = await startOrigin({ env: { ...ON, WORKERS: '2' } });
+    const origin = await startOrigin({ env: { ...METRICS_ON, WORKERS: '2' } });
     try {
       const url = await metricsUrl(origin);
       await workersListening(origin, 2);
@@ -298,12 +255,50 @@ describe('metrics (METRICS_PORT)', () => {
     }
   });
 
+  it('WORKERS=2: what a killed worker counted stays in the sums, and its slot is taken by the next', async () => {
+    const origin = await startOrigin({ env: { ...METRICS_ON, WORKERS: '2' } });
+    try {
+      const url = await metricsUrl(origin);
+      await workersListening(origin, 2);
+      const pages = 12;
+      for (let id = 1; id <= pages; id++) {
+        assert.equal((await request(origin.url, `/products/${200 + id}`)).status, 200);
+      }
+      const before = await scrapeUntil(
+        url,
+        (m) => total(m, 'origin_renders_started_total') >= pages,
+      );
+      assert.equal(total(before, 'origin_renders_started_total'), pages);
+      const slots = (metrics) =>
+        metrics.samples
+          .filter((s) => s.name === 'origin_worker_resident_memory_bytes')
+          .map((s) => s.labels.slot)
+          .sort();
+      assert.deepEqual(slots(before), ['1', '2']);
+      const victim = JSON.parse((await request(origin.url, '/healthz')).text);
+      assert.ok(victim.renders.started > 0, 'the victim rendered some of the pages');
+      process.kill(victim.pid, 'SIGKILL');
+      await workersListening(origin, 3);
+      // Summed over the live workers alone, the renders would fall by the victim's.
+      const after = await scrape(url);
+      assert.equal(total(after.metrics, 'origin_renders_started_total'), pages);
+      assert.ok(
+        total(after.metrics, 'origin_response_duration_seconds_count') >=
+          total(before, 'origin_response_duration_seconds_count'),
+      );
+      assert.equal(total(after.metrics, 'origin_worker_restarts_total'), 1);
+      assert.deepEqual(slots(after.metrics), ['1', '2'], 'the new worker took the slot');
+    } finally {
+      await origin.stop();
+    }
+  });
+
   it('with REDIS_URL: the shared tier state and counters, as /healthz reports them', async () => {
     const redis = await startRedis();
     const origins = [];
     try {
       // A generous Redis timeout: a hit, not a timeout, is expected on a busy machine too.
-      const env = { ...ON, REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' };
+      const env = { ...METRICS_ON, REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000' };
       origins.push(...(await Promise.all([startOrigin({ env }), startOrigin({ env })])));
       const [a, b] = origins;
       const [urlA, urlB] = await Promise.all(origins.map(metricsUrl));
@@ -383,11 +378,3 @@ describe('metrics (METRICS_PORT)', () => {
     }
   });
 });
-
-async function waitFor(test, origin, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`not ready in ${timeoutMs} ms:\n${origin.stdout()}`);
-    await sleep(20);
-  }
-}
