@@ -23,10 +23,10 @@ import type { PageSettings } from './pages/pages.ts';
 import type { RenderLimits } from './pages/render-limiter.ts';
 import type { ListenAddress, ProcessSettings } from './process/lifecycle.ts';
 import type { RedisLinkOptions } from './redis/link.ts';
-import { ADMISSIONS } from './render-cache/admission.ts';
-import { GROUP_ALIASES, type GroupAlias } from './render-cache/cache-groups.ts';
-import type { SharedTierSettings } from './render-cache/shared-tier.ts';
-import type { RenderCacheOptions } from './render-cache/store.ts';
+import { ADMISSIONS } from './cache/admission.ts';
+import { GROUP_ALIASES, type GroupAlias } from './cache/cache-groups.ts';
+import type { SharedTierSettings } from './cache/shared-tier.ts';
+import type { StoreSettings } from './cache/store.ts';
 import { type CdnPurgeConfig, purgeTarget } from './revalidation/cdn-purge.ts';
 import { StartupError } from './startup-error.ts';
 import {
@@ -50,7 +50,7 @@ export interface OriginConfig {
   /** A 103 Early Hints before a page (over HTTP/2, or always), and `Link` on pages (hints/); or neither. */
   earlyHints: EarlyHintsMode;
   /** Undefined when RENDER_CACHE_BYTES is 0: no render cache. */
-  renderCache: RenderCacheOptions | undefined;
+  renderCache: StoreSettings | undefined;
   /** Undefined without REDIS_URL: each process caches alone. */
   sharedCache: { link: RedisLinkOptions; tier: SharedTierSettings } | undefined;
   /** Undefined when CSP is off. */

@@ -3,7 +3,7 @@ import type { StaticIndex } from './files/static-index.ts';
 import { writeAnswer } from './http/answer.ts';
 import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, type Readiness } from './process/health.ts';
-import { servedHeaders } from './render-cache/page-cache.ts';
+import { servedHeaders } from './cache/tiered-cache.ts';
 import { ORIGIN_PATH_PREFIX } from './revalidation/endpoint.ts';
 import { countHostHeaders, type RequestOrigins } from './request/request-origin.ts';
 
@@ -61,7 +61,7 @@ export function fastPath(
     if (fresh === undefined) {
       return false;
     }
-    writeAnswer(req, res, fresh.answer, servedHeaders(fresh));
+    writeAnswer(req, res, fresh.entry.answer, servedHeaders(fresh));
     return true;
   };
 }

@@ -37,8 +37,12 @@ import { workerSlot } from './process/cluster.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
 import { buildId } from './render-cache/build-id.ts';
-import { SharedTier } from './render-cache/shared-tier.ts';
-import { RenderCache } from './render-cache/store.ts';
+import {
+  createPageStore,
+  createPageTier,
+  type PageStore,
+  type PageTier,
+} from './render-cache/page-cache.ts';
 import { createCdnPurge } from './revalidation/cdn-purge.ts';
 import { clusterChannel } from './revalidation/cluster-channel.ts';
 import { revalidateEndpoint } from './revalidation/endpoint.ts';
@@ -60,7 +64,7 @@ export interface Parts {
   listener: RequestListener;
   readiness: Readiness;
   /** This process's render cache; undefined when RENDER_CACHE_BYTES is 0. */
-  renderCache: RenderCache | undefined;
+  renderCache: PageStore | undefined;
   revalidator: Revalidator;
 }
 
@@ -69,8 +73,8 @@ export interface Parts {
  * Redis link (also the asset archive's, with ASSET_ARCHIVE=redis).
  */
 interface Caches {
-  store: RenderCache | undefined;
-  shared: { tier: SharedTier; link: RedisLink; keyPrefix: string } | undefined;
+  store: PageStore | undefined;
+  shared: { tier: PageTier; link: RedisLink; keyPrefix: string } | undefined;
   link: RedisLink | undefined;
   build: string;
 }
@@ -260,7 +264,7 @@ function createCaches(
 ): Caches {
   // Every locale's bundle, served here or not: processes serving other locales share the id.
   const build = buildId(layout.every);
-  const store = config.renderCache && new RenderCache(config.renderCache);
+  const store = config.renderCache && createPageStore(config.renderCache);
   const usesRedis = store !== undefined || config.assetArchive?.store === 'redis';
   const link =
     config.sharedCache && usesRedis ? new RedisLink(config.sharedCache.link, log) : undefined;
@@ -268,7 +272,7 @@ function createCaches(
     return { store, shared: undefined, link, build };
   }
   const { tier: settings } = config.sharedCache;
-  const tier = new SharedTier({ ...settings, link, buildId: build, csp, log });
+  const tier = createPageTier({ ...settings, link, buildId: build, csp, log });
   return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, link, build };
 }
 

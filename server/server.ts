@@ -24,7 +24,7 @@ import { createPublicServer, type PublicServer } from './process/public-server.t
 import { limitBelowStartingSize, recycleWhenDue } from './process/recycling.ts';
 import { parseRevalidationRequest } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
-import type { RevalidationMode } from './render-cache/revalidation.ts';
+import type { RevalidationMode } from './cache/revalidation.ts';
 import { StartupError } from './startup-error.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs (or one per locale,

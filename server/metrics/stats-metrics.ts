@@ -1,7 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { LinkState } from '../redis/link.ts';
-import type { SharedTierStats } from '../render-cache/shared-tier.ts';
-import type { RenderCacheStats } from '../render-cache/store.ts';
+import type { SharedTierStats } from '../cache/shared-tier.ts';
+import type { StoreStats } from '../cache/store.ts';
 
 /** The part of /healthz's figures the metrics read: one source of truth for both. */
 export interface OriginStats {
@@ -16,7 +16,7 @@ export interface OriginStats {
      */
     undeclaredReads?: Record<string, number>;
   };
-  renderCache?: RenderCacheStats;
+  renderCache?: StoreStats;
   sharedCache?: SharedTierStats;
   revalidations?: { requested: number; received: number; duplicates: number; rejected: number };
 }
@@ -58,7 +58,7 @@ const RENDERS: Metric[] = [
 ];
 
 const l1 =
-  (read: (stats: RenderCacheStats) => number): Read =>
+  (read: (stats: StoreStats) => number): Read =>
   (s) =>
     s.renderCache && read(s.renderCache);
 

@@ -5,7 +5,7 @@ import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
 import { strongEtag } from '../http/entity-tag.ts';
-import { aliasHeaders, type GroupAlias, parseCacheGroups } from '../render-cache/cache-groups.ts';
+import { aliasHeaders, type GroupAlias, parseCacheGroups } from '../cache/cache-groups.ts';
 import { privateCacheControl, TARGETED_CACHE_CONTROL } from '../http/cache-control.ts';
 import { RENDER_INPUTS_HEADER } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';

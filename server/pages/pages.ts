@@ -10,12 +10,17 @@ import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE, respond } from '../http/answer.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import { throttledWarning } from '../logger.ts';
-import type { GroupAlias } from '../render-cache/cache-groups.ts';
-import { cacheStatusHeader } from '../render-cache/cache-status.ts';
-import { PageCache, type Produce, type Served, servedHeaders } from '../render-cache/page-cache.ts';
+import type { GroupAlias } from '../cache/cache-groups.ts';
+import { cacheStatusHeader } from '../cache/cache-status.ts';
+import { type Produce, servedHeaders } from '../cache/tiered-cache.ts';
+import {
+  PageCache,
+  type PageStore,
+  type PageTier,
+  type ServedPage,
+} from '../render-cache/page-cache.ts';
+import { type CachedPage, pathOf } from '../render-cache/page-entry.ts';
 import { cacheKey, keyParts, storablePolicy } from '../render-cache/policy.ts';
-import type { SharedTier } from '../render-cache/shared-tier.ts';
-import { pathOf, type RenderCache } from '../render-cache/store.ts';
 import {
   renderRequestFor,
   type RenderRequest,
@@ -54,7 +59,7 @@ export interface PagesOptions extends PageSettings {
    */
   languageHeaders?: (path: string, status: number) => readonly string[] | undefined;
   /** The render cache's store, and its shared tier; undefined when RENDER_CACHE_BYTES is 0. */
-  cache: { store: RenderCache; shared: SharedTier | undefined } | undefined;
+  cache: { store: PageStore; shared: PageTier | undefined } | undefined;
   /** A fresh nonce on every HTML answer; undefined when CSP is off. */
   csp: ContentSecurityPolicy | undefined;
   /** X-Forwarded-* reach a render only from a trusted proxy (TRUST_PROXY). */
@@ -69,7 +74,7 @@ export interface Pages {
    * For the fast path: the page of a plain request (no query, nothing to decode) that is fresh in
    * the render cache, or undefined to leave the request to Koa.
    */
-  fresh(origin: string, path: string, headers: IncomingHttpHeaders): Served | undefined;
+  fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined;
 }
 
 /**
@@ -125,7 +130,7 @@ class PageAnswers implements Pages {
     return this.#answerRendered(ctx, route, request, bypassed);
   };
 
-  fresh(origin: string, path: string, headers: IncomingHttpHeaders): Served | undefined {
+  fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined {
     const rules = this.#cache && this.#options.lookupRoute(path).cacheRules;
     const decision = rules && cacheKey(rules, origin, path, '', headers);
     return this.#cache && decision && 'key' in decision
@@ -178,7 +183,7 @@ class PageAnswers implements Pages {
       // The asker: what a render for this request would not see of it, made only if a read asks.
       const withheld = () => withheldFrom(route.page.inputs, ctx.headers);
       const served = await cache.serve(key, signal, withheld);
-      respond(ctx, served.answer, servedHeaders(served));
+      respond(ctx, served.entry.answer, servedHeaders(served));
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
     } finally {
@@ -210,7 +215,7 @@ class PageAnswers implements Pages {
  * for a refresh. A render that reported an error is sent as Angular rendered it, `no-store`, and
  * never stored.
  */
-function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce {
+function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce<CachedPage> {
   const { renderer, lookupRoute, csp } = options;
   return async (key, signal, asker) => {
     const route = lookupRoute(pathOf(key));
@@ -220,12 +225,18 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
       ? await renderer.render(request, route, signal)
       : await renderer.renderInBackground(request, route);
     const { page, final } = pageOf(rendered, makingOf(request, rendered, route), csp, groupOptions);
+    const policy = rendered.reportedError
+      ? undefined
+      : storablePolicy(page.answer.status, route.status, final);
     return {
-      answer: page.answer,
-      groups: page.groups,
-      policy: rendered.reportedError
-        ? undefined
-        : storablePolicy(page.answer.status, route.status, final),
+      entry: {
+        answer: page.answer,
+        groups: page.groups,
+        policy: policy ?? NOT_STORED,
+        storedAt: 0,
+        refreshFailed: false,
+      },
+      storable: policy !== undefined,
       failed: rendered.reportedError,
     };
   };
@@ -268,6 +279,9 @@ function requestOf(
   const url = `${ctx.state.origin}${ctx.path}${ctx.search}`;
   return renderRequestFor(route.page, url, ctx.headers, trustProxy);
 }
+
+/** The policy of a page that must not be stored: never kept, so never read. */
+const NOT_STORED = { freshMs: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0 };
 
 /** What pageOf needs to know of how a page was made. */
 function makingOf(request: RenderRequest, rendered: Rendered, route: RouteInfo): PageMaking {

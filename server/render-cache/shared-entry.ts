@@ -6,9 +6,10 @@ import { nonceSlotsAt, NonceSlots } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import type { Answer } from '../http/answer.ts';
 import { type Coding, STORED_CODINGS } from '../http/content-coding.ts';
-import { encodedAnswer } from '../http/encodings.ts';
-import type { SharedCachePolicy } from './policy.ts';
-import type { CachedPage } from './store.ts';
+import type { EntryCodec } from '../cache/shared-tier.ts';
+import type { SharedCachePolicy } from '../cache/store.ts';
+import { encodedAnswer, encodedForStore } from '../http/encodings.ts';
+import type { CachedPage } from './page-entry.ts';
 
 /** Bumped whenever the layout changes: an entry of another version reads as a miss. */
 const VERSION = 3;
@@ -46,6 +47,36 @@ function storedCodings(answer: Answer): { coding: Coding; answer: Answer }[] {
   return (encodings?.codings ?? [])
     .map((coding, i) => ({ coding, answer: encodings!.answers[i] }))
     .filter((coded) => coded.answer.perResponse === undefined);
+}
+
+/**
+ * How the shared tier stores pages (cache/shared-tier.ts): `m` the metadata, `b` the body, and a
+ * field per stored coding. A nonced page's gzip around its slots is made where it is read, from
+ * that process's placeholders.
+ */
+export function pageCodec(csp: ContentSecurityPolicy | undefined): EntryCodec<CachedPage> {
+  return {
+    fields: ['m', 'b', ...CODING_FIELDS],
+    write(page) {
+      const coded = codingBodies(page.answer);
+      const bytes = Object.values(coded).reduce(
+        (sum, b) => sum + b.length,
+        page.answer.body.length,
+      );
+      return { fields: { m: entryMeta(page), b: page.answer.body, ...coded }, bytes };
+    },
+    async read([meta, body, ...codings], revalidated) {
+      if (meta === null || body === null) {
+        return undefined;
+      }
+      const coded = new Map(CODING_FIELDS.map((field, i) => [field, codings[i]]));
+      const page = pageOfEntry(meta.toString(), body, revalidated, csp, coded);
+      if (page?.answer.perResponse !== undefined) {
+        page.answer = await encodedForStore(page.answer);
+      }
+      return page;
+    },
+  };
 }
 
 /** The coded bodies of a page, by hash field (CODING_FIELDS). */

@@ -2,12 +2,13 @@
 // every process of every replica hears it (pub/sub on the origin's Redis link) and applies it to its own.
 import type { Logger } from 'pino';
 import type { RedisLink } from '../redis/link.ts';
-import { REVALIDATION_TIMEOUT_MS, type SharedTier } from '../render-cache/shared-tier.ts';
+import { REVALIDATION_TIMEOUT_MS } from '../cache/shared-tier.ts';
+import type { PageTier } from '../render-cache/page-cache.ts';
 import { checkMessage, type RevalidationChannel, type RevalidationMessage } from './revalidator.ts';
 
 export interface RedisChannelOptions {
   link: RedisLink;
-  shared: SharedTier;
+  shared: PageTier;
   /** The shared tier's REDIS_KEY_PREFIX: origins with another prefix never hear each other. */
   keyPrefix: string;
   buildId: string;

@@ -1,11 +1,11 @@
 // What a revalidation asks for, validated once wherever it comes from: the endpoint's JSON body,
 // the app's own call (server.ts revalidate) and a message another process sent.
-import { isGroupName, MAX_GROUP_LENGTH } from '../render-cache/cache-groups.ts';
+import { isGroupName, MAX_GROUP_LENGTH } from '../cache/cache-groups.ts';
 import {
   REVALIDATION_MODES,
   type Revalidation,
   type RevalidationMode,
-} from '../render-cache/revalidation.ts';
+} from '../cache/revalidation.ts';
 
 /** A revalidation as asked for: it gets its moment (`at`) when it is applied. */
 export type RevalidationRequest = Omit<Revalidation, 'at'>;

@@ -4,8 +4,8 @@
 // own server code (server.ts revalidate), an operator (scripts/revalidate.mjs, via the endpoint).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Revalidation, RevalidationMode } from '../render-cache/revalidation.ts';
-import type { RenderCache } from '../render-cache/store.ts';
+import type { Revalidation, RevalidationMode } from '../cache/revalidation.ts';
+import type { PageStore } from '../render-cache/page-cache.ts';
 import type { CdnPurge, CdnPurgeResult } from './cdn-purge.ts';
 import { parseRevalidationRequest, type RevalidationRequest } from './request.ts';
 
@@ -44,7 +44,7 @@ export interface RevalidationReport {
 
 export interface RevalidatorOptions {
   /** This process's render cache; undefined when it is off (RENDER_CACHE_BYTES=0). */
-  cache: RenderCache | undefined;
+  cache: PageStore | undefined;
   channels?: RevalidationChannel[];
   cdnPurge?: CdnPurge;
   log: Logger;
@@ -58,7 +58,7 @@ const SEEN_IDS = 1024;
 const PUBLISH_TIMEOUT_MS = 2000;
 
 export class Revalidator {
-  readonly #cache: RenderCache | undefined;
+  readonly #cache: PageStore | undefined;
   readonly #channels: RevalidationChannel[] = [];
   readonly #cdnPurge: CdnPurge | undefined;
   readonly #log: Logger;

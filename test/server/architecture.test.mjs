@@ -116,8 +116,8 @@ describe('the shape of server/', () => {
     const spelling = (pattern) =>
       [...files].filter(([, text]) => pattern.test(text)).map(([path]) => path);
     assert.deepEqual(spelling(/'Cache-Status'|['`]render-cache;|['`]shared-cache;/), [
-      'render-cache/cache-status.ts',
+      'cache/cache-status.ts',
     ]);
-    assert.deepEqual(spelling(/'soft'\s*\|\s*'hard'/), ['render-cache/revalidation.ts']);
+    assert.deepEqual(spelling(/'soft'\s*\|\s*'hard'/), ['cache/revalidation.ts']);
   });
 });

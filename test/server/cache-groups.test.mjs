@@ -8,7 +8,7 @@ import {
   MAX_GROUP_LENGTH,
   MAX_GROUPS,
   parseCacheGroups,
-} from '../../server/render-cache/cache-groups.ts';
+} from '../../server/cache/cache-groups.ts';
 
 /** An sf-string as a header carries it. */
 const serialize = (group) => `"${group.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;

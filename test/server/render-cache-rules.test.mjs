@@ -18,7 +18,7 @@ import {
 } from '../../server/render-cache/policy.ts';
 import { strongEtag } from '../../server/http/entity-tag.ts';
 import { answer } from '../../server/http/answer.ts';
-import { RenderCache } from '../../server/render-cache/store.ts';
+import { createPageStore } from '../../server/render-cache/page-cache.ts';
 import { RenderLimiter } from '../../server/pages/render-limiter.ts';
 
 const ORIGIN = 'http://localhost:4000';
@@ -699,7 +699,7 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
 /** A cache with a clock the test moves (second-request admission unless told otherwise). */
 function clockedCache(maxBytes = 1024 * 1024, admission = undefined) {
   const clock = { now: 1_000_000 };
-  return { clock, cache: new RenderCache({ maxBytes, now: () => clock.now, admission }) };
+  return { clock, cache: createPageStore({ maxBytes, now: () => clock.now, admission }) };
 }
 function page(body = 'page', policy = sharedCachePolicy(SHARED)) {
   const buffer = Buffer.from(body);
@@ -713,7 +713,7 @@ function page(body = 'page', policy = sharedCachePolicy(SHARED)) {
   };
 }
 
-describe('RenderCache', () => {
+describe('the page store (EntryStore of pages)', () => {
   it('is fresh for s-maxage, stale for stale-while-revalidate, then expired with stale-if-error left', () => {
     const { clock, cache } = clockedCache();
     cache.store('k', page());

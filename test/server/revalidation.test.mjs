@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { freePort, listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { answer } from '../../server/http/answer.ts';
 import { sharedCachePolicy } from '../../server/render-cache/policy.ts';
-import { RenderCache } from '../../server/render-cache/store.ts';
+import { createPageStore } from '../../server/render-cache/page-cache.ts';
 import {
   ROOT,
   health,
@@ -48,7 +48,7 @@ async function cached(origin, path) {
   return hit;
 }
 
-describe('RenderCache.revalidate (the store, on its own clock)', () => {
+describe("the page store's revalidate (on its own clock)", () => {
   const ORIGIN = 'http://localhost:4000';
   /** A page under `cacheControl` declaring `groups`. */
   const page = (groups = [], cacheControl = 'public, s-maxage=60') => ({
@@ -60,7 +60,7 @@ describe('RenderCache.revalidate (the store, on its own clock)', () => {
   });
   const clocked = () => {
     const clock = { now: 1_000_000 };
-    return { clock, cache: new RenderCache({ maxBytes: 1024 * 1024, now: () => clock.now }) };
+    return { clock, cache: createPageStore({ maxBytes: 1024 * 1024, now: () => clock.now }) };
   };
 
   it('soft: stale for as long as it is kept, even without stale-while-revalidate; a new page is fresh', () => {

@@ -1,28 +1,33 @@
-// Pages kept for the routes that declare a shared-cache policy, and the productions in flight for
-// them. The store keeps its own statistics; when to produce a page and what to serve is page-cache.ts.
+// The core of the origin's caches, whatever they keep (pages: render-cache/, what renders fetch:
+// data-cache/): entries by key, bounded in bytes, with how long each may be used, the productions
+// in flight per key (one per key however many ask), and on-demand revalidation by path or group.
+// The store keeps its own statistics; when to produce an entry and what to serve is tiered-cache.ts.
 import { LRUCache } from 'lru-cache';
-import type { Answer } from '../http/answer.ts';
 import { untilAborted } from '../until-aborted.ts';
 import { type Admission, SecondRequestFilter } from './admission.ts';
-import type { SharedCachePolicy } from './policy.ts';
 import type { Revalidation, RevalidationMode } from './revalidation.ts';
 
 /**
- * A page as stored: the answer to send again without producing it (its validators included; Age
- * and Cache-Status are added per response), what it was made from and how long it may be used.
+ * How long a shared cache may use a response (RFC 9111 §4.2, RFC 5861), in milliseconds from when
+ * it was stored.
  */
-export interface CachedPage {
-  /** Replaced once by the same answer with its stored codings (RenderCache#recode). */
-  answer: Answer;
-  /** The cache groups (RFC 9875) it declared: what revalidation by group matches. */
+export interface SharedCachePolicy {
+  freshMs: number;
+  staleWhileRevalidateMs: number;
+  staleIfErrorMs: number;
+}
+
+/** What the store knows of every entry, whatever else its user keeps in it. */
+export interface StoredEntry {
+  /** The cache groups (RFC 9875) it belongs to: what revalidation by group matches. */
   readonly groups: readonly string[];
   readonly policy: SharedCachePolicy;
   storedAt: number;
-  /** The last refresh failed: the page may be served stale up to stale-if-error. */
+  /** The last refresh failed: the entry may be served stale up to stale-if-error. */
   refreshFailed: boolean;
   /**
-   * A soft revalidation marked it: served stale (while one background render refreshes it) for as
-   * long as it stays in the cache, whatever its policy says. The refresh stores a new, unmarked page.
+   * A soft revalidation marked it: served stale (while one background production refreshes it)
+   * for as long as it stays in the cache, whatever its policy says. The refresh stores a new one.
    */
   revalidated?: boolean;
 }
@@ -32,15 +37,15 @@ export interface CachedPage {
  * - `fresh`: serve it.
  * - `stale`: serve it now and refresh it in the background (stale-while-revalidate, or
  *   stale-if-error after a failed refresh).
- * - `expired`: render; if that fails, `page` may still answer while stale-if-error allows.
+ * - `expired`: produce it; if that fails, `page` may still answer while stale-if-error allows.
  * - `miss`: nothing stored.
  */
-export type Lookup =
-  | { state: 'fresh' | 'stale'; page: CachedPage; ageMs: number }
-  | { state: 'expired'; page: CachedPage; ageMs: number; usableOnError: boolean }
+export type Lookup<E extends StoredEntry> =
+  | { state: 'fresh' | 'stale'; page: E; ageMs: number }
+  | { state: 'expired'; page: E; ageMs: number; usableOnError: boolean }
   | { state: 'miss' };
 
-export interface RenderCacheStats {
+export interface StoreStats {
   entries: number;
   bytes: number;
   maxBytes: number;
@@ -67,13 +72,20 @@ export interface RenderCacheStats {
  */
 export type StoreOutcome = 'stored' | 'deferred' | 'too-large' | 'revalidated';
 
-export interface RenderCacheOptions {
-  /** Bytes of pages it holds (RENDER_CACHE_BYTES). */
+export interface StoreSettings {
+  /** Bytes of entries it holds (RENDER_CACHE_BYTES, DATA_CACHE_BYTES). */
   maxBytes: number;
-  /** Which new pages a full cache takes (RENDER_CACHE_ADMISSION); `second` unless said otherwise. */
+  /** Which new entries a full cache takes (RENDER_CACHE_ADMISSION); `second` unless said otherwise. */
   admission?: Admission;
   /** The cache's clock (tests move their own). */
   now?: () => number;
+}
+
+export interface StoreOptions<E extends StoredEntry> extends StoreSettings {
+  /** What an entry counts against maxBytes: everything it holds, its key and bookkeeping. */
+  sizeOf: (entry: E, key: string) => number;
+  /** The URL path of a key, for revalidation and purges by path; undefined: keys have none. */
+  pathOf?: (key: string) => string | undefined;
 }
 
 /** A render for a key and the requests waiting for it. */
@@ -92,25 +104,8 @@ interface Flight<T> {
 const RECENT_REVALIDATIONS = 64;
 const RECENT_REVALIDATION_MS = 10 * 60_000;
 
-/** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
-const ENTRY_OVERHEAD_BYTES = 512;
-
-/** What a page counts against the cache's bytes: every coding of it (http/encodings.ts) included. */
-function entryBytes(page: CachedPage, key: string): number {
-  const answers = [page.answer, ...(page.answer.encodings?.answers ?? [])];
-  return answers.reduce(
-    (sum, { body, headers, notModifiedHeaders }) =>
-      sum + body.length + headerBytes(headers) + headerBytes(notModifiedHeaders),
-    key.length + ENTRY_OVERHEAD_BYTES,
-  );
-}
-
-function headerBytes(list: readonly string[]): number {
-  return list.reduce((sum, value) => sum + value.length, 0);
-}
-
 /**
- * How often, at most, a full cache scans for pages past their lifetime (see RenderCache#fits): a
+ * How often, at most, a full cache scans for pages past their lifetime (see EntryStore#fits): a
  * scan of every entry is too dear to run on every miss of a scan of new ids (bench/README.md#the-figures-behind-the-codes-comments).
  */
 const PURGE_EXPIRED_EVERY_MS = 1000;
@@ -121,11 +116,13 @@ const ADMISSION_MEMORY_SHARE = 16;
 const MIN_ADMISSION_MEMORY_BYTES = 64 * 1024;
 
 /**
- * Pages by cache key, bounded in bytes (least recently used out first, by lru-cache), with the
- * renders in flight per key so that concurrent misses render once.
+ * Entries by cache key, bounded in bytes (least recently used out first, by lru-cache), with the
+ * productions in flight per key so that concurrent misses produce once.
  */
-export class RenderCache {
-  readonly #pages: LRUCache<string, CachedPage>;
+export class EntryStore<E extends StoredEntry> {
+  readonly #pages: LRUCache<string, E>;
+  readonly #sizeOf: (entry: E, key: string) => number;
+  readonly #pathOf: (key: string) => string | undefined;
   readonly #inFlight = new Map<string, Flight<unknown>>();
   /** The latest revalidations, oldest first (see RECENT_REVALIDATIONS). */
   readonly #recent: Remembered[] = [];
@@ -147,8 +144,16 @@ export class RenderCache {
     deferred: 0,
   };
 
-  constructor({ maxBytes, admission = 'second', now = Date.now }: RenderCacheOptions) {
+  constructor({
+    maxBytes,
+    admission = 'second',
+    now = Date.now,
+    sizeOf,
+    pathOf = () => undefined,
+  }: StoreOptions<E>) {
     this.#now = now;
+    this.#sizeOf = sizeOf;
+    this.#pathOf = pathOf;
     this.#secondRequest =
       admission === 'second'
         ? new SecondRequestFilter(
@@ -156,10 +161,10 @@ export class RenderCache {
             now,
           )
         : undefined;
-    this.#pages = new LRUCache<string, CachedPage>({
+    this.#pages = new LRUCache<string, E>({
       maxSize: maxBytes,
       // store and adopt pass the size they computed for admission; this is for any other set.
-      sizeCalculation: entryBytes,
+      sizeCalculation: sizeOf,
       // Time is the cache's own clock (tests advance it); entries go once no rule can use them.
       perf: { now },
       // Read the clock on every check: its default caches it for 1 ms, behind a clock tests move.
@@ -167,7 +172,7 @@ export class RenderCache {
     });
   }
 
-  get stats(): RenderCacheStats {
+  get stats(): StoreStats {
     return {
       entries: this.#pages.size,
       bytes: this.#pages.calculatedSize,
@@ -176,7 +181,7 @@ export class RenderCache {
     };
   }
 
-  lookup(key: string): Lookup {
+  lookup(key: string): Lookup<E> {
     const page = this.#pages.get(key);
     if (page === undefined) {
       this.#stats.misses++;
@@ -194,7 +199,7 @@ export class RenderCache {
   }
 
   /** The page for `key` if it is fresh, without counting or reordering anything (a cheap pre-check). */
-  peekFresh(key: string): CachedPage | undefined {
+  peekFresh(key: string): E | undefined {
     const page = this.#pages.peek(key);
     return page !== undefined &&
       !page.revalidated &&
@@ -208,7 +213,7 @@ export class RenderCache {
    * cache admits it. `revalidated`: a hard revalidation came while it rendered, so it must not be
    * kept anywhere.
    */
-  store(key: string, page: CachedPage): StoreOutcome {
+  store(key: string, page: E): StoreOutcome {
     page.storedAt = this.#now();
     const missed = this.#revalidationSince(key, page);
     if (missed === 'hard') {
@@ -217,7 +222,7 @@ export class RenderCache {
       return 'revalidated';
     }
     page.revalidated = missed === 'soft';
-    const bytes = entryBytes(page, key);
+    const bytes = this.#sizeOf(page, key);
     if (!this.#admits(key, page, bytes)) {
       return 'deferred';
     }
@@ -228,24 +233,25 @@ export class RenderCache {
   }
 
   /**
-   * Gives the page stored for `key` its answer with stored codings (the same content, compressed
-   * once), counted in its bytes, if `page` is still what the key holds and the larger entry fits.
+   * Replaces the entry stored for `key` by `next`, the same content made otherwise (a page with its
+   * stored codings: compressed once), counted in its bytes, if `entry` is still what the key holds
+   * and `next` fits. Its expiry stays: the lifetime counts from when it was stored.
    */
-  recode(key: string, page: CachedPage, answer: Answer): void {
-    if (this.#pages.peek(key) !== page || answer === page.answer) {
+  replace(key: string, entry: E, next: E): void {
+    if (this.#pages.peek(key) !== entry || next === entry) {
       return;
     }
-    const bytes = entryBytes({ ...page, answer }, key);
-    if (bytes > this.#pages.maxSize) {
+    // Only if it fits beside the others: an entry was admitted at its size, and growing it (a page's
+    // codings) must not evict others that admission kept — a scan would then evict by the back door.
+    const bytes = this.#sizeOf(next, key);
+    if (this.#pages.calculatedSize - this.#sizeOf(entry, key) + bytes > this.#pages.maxSize) {
       return;
     }
-    page.answer = answer;
-    // Same expiry as before: the lifetime counts from when it was stored.
-    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt, size: bytes });
+    this.#pages.set(key, next, { ttl: lifetimeMs(next.policy), start: next.storedAt, size: bytes });
   }
 
   /** The page stored for `key`, whatever its state, without counting or reordering anything. */
-  peek(key: string): CachedPage | undefined {
+  peek(key: string): E | undefined {
     return this.#pages.peek(key);
   }
 
@@ -253,8 +259,8 @@ export class RenderCache {
    * Keeps a page stored elsewhere (the shared tier) as it is, its age included; false if this
    * cache would not hold it (too large for it, already past its lifetime, or not admitted).
    */
-  adopt(key: string, page: CachedPage): boolean {
-    const bytes = entryBytes(page, key);
+  adopt(key: string, page: E): boolean {
+    const bytes = this.#sizeOf(page, key);
     if (!this.#admits(key, page, bytes)) {
       return false;
     }
@@ -268,7 +274,7 @@ export class RenderCache {
    * stored copy would still have answered (fresh or within stale-while-revalidate). One larger
    * than the whole cache (`bytes`, what it would count) goes on to be refused as too large.
    */
-  #admits(key: string, page: CachedPage, bytes: number): boolean {
+  #admits(key: string, page: E, bytes: number): boolean {
     if (
       bytes > this.#pages.maxSize ||
       this.#pages.peek(key, { allowStale: true }) !== undefined ||
@@ -309,7 +315,7 @@ export class RenderCache {
    * The page of an expired lookup if stale-if-error (RFC 5861) still allows answering with it in
    * place of a render that failed or timed out; counted as such.
    */
-  staleOnError(found: Lookup): CachedPage | undefined {
+  staleOnError(found: Lookup<E>): E | undefined {
     if (found.state !== 'expired' || !found.usableOnError) {
       return undefined;
     }
@@ -421,8 +427,8 @@ export class RenderCache {
     let dropped = 0;
     const prefix = path.endsWith('/');
     for (const key of [...this.#pages.keys()]) {
-      const keyPath = pathOf(key);
-      if (prefix ? keyPath.startsWith(path) : keyPath === path) {
+      const keyPath = this.#pathOf(key);
+      if (keyPath !== undefined && (prefix ? keyPath.startsWith(path) : keyPath === path)) {
         this.#pages.delete(key);
         dropped++;
       }
@@ -434,14 +440,14 @@ export class RenderCache {
    * The strongest revalidation that matches `page` and came while the render storing it ran (it
    * began before the revalidation, so it may hold what was revalidated), if any.
    */
-  #revalidationSince(key: string, page: CachedPage): RevalidationMode | undefined {
+  #revalidationSince(key: string, page: E): RevalidationMode | undefined {
     const startedAt = this.#inFlight.get(key)?.startedAt;
     if (startedAt === undefined || this.#recent.length === 0) {
       return undefined;
     }
     let mode: RevalidationMode | undefined;
     for (const revalidation of this.#recent) {
-      if (revalidation.at >= startedAt && matches(revalidation, key, page)) {
+      if (revalidation.at >= startedAt && this.#matches(revalidation, key, page)) {
         mode = revalidation.mode === 'hard' ? 'hard' : (mode ?? 'soft');
       }
     }
@@ -459,7 +465,7 @@ export class RenderCache {
     this.#remember(revalidation);
     let affected = 0;
     for (const [key, page] of [...this.#pages.entries()]) {
-      if (page.storedAt > at || !matches(revalidation, key, page)) {
+      if (page.storedAt > at || !this.#matches(revalidation, key, page)) {
         continue;
       }
       affected++;
@@ -492,18 +498,27 @@ export class RenderCache {
   clear(): void {
     this.#pages.clear();
   }
+
+  /** Whether a revalidation names the entry under `key`: by its path, or by one of its groups. */
+  #matches(revalidation: Remembered, key: string, page: E): boolean {
+    const path = this.#pathOf(key);
+    return (
+      (path !== undefined && revalidation.paths.has(path)) ||
+      page.groups.some((group) => revalidation.groups.has(group))
+    );
+  }
 }
 
-/** How long a page is of any use: fresh, then stale while some rule allows serving it. */
+/** How long an entry is of any use: fresh, then stale while some rule allows serving it. */
 export function lifetimeMs(policy: SharedCachePolicy): number {
   return policy.freshMs + Math.max(policy.staleWhileRevalidateMs, policy.staleIfErrorMs);
 }
 
 /**
- * What a page can answer at `now`: by its policy, unless a soft revalidation marked it, which
+ * What an entry can answer at `now`: by its policy, unless a soft revalidation marked it, which
  * makes it stale for as long as it is kept.
  */
-export function freshness(page: CachedPage, now: number): Lookup {
+export function freshness<E extends StoredEntry>(page: E, now: number): Lookup<E> {
   const ageMs = Math.max(0, now - page.storedAt);
   const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
   if (page.revalidated) {
@@ -519,25 +534,10 @@ export function freshness(page: CachedPage, now: number): Lookup {
   return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
 }
 
-/** Whether a revalidation names the page under `key`: by its path, or by one of its groups. */
-function matches(revalidation: Remembered, key: string, page: CachedPage): boolean {
-  return (
-    revalidation.paths.has(pathOf(key)) ||
-    page.groups.some((group) => revalidation.groups.has(group))
-  );
-}
-
 /** A revalidation as the store matches it. */
 interface Remembered {
   paths: ReadonlySet<string>;
   groups: ReadonlySet<string>;
   mode: RevalidationMode;
   at: number;
-}
-
-/** The path of a key (`http://host:port/path?query`, then its inputs a line each). */
-export function pathOf(key: string): string {
-  const start = key.indexOf('/', key.indexOf('//') + 2);
-  const end = key.search(/[?\n]/);
-  return key.slice(start, end === -1 ? undefined : end);
 }

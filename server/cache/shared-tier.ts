@@ -1,18 +1,17 @@
-// The render cache's second tier: one store on Redis (or Valkey) for every process of every
-// replica, through the origin's Redis link (redis/link.ts), whose bounds and breaker every call
-// here goes through: a request waits on Redis at most REDIS_TIMEOUT_MS, usually not at all.
+// A cache's second tier: one store on Redis (or Valkey) for every process of every replica,
+// through the origin's Redis link (redis/link.ts), whose bounds and breaker every call here goes
+// through: a request waits on Redis at most REDIS_TIMEOUT_MS, usually not at all. What an entry
+// holds is its user's (an EntryCodec: render-cache/shared-entry.ts for pages); the tier keeps when it
+// was stored, its revalidation, its groups and path for revalidation, and the production lock.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ContentSecurityPolicy } from '../csp/policy.ts';
-import { encodedForStore } from '../http/encodings.ts';
 import type { LinkState, Outcome, RedisLink, SkipReason } from '../redis/link.ts';
 import type { Revalidation } from './revalidation.ts';
-import { CODING_FIELDS, codingBodies, entryMeta, pageOfEntry } from './shared-entry.ts';
-import { type CachedPage, lifetimeMs, pathOf } from './store.ts';
+import { lifetimeMs, type StoredEntry } from './store.ts';
 
-export type SharedLookup = { found: CachedPage } | { found: undefined } | { skipped: SkipReason };
+export type SharedLookup<E> = { found: E } | { found: undefined } | { skipped: SkipReason };
 
-/** A render this process holds the lock for; release it once the page is stored (or not). */
+/** A production this process holds the lock for; release it once the entry is stored (or not). */
 export interface Lease {
   release(): Promise<void>;
 }
@@ -24,9 +23,9 @@ export interface SharedTierStats {
   stale: number;
   misses: number;
   stores: number;
-  /** Pages over SHARED_CACHE_MAX_ENTRY_BYTES, kept by their process only. */
+  /** Entries over their bound (SHARED_CACHE_MAX_ENTRY_BYTES), kept by their process only. */
   tooLarge: number;
-  /** Waits for another process's render of the same page (instead of rendering it too). */
+  /** Waits for another process's production of the same entry (instead of producing it too). */
   lockWaits: number;
   /** Requests that went on without Redis, by reason. */
   skipped: Record<SkipReason, number>;
@@ -38,15 +37,31 @@ export interface SharedTierStats {
 export interface SharedTierSettings {
   /** Every key starts with this (REDIS_KEY_PREFIX): several origins can share one Redis. */
   keyPrefix: string;
-  /** Pages larger than this stay in their process's cache only (SHARED_CACHE_MAX_ENTRY_BYTES). */
+  /** Entries larger than this stay in their process's cache only (SHARED_CACHE_MAX_ENTRY_BYTES). */
   maxEntryBytes: number;
 }
 
-export interface SharedTierOptions extends SharedTierSettings {
+/** How a cache's user stores its entries in the tier's hash fields, and reads them back. */
+export interface EntryCodec<E extends StoredEntry> {
+  /** The fields it reads back, in the order read() gets their values. */
+  readonly fields: readonly string[];
+  /** The fields of an entry, and the bytes they count against maxEntryBytes. */
+  write(entry: E): { fields: Record<string, string | Buffer>; bytes: number };
+  /**
+   * The entry of the values read (null where a field is absent), or undefined when it cannot be
+   * one here (another layout, a field of the wrong shape). `revalidated`: soft-revalidated since.
+   */
+  read(values: (Buffer | null)[], revalidated: boolean): Promise<E | undefined>;
+}
+
+export interface SharedTierOptions<E extends StoredEntry> {
   link: RedisLink;
-  /** The build's id (build-id.ts): builds never read each other's pages. */
-  buildId: string;
-  csp: ContentSecurityPolicy | undefined;
+  /** Where its keys live (`<prefix>:{<build>-<csp>}` for pages): one hash-tag per namespace. */
+  namespace: string;
+  codec: EntryCodec<E>;
+  maxEntryBytes: number;
+  /** The URL path of a key, indexed for revalidation by path; undefined: keys have none. */
+  pathOf?: (key: string) => string | undefined;
   log: Logger;
 }
 
@@ -73,15 +88,15 @@ if ARGV[2] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return redis.call('DEL', KEYS[1])`;
 
 /**
- * Pages in Redis under `<prefix>:{<build>-<csp>}:…` (one hash-tag per build, so a Redis Cluster keeps
- * a build's keys on one shard, as the scripts need): `page:<key>` a hash (m: metadata, b: body,
- * t: stored at, r: soft-revalidated at), `group:<group>` and `path:<path>` sets of page keys for
- * revalidation, `lock:<key>` the render lock. Renders are announced on `<namespace>:rendered`.
+ * Entries in Redis under `<namespace>:…` (one hash-tag per namespace, so a Redis Cluster keeps its
+ * keys on one shard, as the scripts need): `page:<key>` a hash (the codec's fields, t: stored at,
+ * r: soft-revalidated at), `group:<group>` and `path:<path>` sets of entry keys for revalidation,
+ * `lock:<key>` the production lock. Productions are announced on `<namespace>:rendered`.
  */
-export class SharedTier {
+export class SharedTier<E extends StoredEntry> {
   readonly #link: RedisLink;
   readonly #namespace: string;
-  readonly #options: SharedTierOptions;
+  readonly #options: SharedTierOptions<E>;
   readonly #waiters = new Map<string, Set<() => void>>();
   #closed = false;
   readonly #stats = {
@@ -94,10 +109,10 @@ export class SharedTier {
     unreadable: 0,
   };
 
-  constructor(options: SharedTierOptions) {
+  constructor(options: SharedTierOptions<E>) {
     this.#options = options;
     this.#link = options.link;
-    this.#namespace = `${options.keyPrefix}:{${options.buildId}-${options.csp ? 'csp' : 'plain'}}`;
+    this.#namespace = options.namespace;
     this.#link.subscribe(`${this.#namespace}:rendered`, (key) => this.#wake(key));
   }
 
@@ -105,37 +120,27 @@ export class SharedTier {
     return { state: this.#link.state, ...this.#stats, skipped: this.#link.skipped };
   }
 
-  /** The page stored for `key`, if Redis answers in time. */
-  async get(key: string): Promise<SharedLookup> {
+  /** The entry stored for `key`, if Redis answers in time. */
+  async get(key: string): Promise<SharedLookup<E>> {
+    const { codec } = this.#options;
     const outcome = await this.#link.call((client) =>
-      client.hmGet(this.#pageKey(key), ['m', 'b', 'r', ...CODING_FIELDS]),
+      client.hmGet(this.#pageKey(key), ['r', ...codec.fields]),
     );
     if (!outcome.ok) {
       return { skipped: outcome.reason };
     }
-    const [meta, body, revalidatedAt, ...codings] = outcome.value;
-    if (meta === null || body === null) {
+    const [revalidatedAt, ...values] = outcome.value;
+    if (values.every((value) => value === null)) {
       this.#stats.misses++;
       return { found: undefined };
     }
-    const coded = new Map(CODING_FIELDS.map((field, i) => [field, codings[i]]));
-    const page = pageOfEntry(
-      meta.toString(),
-      body,
-      revalidatedAt !== null,
-      this.#options.csp,
-      coded,
-    );
-    if (page === undefined) {
+    const entry = await codec.read(values, revalidatedAt !== null);
+    if (entry === undefined) {
       this.#stats.unreadable++;
       this.#stats.misses++;
       return { found: undefined };
     }
-    if (page.answer.perResponse !== undefined) {
-      // A nonced page's gzip around its slots is made here, from this process's placeholders.
-      page.answer = await encodedForStore(page.answer);
-    }
-    return { found: page };
+    return { found: entry };
   }
 
   /** Counts what a lookup's page turned out to be worth (the caller judges its freshness). */
@@ -147,10 +152,9 @@ export class SharedTier {
    * Stores a page for every process, with its groups and path indexed for revalidation, and tells
    * the processes waiting for it. Returns what happened.
    */
-  async put(key: string, page: CachedPage): Promise<'stored' | 'too-large' | SkipReason> {
-    const coded = codingBodies(page.answer);
-    const bytes = Object.values(coded).reduce((sum, b) => sum + b.length, page.answer.body.length);
-    // The bound is on everything stored for the page: its body and every coding of it.
+  async put(key: string, page: E): Promise<'stored' | 'too-large' | SkipReason> {
+    const { fields, bytes } = this.#options.codec.write(page);
+    // The bound is on everything stored for the entry (a page: its body and every coding of it).
     if (bytes > this.#options.maxEntryBytes) {
       this.#stats.tooLarge++;
       return 'too-large';
@@ -160,8 +164,9 @@ export class SharedTier {
       return 'stored';
     }
     const pageKey = this.#pageKey(key);
+    const path = this.#options.pathOf?.(key);
     const indexes = [
-      `${this.#namespace}:path:${pathOf(key)}`,
+      ...(path === undefined ? [] : [`${this.#namespace}:path:${path}`]),
       ...page.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
     const outcome = await this.#link.call((client) => {
@@ -169,9 +174,7 @@ export class SharedTier {
         .multi()
         .del(pageKey)
         .hSet(pageKey, {
-          m: entryMeta(page),
-          b: page.answer.body,
-          ...coded,
+          ...fields,
           t: String(page.storedAt),
           // Stored already stale: a soft revalidation came while it rendered.
           ...(page.revalidated ? { r: String(page.storedAt) } : {}),

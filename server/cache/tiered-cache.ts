@@ -1,0 +1,409 @@
+// A cache as a whole, in the shape of nitro's `defineCachedFunction`: handed a way to produce the
+// entry of a key, it serves fresh entries from memory, stale ones while one background production
+// refreshes them (stale-while-revalidate), stale ones in place of a production that failed
+// (stale-if-error), and otherwise produces each key once, however many ask at once — in this
+// process, and with a shared tier in every process that shares it. It knows nothing of what it
+// keeps: pages (render-cache/page-cache.ts) and what renders fetch (data-cache/) are its users.
+import type { Logger } from 'pino';
+import { throttledWarning } from '../logger.ts';
+import type { SkipReason } from '../redis/link.ts';
+import { type CacheEntry, type CacheStatus, cacheStatusHeader } from './cache-status.ts';
+import type { Lease, SharedTier } from './shared-tier.ts';
+import { type EntryStore, freshness, type StoredEntry } from './store.ts';
+
+/** An entry as its producer made it. */
+export interface Produced<E extends StoredEntry> {
+  /** As the store keeps it (its storedAt is set when stored). */
+  entry: E;
+  /** Shared caches may keep it; false: it is sent once, and an older one stops being served. */
+  storable: boolean;
+  /** The producer reported an error (the page may be broken): sent as it is, never stored. */
+  failed: boolean;
+}
+
+/**
+ * Produces the entry of a key: for a request (`signal`: it gave up) or, without one, a refresh.
+ * `asker` is what the producer was handed with the request that asked (opaque here: the pages step
+ * passes what a render does not see of it, for its warnings); undefined for a refresh.
+ */
+export type Produce<E extends StoredEntry> = (
+  key: string,
+  signal: AbortSignal | undefined,
+  asker: unknown,
+) => Promise<Produced<E>>;
+
+/** An entry to send, and what the caches did to get it. */
+export interface Served<E extends StoredEntry> {
+  entry: E;
+  status: CacheStatus;
+  /** How old a stored entry is (the Age header); undefined for one produced for this request. */
+  ageMs: number | undefined;
+}
+
+export interface TieredCacheOptions<E extends StoredEntry> {
+  store: EntryStore<E>;
+  /** The tier every process shares (Redis), asked on a miss here; undefined: this process alone. */
+  shared: SharedTier<E> | undefined;
+  produce: Produce<E>;
+  /**
+   * What an entry becomes once kept, here or in the shared tier (a page: compressed once, in every
+   * stored coding); undefined: kept as produced.
+   */
+  finish?: (entry: E) => Promise<E>;
+  /** How long a refresh waits for another process's production before producing it itself. */
+  patienceMs: number;
+  /** The warnings' subject: `render cache`, `data cache`. */
+  name: string;
+  log: Logger;
+}
+
+/** An entry for a miss here, and where it came from. */
+interface Obtained<E extends StoredEntry> {
+  entry: E;
+  failed: boolean;
+  /** The shared tier's Cache-Status entry; undefined without a shared tier. */
+  shared: CacheEntry | undefined;
+  storedHere: boolean;
+  /** The age of an entry another process produced. */
+  ageMs?: number;
+  /** A stale entry of the shared tier: to be refreshed. */
+  stale?: boolean;
+}
+
+/** What a look in the shared tier found: an entry to use, why Redis was skipped, or neither. */
+type SharedLook<E extends StoredEntry> =
+  { obtained: Obtained<E> } | { skipped: SkipReason } | { wasStored: boolean };
+
+/** How an entry produced here goes to the shared tier: its Cache-Status entry so far, and whether to store it. */
+interface Sharing {
+  entry: CacheEntry;
+  store: boolean;
+}
+
+/** How often a process waiting for another's production looks again, should the announcement be lost. */
+const LOOK_AGAIN_MS = 250;
+
+export class TieredCache<E extends StoredEntry> {
+  readonly #store: EntryStore<E>;
+  readonly #shared: SharedTier<E> | undefined;
+  readonly #produce: Produce<E>;
+  readonly #finish: ((entry: E) => Promise<E>) | undefined;
+  readonly #patienceMs: number;
+  readonly #name: string;
+  readonly #log: Logger;
+  readonly #warnRefreshFailed: () => void;
+
+  constructor({ store, shared, produce, finish, patienceMs, name, log }: TieredCacheOptions<E>) {
+    this.#store = store;
+    this.#shared = shared;
+    this.#produce = produce;
+    this.#finish = finish;
+    this.#patienceMs = patienceMs;
+    this.#name = name;
+    this.#log = log;
+    this.#warnRefreshFailed = throttledWarning(
+      log,
+      `${name}: a refresh failed, the stale entry is served meanwhile`,
+    );
+  }
+
+  /**
+   * A fresh entry for `key` that `usable` accepts (a page: a 200), to answer before anything else
+   * runs; undefined otherwise.
+   */
+  fresh(key: string, usable: (entry: E) => boolean = () => true): Served<E> | undefined {
+    const peeked = this.#store.peekFresh(key);
+    if (peeked === undefined || !usable(peeked)) {
+      return undefined;
+    }
+    const found = this.#store.lookup(key);
+    return found.state === 'fresh' ? fromStore(found.page, found.ageMs) : undefined;
+  }
+
+  /**
+   * The page for a request: fresh or stale from memory, else obtained once per key. Rejects with
+   * the signal's reason once it aborts, unless stale-if-error lets a stored page answer instead
+   * (as it does for a production that failed).
+   */
+  async serve(key: string, signal: AbortSignal, asker?: unknown): Promise<Served<E>> {
+    const found = this.#store.lookup(key);
+    if (found.state === 'fresh' || found.state === 'stale') {
+      if (found.state === 'stale') {
+        this.#refreshInBackground(key);
+      }
+      return fromStore(found.page, found.ageMs);
+    }
+    const fwd = found.state === 'miss' ? 'uri-miss' : 'stale';
+    const { result, collapsed } = this.#store.render(
+      key,
+      (all) => this.#obtain(key, all, asker),
+      signal,
+    );
+    let obtained: Obtained<E>;
+    try {
+      obtained = await result;
+    } catch (error) {
+      const stale = this.#store.staleOnError(found);
+      if (stale === undefined || found.state !== 'expired') {
+        throw error;
+      }
+      const fwdStatus =
+        error === signal.reason ? 504 : ((error as { status?: number }).status ?? 500);
+      const ttl = ttlSeconds(stale, found.ageMs);
+      return {
+        entry: stale,
+        status: { local: { fwd, fwdStatus, ttl } },
+        ageMs: ageSent(stale, found.ageMs),
+      };
+    }
+    if (obtained.stale && !collapsed) {
+      this.#refreshInBackground(key);
+    }
+    const local: CacheEntry = { fwd };
+    if (obtained.storedHere && !collapsed) {
+      local.stored = true;
+    }
+    if (collapsed) {
+      local.collapsed = true;
+    }
+    return {
+      entry: obtained.entry,
+      status: { shared: obtained.shared, local },
+      ageMs: obtained.ageMs,
+    };
+  }
+
+  /** The page for a miss in this process: from the shared tier when there is one, else produced here. */
+  #obtain(key: string, signal: AbortSignal | undefined, asker: unknown): Promise<Obtained<E>> {
+    return this.#shared === undefined
+      ? this.#produceHere(key, signal, asker, undefined)
+      : this.#throughSharedTier(key, signal, asker);
+  }
+
+  /**
+   * The shared tier's page when it holds a usable one; else one process of all that share it
+   * produces the page under the tier's lock while the others wait for it (bounded by `signal`, or
+   * for a refresh by patienceMs), producing it themselves only if it never comes. A refresh
+   * (`signal` undefined) wants a page newer than the stale one it replaces.
+   */
+  async #throughSharedTier(
+    key: string,
+    signal: AbortSignal | undefined,
+    asker: unknown,
+  ): Promise<Obtained<E>> {
+    const shared = this.#shared!;
+    const patience = signal ?? AbortSignal.timeout(this.#patienceMs);
+    let wasStored = false;
+    for (let waited = false; ; waited = true) {
+      const looked = await this.#lookShared(key, signal === undefined, waited);
+      if (!('wasStored' in looked)) {
+        return 'obtained' in looked
+          ? looked.obtained
+          : this.#produceBypassing(key, signal, asker, looked);
+      }
+      wasStored ||= looked.wasStored;
+      const lock = await shared.lock(key);
+      if ('skipped' in lock) {
+        return this.#produceBypassing(key, signal, asker, lock);
+      }
+      if ('lease' in lock) {
+        return this.#produceUnderLock(key, signal, asker, lock.lease, { wasStored, waited });
+      }
+      // Another process produces it: wait for its announcement, then look again.
+      await shared.renderedElsewhere(key, LOOK_AGAIN_MS, patience);
+      if (patience.aborted) {
+        if (signal !== undefined) {
+          throw signal.reason;
+        }
+        // A refresh whose producer never delivered: produce it here after all.
+        return this.#produceHere(key, signal, asker, { entry: { fwd: 'stale' }, store: true });
+      }
+    }
+  }
+
+  /** Produces the page holding the shared tier's lock for it, and stores it there for everyone. */
+  async #produceUnderLock(
+    key: string,
+    signal: AbortSignal | undefined,
+    asker: unknown,
+    lease: Lease,
+    { wasStored, waited }: { wasStored: boolean; waited: boolean },
+  ): Promise<Obtained<E>> {
+    try {
+      // Looks again under the lock: the last holder may have stored the page and let go between
+      // our lookup and our lock: pages were rendered twice without it (bench/README.md#the-figures-behind-the-codes-comments).
+      const looked = await this.#lookShared(key, signal === undefined, waited);
+      if (!('wasStored' in looked)) {
+        return 'obtained' in looked
+          ? looked.obtained
+          : this.#produceBypassing(key, signal, asker, looked);
+      }
+      const fwd = wasStored || looked.wasStored ? 'stale' : 'uri-miss';
+      return await this.#produceHere(key, signal, asker, { entry: { fwd }, store: true });
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** The shared tier's page for `key` if it may answer (a refresh takes only a fresh one). */
+  async #lookShared(key: string, refreshing: boolean, collapsed: boolean): Promise<SharedLook<E>> {
+    const shared = this.#shared!;
+    const lookup = await shared.get(key);
+    if ('skipped' in lookup) {
+      return lookup;
+    }
+    const page = lookup.found;
+    if (page === undefined) {
+      return { wasStored: false };
+    }
+    const found = freshness(page, Date.now());
+    const { state } = found;
+    if (state === 'miss' || state === 'expired' || (state === 'stale' && refreshing)) {
+      return { wasStored: true };
+    }
+    const { ageMs } = found;
+    shared.countHit(state === 'stale');
+    const entry: CacheEntry = { hit: true, ttl: ttlSeconds(page, ageMs) };
+    if (collapsed) {
+      entry.collapsed = true;
+    }
+    const storedHere = this.#store.adopt(key, page);
+    return {
+      obtained: {
+        entry: page,
+        failed: false,
+        shared: entry,
+        storedHere,
+        ageMs: ageSent(page, ageMs),
+        stale: state === 'stale',
+      },
+    };
+  }
+
+  /** Produces here without the shared tier, which was skipped (Redis down, slow, breaker open). */
+  #produceBypassing(
+    key: string,
+    signal: AbortSignal | undefined,
+    asker: unknown,
+    { skipped }: { skipped: SkipReason },
+  ): Promise<Obtained<E>> {
+    return this.#produceHere(key, signal, asker, {
+      entry: { fwd: 'bypass', detail: skipped },
+      store: false,
+    });
+  }
+
+  /**
+   * Produces the page here, stores it in this process and, when `sharing` says so, in the shared
+   * tier. A page kept is compressed once, in every stored coding (http/encodings.ts), and only once
+   * kept: a page the cache turns away (admission) is never compressed for storing, it goes out
+   * compressed on its way (bench/README.md#the-figures-behind-the-codes-comments). This request
+   * and the shared tier get the page with its codings.
+   */
+  async #produceHere(
+    key: string,
+    signal: AbortSignal | undefined,
+    asker: unknown,
+    sharing: Sharing | undefined,
+  ): Promise<Obtained<E>> {
+    const produced = await this.#produce(key, signal, asker);
+    const kept = this.#keep(key, produced);
+    const storedHere = kept !== undefined && this.#store.peek(key) === kept;
+    const toShare = sharing !== undefined && sharing.store && kept !== undefined;
+    const entry = storedHere || toShare ? await this.#finished(key, kept) : produced.entry;
+    const shared = toShare ? await this.#share(key, entry, sharing.entry) : sharing?.entry;
+    return { entry, failed: produced.failed, shared, storedHere };
+  }
+
+  /** The entry as finish() makes it, given to this process's copy as soon as it is made. */
+  async #finished(key: string, entry: E): Promise<E> {
+    if (this.#finish === undefined) {
+      return entry;
+    }
+    try {
+      const finished = await this.#finish(entry);
+      this.#store.replace(key, entry, finished);
+      return finished;
+    } catch (error) {
+      // The entry stays as it was (a page: compressed as it goes out).
+      this.#log.debug({ err: error, key }, `${this.#name}: finishing an entry failed`);
+      return entry;
+    }
+  }
+
+  /** Stores an entry in the shared tier; its Cache-Status entry says how that went. */
+  async #share(key: string, entry: E, status: CacheEntry): Promise<CacheEntry> {
+    const outcome = await this.#shared!.put(key, entry);
+    if (outcome === 'stored') {
+      return { ...status, stored: true };
+    }
+    return { ...status, detail: outcome === 'too-large' ? 'too-large' : `not-stored-${outcome}` };
+  }
+
+  /**
+   * Stores an entry shared caches may keep (`kept`: the entry for the caches, which this process's
+   * may have deferred: the shared tier bounds its own memory), never after a hard revalidation. An
+   * entry no longer shareable is not served again; a failed one changes nothing.
+   */
+  #keep(key: string, produced: Produced<E>): E | undefined {
+    if (produced.failed) {
+      return undefined;
+    }
+    if (!produced.storable) {
+      // It may no longer be shared (a refresh said private, say): stop serving the old one.
+      this.#store.delete(key);
+      return undefined;
+    }
+    const { entry } = produced;
+    entry.storedAt = 0;
+    entry.refreshFailed = false;
+    return this.#store.store(key, entry) === 'revalidated' ? undefined : entry;
+  }
+
+  /** Serves a stale page now; one background production brings the entry up to date. */
+  #refreshInBackground(key: string): void {
+    this.#store.refreshInBackground(
+      key,
+      () => this.#obtain(key, undefined, undefined),
+      (error) => {
+        this.#warnRefreshFailed();
+        this.#log.debug({ err: error, key }, `${this.#name}: refresh failed`);
+      },
+      // A failed refresh: stale-if-error keeps serving the last good entry.
+      ({ failed }) => (failed ? new Error('the producer reported an error') : undefined),
+    );
+  }
+}
+
+/** The headers a served entry adds to its answer: its Age, when stored, and Cache-Status. */
+export function servedHeaders({ status, ageMs }: Served<StoredEntry>): string[] {
+  const headers = ageMs === undefined ? [] : ['Age', String(Math.floor(ageMs / 1000))];
+  headers.push(...cacheStatusHeader(status));
+  return headers;
+}
+
+/** A page of this process's store, as served: a hit, revalidated (RFC 9211's detail) if so. */
+function fromStore<E extends StoredEntry>(page: E, ageMs: number): Served<E> {
+  const local: CacheEntry = { hit: true, ttl: ttlSeconds(page, ageMs) };
+  if (page.revalidated) {
+    // Why a page still within its max-age is stale: it was revalidated.
+    local.detail = 'revalidated';
+  }
+  return { entry: page, status: { local }, ageMs: ageSent(page, ageMs) };
+}
+
+/**
+ * The age a stored page is sent with: its own, or for a page revalidated on demand (stale before
+ * its time) at least its freshness lifetime, so that a cache behind it computes it stale too (RFC
+ * 9111 §4.2.3) instead of keeping the old page as fresh for the rest of its s-maxage.
+ */
+function ageSent(page: StoredEntry, ageMs: number): number {
+  return page.revalidated ? Math.max(ageMs, page.policy.freshMs) : ageMs;
+}
+
+/** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */
+function ttlSeconds(page: StoredEntry, ageMs: number): number {
+  const ttl = (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+  // A revalidated page has no freshness left, whatever its age.
+  return page.revalidated ? Math.min(ttl, 0) : ttl;
+}

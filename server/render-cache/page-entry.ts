@@ -1,0 +1,34 @@
+// A page as the render cache keeps it: the answer to send again without rendering it (its
+// validators included; Age and Cache-Status are added per response), and what the cache core
+// keeps of every entry (cache/store.ts): its groups, its policy, when it was stored.
+import type { StoredEntry } from '../cache/store.ts';
+import type { Answer } from '../http/answer.ts';
+
+export interface CachedPage extends StoredEntry {
+  /** Replaced once by the same answer with its stored codings (EntryStore#replace). */
+  answer: Answer;
+}
+
+/** Bookkeeping per entry beyond the body: key, headers, and the objects around them. */
+const ENTRY_OVERHEAD_BYTES = 512;
+
+/** What a page counts against the cache's bytes: every coding of it (http/encodings.ts) included. */
+export function pageBytes(page: CachedPage, key: string): number {
+  const answers = [page.answer, ...(page.answer.encodings?.answers ?? [])];
+  return answers.reduce(
+    (sum, { body, headers, notModifiedHeaders }) =>
+      sum + body.length + headerBytes(headers) + headerBytes(notModifiedHeaders),
+    key.length + ENTRY_OVERHEAD_BYTES,
+  );
+}
+
+function headerBytes(list: readonly string[]): number {
+  return list.reduce((sum, value) => sum + value.length, 0);
+}
+
+/** The path of a page's key (`http://host:port/path?query`, then its inputs a line each). */
+export function pathOf(key: string): string {
+  const start = key.indexOf('/', key.indexOf('//') + 2);
+  const end = key.search(/[?\n]/);
+  return key.slice(start, end === -1 ? undefined : end);
+}
