@@ -27,6 +27,7 @@ import { ADMISSIONS } from './cache/admission.ts';
 import { GROUP_ALIASES, type GroupAlias } from './cache/cache-groups.ts';
 import type { SharedTierSettings } from './cache/shared-tier.ts';
 import type { StoreSettings } from './cache/store.ts';
+import type { DataCacheSettings } from './data-cache/data-cache.ts';
 import { type CdnPurgeConfig, purgeTarget } from './revalidation/cdn-purge.ts';
 import { StartupError } from './startup-error.ts';
 import {
@@ -51,6 +52,8 @@ export interface OriginConfig {
   earlyHints: EarlyHintsMode;
   /** Undefined when RENDER_CACHE_BYTES is 0: no render cache. */
   renderCache: StoreSettings | undefined;
+  /** What renders fetch (data-cache/); maxBytes 0 (DATA_CACHE_BYTES=0): accounted for, never kept. */
+  dataCache: DataCacheSettings;
   /** Undefined without REDIS_URL: each process caches alone. */
   sharedCache: { link: RedisLinkOptions; tier: SharedTierSettings } | undefined;
   /** Undefined when CSP is off. */
@@ -122,6 +125,10 @@ const VARIABLES = {
   EARLY_HINTS: choice(EARLY_HINTS_MODES),
   STATIC_MEMORY_BYTES: integer(64 * MIB, 0, 2 ** 40),
   RENDER_CACHE_BYTES: integer(64 * MIB, 0, 2 ** 40),
+  DATA_CACHE_BYTES: integer(32 * MIB, 0, 2 ** 40),
+  // 1 MiB: Angular's own bound on a server fetch's body (provideServerRendering's maxResponseBodySize).
+  DATA_CACHE_MAX_ENTRY_BYTES: integer(MIB, 1, 512 * MIB),
+  DATA_CACHE_HOSTS: optional(dataCacheHosts),
   RENDER_CACHE_ADMISSION: choice(ADMISSIONS),
   CRITICAL_CSS: choice(CRITICAL_CSS_MODES),
   RENDER_ENGINE: choice(RENDER_ENGINES),
@@ -172,6 +179,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
       v.RENDER_CACHE_BYTES === 0
         ? undefined
         : { maxBytes: v.RENDER_CACHE_BYTES, admission: v.RENDER_CACHE_ADMISSION },
+    dataCache: dataCacheSettings(v),
     sharedCache:
       v.REDIS_URL === undefined
         ? undefined
@@ -309,6 +317,15 @@ function integer(unset: number, min: number, max: number): Variable<number> {
       }
       return number;
     },
+  };
+}
+
+/** What renders fetch (data-cache/). */
+function dataCacheSettings(v: Values): DataCacheSettings {
+  return {
+    maxBytes: v.DATA_CACHE_BYTES,
+    maxEntryBytes: v.DATA_CACHE_MAX_ENTRY_BYTES,
+    hosts: v.DATA_CACHE_HOSTS,
   };
 }
 
@@ -467,6 +484,16 @@ function redisUrl(value: string): string {
     );
   }
   return url;
+}
+
+/** DATA_CACHE_HOSTS: hosts (`api.example.com`, `api.example.com:8443`) whose responses are kept. */
+function dataCacheHosts(value: string): ReadonlySet<string> {
+  const hosts = value.split(',').map((host) => host.trim().toLowerCase());
+  const bad = hosts.find((host) => !/^[a-z0-9.-]{1,253}(:\d{1,5})?$/.test(host));
+  if (bad !== undefined) {
+    throw new Error(`must be host names or host:port, comma-separated, got "${bad}"`);
+  }
+  return new Set(hosts);
 }
 
 function keyPrefix(value: string): string {

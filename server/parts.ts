@@ -36,6 +36,14 @@ import { withPageHints } from './pages/route-preloads.ts';
 import { workerSlot } from './process/cluster.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
+import {
+  createDataStore,
+  createDataTier,
+  DataCache,
+  type DataStore,
+  type DataTier,
+} from './data-cache/data-cache.ts';
+import { processFetch } from './data-cache/render-fetch.ts';
 import { buildId } from './render-cache/build-id.ts';
 import {
   createPageStore,
@@ -75,6 +83,8 @@ export interface Parts {
 interface Caches {
   store: PageStore | undefined;
   shared: { tier: PageTier; link: RedisLink; keyPrefix: string } | undefined;
+  /** What renders fetch: always there (it accounts for the data of every page), kept when DATA_CACHE_BYTES > 0. */
+  data: { cache: DataCache; store: DataStore | undefined; tier: DataTier | undefined };
   link: RedisLink | undefined;
   build: string;
 }
@@ -93,8 +103,8 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     build.hints,
     hints !== undefined,
   );
-  const renderer = createRenderer(config, engine, log);
   const caches = createCaches(config, build, csp, log);
+  const renderer = createRenderer(config, engine, caches.data.cache, log);
   const revalidator = createRevalidator(config, caches, log);
   const index = buildStaticIndex(
     build.browserDir,
@@ -103,13 +113,11 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   );
   // What /healthz reports, and what the metrics read: one source for both.
   const stats = () => ({
-    pid: process.pid,
-    worker: cluster.worker?.id,
-    workers: config.processes.workers,
-    engine: config.engine.name,
+    ...processStats(config),
     renders: renderer.stats,
     renderCache: caches.store?.stats,
     sharedCache: caches.shared?.tier.stats,
+    dataCache: dataStats(caches.data),
     revalidations: revalidator.stats,
     locales: locales && build.layout.locales.map(({ locale }) => locale),
   });
@@ -139,11 +147,35 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   return { listener, readiness, renderCache: caches.store, revalidator };
 }
 
+/** Which process this is, in /healthz. */
+function processStats(config: OriginConfig) {
+  return {
+    pid: process.pid,
+    worker: cluster.worker?.id,
+    workers: config.processes.workers,
+    engine: config.engine.name,
+  };
+}
+
+/** The data cache in /healthz: its store's figures, its shared tier's, and every fetch by host. */
+function dataStats(data: Caches['data']) {
+  return {
+    ...data.store?.stats,
+    shared: data.tier?.stats,
+    byHost: Object.fromEntries(data.cache.counts),
+  };
+}
+
 /** Renders in the limiter's slots, their reads of undeclared inputs said (RENDER_INPUTS_STRICT). */
-function createRenderer(config: OriginConfig, engine: PageEngine, log: Logger): Renderer {
+function createRenderer(
+  config: OriginConfig,
+  engine: PageEngine,
+  data: DataCache,
+  log: Logger,
+): Renderer {
   const limiter = new RenderLimiter(config.limits);
   const reads = new UndeclaredReads({ log, strict: config.pages.strictInputs });
-  return new Renderer(engine, limiter, reads, log);
+  return new Renderer(engine, limiter, reads, log, data);
 }
 
 /**
@@ -265,15 +297,39 @@ function createCaches(
   // Every locale's bundle, served here or not: processes serving other locales share the id.
   const build = buildId(layout.every);
   const store = config.renderCache && createPageStore(config.renderCache);
-  const usesRedis = store !== undefined || config.assetArchive?.store === 'redis';
+  const dataStore =
+    config.dataCache.maxBytes > 0 ? createDataStore(config.dataCache.maxBytes) : undefined;
+  const usesRedis =
+    store !== undefined || dataStore !== undefined || config.assetArchive?.store === 'redis';
   const link =
     config.sharedCache && usesRedis ? new RedisLink(config.sharedCache.link, log) : undefined;
-  if (store === undefined || config.sharedCache === undefined || link === undefined) {
-    return { store, shared: undefined, link, build };
+  const settings = config.sharedCache?.tier;
+  const dataTier =
+    link && settings && dataStore
+      ? createDataTier({
+          link,
+          keyPrefix: settings.keyPrefix,
+          maxEntryBytes: config.dataCache.maxEntryBytes,
+          log,
+        })
+      : undefined;
+  const data = {
+    cache: new DataCache({
+      ...config.dataCache,
+      store: dataStore,
+      shared: dataTier,
+      fetch: processFetch,
+      patienceMs: config.pages.renderTimeoutMs,
+      log,
+    }),
+    store: dataStore,
+    tier: dataTier,
+  };
+  if (store === undefined || settings === undefined || link === undefined) {
+    return { store, shared: undefined, data, link, build };
   }
-  const { tier: settings } = config.sharedCache;
   const tier = createPageTier({ ...settings, link, buildId: build, csp, log });
-  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, link, build };
+  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, data, link, build };
 }
 
 /**
@@ -305,17 +361,23 @@ function createArchive(
  * both is applied once), and the CDN through its purge hook.
  */
 function createRevalidator(config: OriginConfig, caches: Caches, log: Logger): Revalidator {
-  const { shared } = caches;
+  const { shared, data, link } = caches;
+  const keyPrefix = config.sharedCache?.tier.keyPrefix;
+  const reachesRedis =
+    link !== undefined &&
+    keyPrefix !== undefined &&
+    (shared !== undefined || data.tier !== undefined);
   return new Revalidator({
-    cache: caches.store,
+    caches: [caches.store, data.store].filter((cache) => cache !== undefined),
     channels: [
       ...(workerSlot() !== undefined ? [clusterChannel()] : []),
-      ...(shared
+      ...(reachesRedis
         ? [
             redisChannel({
-              link: shared.link,
-              shared: shared.tier,
-              keyPrefix: shared.keyPrefix,
+              link,
+              pages: shared?.tier,
+              data: data.tier,
+              keyPrefix,
               buildId: caches.build,
               log,
             }),

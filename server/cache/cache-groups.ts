@@ -1,6 +1,6 @@
 // HTTP Cache Groups (RFC 9875): the groups a page says it was made from, read from its final
 // `Cache-Groups` header (an RFC 8941 List of Strings), and the CDN aliases of that header.
-import { parseList } from 'structured-headers';
+import { parseList, serializeList } from 'structured-headers';
 
 /** The groups kept per page: enough for any real page, and a bound on what a render can make us hold. */
 export const MAX_GROUPS = 64;
@@ -66,4 +66,28 @@ export function aliasHeaders(groups: readonly string[], aliases: readonly GroupA
     }
   }
   return headers;
+}
+
+/** A merged Cache-Groups value stays below what CDNs take in one header (about 16 KB). */
+const MAX_HEADER_LENGTH = 8 * 1024;
+
+/**
+ * A `Cache-Groups` value of `groups` (an RFC 8941 List of Strings), at most MAX_GROUPS of them and
+ * MAX_HEADER_LENGTH characters: those past either bound are left out.
+ */
+export function serializeCacheGroups(groups: Iterable<string>): string {
+  const kept: string[] = [];
+  let length = 0;
+  for (const group of groups) {
+    if (kept.length === MAX_GROUPS || !isGroupName(group)) {
+      continue;
+    }
+    const item = serializeList([[group, new Map()]]);
+    if (length + item.length + 2 > MAX_HEADER_LENGTH) {
+      break;
+    }
+    kept.push(group);
+    length += item.length + 2;
+  }
+  return serializeList(kept.map((group) => [group, new Map()]));
 }

@@ -15,6 +15,11 @@ export interface SharedCachePolicy {
   freshMs: number;
   staleWhileRevalidateMs: number;
   staleIfErrorMs: number;
+  /**
+   * Kept this long past freshness, though no rule lets it answer, to be revalidated with its
+   * validators (a 304 makes it fresh again without its body travelling): data with an ETag.
+   */
+  revalidatableMs?: number;
 }
 
 /** What the store knows of every entry, whatever else its user keeps in it. */
@@ -511,7 +516,10 @@ export class EntryStore<E extends StoredEntry> {
 
 /** How long an entry is of any use: fresh, then stale while some rule allows serving it. */
 export function lifetimeMs(policy: SharedCachePolicy): number {
-  return policy.freshMs + Math.max(policy.staleWhileRevalidateMs, policy.staleIfErrorMs);
+  return (
+    policy.freshMs +
+    Math.max(policy.staleWhileRevalidateMs, policy.staleIfErrorMs, policy.revalidatableMs ?? 0)
+  );
 }
 
 /**

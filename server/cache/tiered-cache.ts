@@ -143,7 +143,9 @@ export class TieredCache<E extends StoredEntry> {
     try {
       obtained = await result;
     } catch (error) {
-      const stale = this.#store.staleOnError(found);
+      // An error that says so (a response the producer passed on) is the answer, stale or not.
+      const final = (error as { noStaleOnError?: boolean } | undefined)?.noStaleOnError === true;
+      const stale = final ? undefined : this.#store.staleOnError(found);
       if (stale === undefined || found.state !== 'expired') {
         throw error;
       }

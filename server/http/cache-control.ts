@@ -33,6 +33,43 @@ export function privateCacheControl(cacheControl: string | undefined): string {
 /** A directive: a name, and a token or quoted-string value (whose commas are not separators). */
 const DIRECTIVE = /[^,"\s][^,"]*(?:"(?:[^"\\]|\\.)*"[^,"]*)*/g;
 
+/**
+ * The directives of a Cache-Control value by lower-case name, each its value (unquoted) or true;
+ * a directive named twice keeps its first value. Tolerant: what does not parse is left out.
+ */
+export function cacheControlDirectives(
+  cacheControl: string | null | undefined,
+): Map<string, string | true> {
+  const directives = new Map<string, string | true>();
+  for (const directive of (cacheControl ?? '').match(DIRECTIVE) ?? []) {
+    const equals = directive.indexOf('=');
+    const name = (equals === -1 ? directive : directive.slice(0, equals)).trim().toLowerCase();
+    if (name === '' || directives.has(name)) {
+      continue;
+    }
+    const value =
+      equals === -1
+        ? true
+        : directive
+            .slice(equals + 1)
+            .trim()
+            .replace(/^"(.*)"$/, '$1');
+    directives.set(name, value);
+  }
+  return directives;
+}
+
+/** A directive's delta-seconds (RFC 9111 §1.2.2), or undefined when absent or not digits. */
+export function directiveSeconds(
+  directives: Map<string, string | true>,
+  name: string,
+): number | undefined {
+  const value = directives.get(name);
+  return typeof value === 'string' && /^\d+$/.test(value)
+    ? Math.min(Number(value), 365 * 24 * 3600)
+    : undefined;
+}
+
 /** What speaks to shared caches only, or contradicts `private` (a qualified `private="…"` too). */
 const SHARED_ONLY: ReadonlySet<string> = new Set([
   'public',
@@ -40,3 +77,16 @@ const SHARED_ONLY: ReadonlySet<string> = new Set([
   'proxy-revalidate',
   'private',
 ]);
+
+/**
+ * `cacheControl` with its lifetimes (`s-maxage`, `max-age`) no longer than `seconds`: a page is
+ * never fresh for longer than the data it was made from. Other directives are kept as they are.
+ */
+export function cappedFreshness(cacheControl: string, seconds: number): string {
+  return (cacheControl.match(DIRECTIVE) ?? [])
+    .map((directive) => {
+      const match = /^\s*(s-maxage|max-age)\s*=\s*"?(\d+)"?\s*$/i.exec(directive);
+      return match && Number(match[2]) > seconds ? `${match[1]}=${seconds}` : directive.trim();
+    })
+    .join(', ');
+}

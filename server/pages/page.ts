@@ -5,8 +5,18 @@ import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
 import { strongEtag } from '../http/entity-tag.ts';
-import { aliasHeaders, type GroupAlias, parseCacheGroups } from '../cache/cache-groups.ts';
-import { privateCacheControl, TARGETED_CACHE_CONTROL } from '../http/cache-control.ts';
+import {
+  aliasHeaders,
+  type GroupAlias,
+  parseCacheGroups,
+  serializeCacheGroups,
+} from '../cache/cache-groups.ts';
+import type { DataUse } from '../data-cache/data-cache.ts';
+import {
+  cappedFreshness,
+  privateCacheControl,
+  TARGETED_CACHE_CONTROL,
+} from '../http/cache-control.ts';
 import { RENDER_INPUTS_HEADER } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import type { EngineOutput } from './renderer.ts';
@@ -36,7 +46,12 @@ export interface PageMaking {
   failed: boolean;
   /** The request inputs its route declares (render-inputs.ts), for shared caches downstream. */
   vary: string | undefined;
+  /** What its data allows (data-cache/): its groups, freshness and privacy; undefined: none fetched. */
+  data?: DataUse;
 }
+
+/** The route's own declaration that its renders' fetches go past the data cache: for the origin alone. */
+export const DATA_CACHE_HEADER = 'data-cache';
 
 /**
  * The answer for a render: Content-Type, the headers the app set through RESPONSE_INIT (less the
@@ -58,18 +73,17 @@ export function pageOf(
   making: PageMaking,
   csp?: ContentSecurityPolicy,
   groupOptions?: CacheGroupOptions,
-): { page: Page; final: Headers } {
+): { page: Page; final: Headers; shareable: boolean } {
   const final = output.headers;
-  // The route's own declaration, for the origin alone.
+  // The route's own declarations, for the origin alone.
   final.delete(RENDER_INPUTS_HEADER);
+  final.delete(DATA_CACHE_HEADER);
   const type = final.get('content-type') ?? HTML;
-  const shareable = making.sees === 'declared' && !making.failed && !final.has('set-cookie');
-  const declared = final.get('cache-control') ?? undefined;
-  const cacheControl = making.failed
-    ? 'no-store'
-    : shareable
-      ? (declared ?? REVALIDATE)
-      : privateCacheControl(declared);
+  const { data } = making;
+  const shareable =
+    making.sees === 'declared' && !making.failed && !final.has('set-cookie') && !data?.private;
+  withData(final, data, shareable);
+  const cacheControl = cacheControlOf(final.get('cache-control') ?? undefined, making, shareable);
   // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
   const validated = output.status >= 200 && output.status < 300;
   // With a policy, an HTML page is stored with placeholders where each response's nonce goes, and
@@ -117,7 +131,40 @@ export function pageOf(
       groups,
     },
     final,
+    shareable,
   };
+}
+
+/** A page's Cache-Control: no-store after a failure, for the browser alone unless shareable. */
+function cacheControlOf(
+  declared: string | undefined,
+  making: PageMaking,
+  shareable: boolean,
+): string {
+  if (making.failed) {
+    return 'no-store';
+  }
+  return shareable ? (declared ?? REVALIDATE) : privateCacheControl(declared);
+}
+
+/**
+ * The page's final headers with what its data allows: its data's groups added to its Cache-Groups
+ * (revalidating one reaches both), and, for a page shared caches may keep, its lifetimes no longer
+ * than its data's freshness where the data said it (a page is never fresher than what it was made
+ * from).
+ */
+function withData(final: Headers, data: DataUse | undefined, shareable: boolean): void {
+  if (data === undefined) {
+    return;
+  }
+  if (data.groups.size > 0) {
+    const own = parseCacheGroups(final.get('cache-groups') ?? '') ?? [];
+    final.set('cache-groups', serializeCacheGroups(new Set([...own, ...data.groups])));
+  }
+  const cacheControl = final.get('cache-control');
+  if (shareable && data.freshMs !== undefined && cacheControl !== null) {
+    final.set('cache-control', cappedFreshness(cacheControl, Math.floor(data.freshMs / 1000)));
+  }
 }
 
 /** Adds names to the answer's Vary (the app's own, if it set one). */

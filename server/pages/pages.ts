@@ -224,10 +224,12 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
     const rendered = signal
       ? await renderer.render(request, route, signal)
       : await renderer.renderInBackground(request, route);
-    const { page, final } = pageOf(rendered, makingOf(request, rendered, route), csp, groupOptions);
-    const policy = rendered.reportedError
-      ? undefined
-      : storablePolicy(page.answer.status, route.status, final);
+    const made = pageOf(rendered, makingOf(request, rendered, route), csp, groupOptions);
+    const { page, final } = made;
+    // Not one that failed, nor one that saw private data: sent as it is, never stored.
+    const policy = made.shareable
+      ? storablePolicy(page.answer.status, route.status, final)
+      : undefined;
     return {
       entry: {
         answer: page.answer,
@@ -285,7 +287,12 @@ const NOT_STORED = { freshMs: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0 };
 
 /** What pageOf needs to know of how a page was made. */
 function makingOf(request: RenderRequest, rendered: Rendered, route: RouteInfo): PageMaking {
-  return { sees: request.sees, failed: rendered.reportedError, vary: route.vary };
+  return {
+    sees: request.sees,
+    failed: rendered.reportedError,
+    vary: route.vary,
+    data: rendered.data,
+  };
 }
 
 /**

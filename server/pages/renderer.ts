@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { DataCache, DataUse } from '../data-cache/data-cache.ts';
+import { newDataUse, withRenderFetches } from '../data-cache/render-fetch.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
@@ -46,6 +48,8 @@ export type PageEngine = (
 export interface Rendered extends EngineOutput {
   /** Angular's ErrorHandler reported an error: the page may be broken (a component threw). */
   reportedError: boolean;
+  /** What the data it fetched allows the page (data-cache/); undefined without a data cache. */
+  data: DataUse | undefined;
 }
 
 /**
@@ -71,12 +75,20 @@ export class Renderer {
   renderEnded: ((seconds: number) => void) | undefined;
 
   readonly #reads: UndeclaredReads;
+  readonly #data: DataCache | undefined;
 
-  constructor(engine: PageEngine, limiter: RenderLimiter, reads: UndeclaredReads, log: Logger) {
+  constructor(
+    engine: PageEngine,
+    limiter: RenderLimiter,
+    reads: UndeclaredReads,
+    log: Logger,
+    data?: DataCache,
+  ) {
     this.#engine = engine;
     this.#limiter = limiter;
     this.#reads = reads;
     this.#log = log;
+    this.#data = data;
   }
 
   /** A render for a request, in a slot; `signal` gives up its place in the queue. */
@@ -96,12 +108,18 @@ export class Renderer {
   ): Promise<Rendered> {
     const { url } = request;
     const captured: ConsoleCapture = { lines: [], errors: 0 };
+    const data = this.#data;
+    const use = data && newDataUse(route.bypassDataCache);
     const task = () => {
       this.started++;
       const input = this.#reads.inputFor(request, route);
+      const engine = () => this.#engine(input, route, signal);
       const render = () =>
         collectConsole(captured, async () => {
-          const output = await this.#engine(input, route, signal);
+          // What the render fetches goes through the data cache, and tells the page what it allows.
+          const output = await (use === undefined
+            ? engine()
+            : withRenderFetches(data!, use, engine));
           if (input.refused !== undefined) {
             throw input.refused;
           }
@@ -132,6 +150,6 @@ export class Renderer {
         'the app wrote to the console while rendering',
       );
     }
-    return { ...output, reportedError: captured.errors > 0 };
+    return { ...output, reportedError: captured.errors > 0, data: use };
   }
 }

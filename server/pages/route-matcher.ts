@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
 import { routeSegments } from '../request/page-target.ts';
 import type { PageInputs } from '../request/render-request.ts';
+import { DATA_CACHE_HEADER } from './page.ts';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
 export interface RouteInfo {
@@ -18,6 +19,8 @@ export interface RouteInfo {
   vary: string | undefined;
   /** What its renders see of the request: shared pages their declared inputs alone (render-request.ts). */
   page: PageInputs;
+  /** Its renders' fetches go past the data cache (its headers say `Data-Cache: off`). */
+  bypassDataCache: boolean;
 }
 
 const FALLBACK: RouteInfo = {
@@ -28,6 +31,7 @@ const FALLBACK: RouteInfo = {
   cacheRules: undefined,
   vary: undefined,
   page: { shared: false, inputs: undefined },
+  bypassDataCache: false,
 };
 
 /**
@@ -63,6 +67,9 @@ export function createRouteLookup(
       cacheRules,
       vary: cacheRules?.inputs?.vary,
       page: { shared: cacheRules !== undefined, inputs: cacheRules?.inputs },
+      bypassDataCache: Object.entries(('headers' in route ? route.headers : undefined) ?? {}).some(
+        ([name, value]) => name.toLowerCase() === DATA_CACHE_HEADER && value.trim() === 'off',
+      ),
     };
     return { segments: route.path.split('/').filter(Boolean), info };
   });

@@ -1,14 +1,23 @@
-// Revalidation across replicas through Redis: the sender applies it to the shared tier's pages, then
-// every process of every replica hears it (pub/sub on the origin's Redis link) and applies it to its own.
+// Revalidation across replicas through Redis: the sender applies it to the shared tier's pages and
+// data, then every process of every replica hears it (pub/sub on the origin's Redis link) and
+// applies it to its own.
 import type { Logger } from 'pino';
-import type { RedisLink } from '../redis/link.ts';
+import type { Revalidation } from '../cache/revalidation.ts';
 import { REVALIDATION_TIMEOUT_MS } from '../cache/shared-tier.ts';
-import type { PageTier } from '../render-cache/page-cache.ts';
+import type { Outcome, RedisLink } from '../redis/link.ts';
 import { checkMessage, type RevalidationChannel, type RevalidationMessage } from './revalidator.ts';
+
+/** A shared tier revalidation reaches in Redis: it resolves with how many entries it touched. */
+interface SharedRevalidatable {
+  revalidate(revalidation: Revalidation): Promise<Outcome<number>>;
+}
 
 export interface RedisChannelOptions {
   link: RedisLink;
-  shared: PageTier;
+  /** This build's pages in Redis: what every build's process applies a revalidation to. */
+  pages: SharedRevalidatable | undefined;
+  /** The data in Redis, every build's: the sender applies a revalidation to it, once. */
+  data: SharedRevalidatable | undefined;
   /** The shared tier's REDIS_KEY_PREFIX: origins with another prefix never hear each other. */
   keyPrefix: string;
   buildId: string;
@@ -23,14 +32,20 @@ export interface RedisChannelOptions {
  * do it, a page rendered since is left alone.
  */
 export function redisChannel(options: RedisChannelOptions): RevalidationChannel {
-  const { link, shared, buildId, log } = options;
+  const { link, pages, data, buildId, log } = options;
   const channel = `${options.keyPrefix}:revalidate`;
   return {
     name: 'redis',
     async publish(message) {
-      const applied = await shared.revalidate(message);
-      if (!applied.ok) {
-        throw new Error(`Redis unavailable (${applied.reason})`);
+      const [appliedPages, appliedData] = await Promise.all(
+        [pages, data].map(
+          (tier) => tier?.revalidate(message) ?? Promise.resolve({ ok: true as const, value: 0 }),
+        ),
+      );
+      for (const applied of [appliedPages, appliedData]) {
+        if (!applied.ok) {
+          throw new Error(`Redis unavailable (${applied.reason})`);
+        }
       }
       const text = JSON.stringify({ build: buildId, message });
       const heard = await link.call(
@@ -40,7 +55,11 @@ export function redisChannel(options: RedisChannelOptions): RevalidationChannel 
       if (!heard.ok) {
         throw new Error(`Redis unavailable (${heard.reason})`);
       }
-      return { sharedPages: applied.value, processes: Number(heard.value) };
+      return {
+        sharedPages: appliedPages.ok ? appliedPages.value : 0,
+        sharedData: appliedData.ok ? appliedData.value : 0,
+        processes: Number(heard.value),
+      };
     },
     subscribe(onMessage) {
       link.subscribe(channel, (text) => {
@@ -53,7 +72,7 @@ export function redisChannel(options: RedisChannelOptions): RevalidationChannel 
         }
         const message: RevalidationMessage | undefined = checkMessage(published?.message);
         if (message !== undefined && published.build !== buildId) {
-          void shared.revalidate(message);
+          void pages?.revalidate(message);
         }
         // Shapes are the Revalidator's to judge (and count); it applies each message once.
         onMessage((message ?? published?.message) as RevalidationMessage);

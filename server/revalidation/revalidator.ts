@@ -1,11 +1,10 @@
-// Revalidation on demand: applied to this process's render cache, told to every other process
+// Revalidation on demand: applied to this process's caches (pages, data), told to every other process
 // through the configured channels (cluster IPC here; a Redis pub/sub channel plugs in the same
 // way), and passed to the CDN purge hook. One entry point whoever asks: the endpoint, the app's
 // own server code (server.ts revalidate), an operator (scripts/revalidate.mjs, via the endpoint).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Revalidation, RevalidationMode } from '../cache/revalidation.ts';
-import type { PageStore } from '../render-cache/page-cache.ts';
 import type { CdnPurge, CdnPurgeResult } from './cdn-purge.ts';
 import { parseRevalidationRequest, type RevalidationRequest } from './request.ts';
 
@@ -34,7 +33,7 @@ export interface RevalidationReport {
   mode: RevalidationMode;
   paths: readonly string[];
   groups: readonly string[];
-  /** Pages of this process's render cache marked stale (soft) or deleted (hard). */
+  /** Entries of this process's caches (pages and data) marked stale (soft) or deleted (hard). */
   affected: number;
   /** Each channel: whether the message went out (and what it counted), and if not why. */
   channels: ({ name: string; ok: boolean; error?: string } & Record<string, unknown>)[];
@@ -42,9 +41,14 @@ export interface RevalidationReport {
   cdn: CdnPurgeResult | null;
 }
 
+/** A cache of this process that revalidation reaches: it returns how many entries it touched. */
+export interface Revalidatable {
+  revalidate(revalidation: Revalidation): number;
+}
+
 export interface RevalidatorOptions {
-  /** This process's render cache; undefined when it is off (RENDER_CACHE_BYTES=0). */
-  cache: PageStore | undefined;
+  /** This process's caches: the render cache's pages, the data cache's responses (those that are on). */
+  caches: readonly Revalidatable[];
   channels?: RevalidationChannel[];
   cdnPurge?: CdnPurge;
   log: Logger;
@@ -58,7 +62,7 @@ const SEEN_IDS = 1024;
 const PUBLISH_TIMEOUT_MS = 2000;
 
 export class Revalidator {
-  readonly #cache: PageStore | undefined;
+  readonly #caches: readonly Revalidatable[];
   readonly #channels: RevalidationChannel[] = [];
   readonly #cdnPurge: CdnPurge | undefined;
   readonly #log: Logger;
@@ -67,8 +71,8 @@ export class Revalidator {
   readonly #seen = new Set<string>();
   readonly #stats = { requested: 0, received: 0, duplicates: 0, rejected: 0 };
 
-  constructor({ cache, channels = [], cdnPurge, log, now = Date.now }: RevalidatorOptions) {
-    this.#cache = cache;
+  constructor({ caches, channels = [], cdnPurge, log, now = Date.now }: RevalidatorOptions) {
+    this.#caches = caches;
     this.#cdnPurge = cdnPurge;
     this.#log = log;
     this.#now = now;
@@ -161,7 +165,7 @@ export class Revalidator {
   }
 
   #apply(message: RevalidationMessage): number {
-    return this.#cache?.revalidate(message) ?? 0;
+    return this.#caches.reduce((sum, cache) => sum + cache.revalidate(message), 0);
   }
 
   #remember(id: string): void {
