@@ -425,13 +425,15 @@ function hostLabel(host: string, counts: ReadonlyMap<string, unknown>): string {
 }
 
 /** How a served entry came. */
-function outcomeOf({ entry, status }: Served<CachedData>): DataOutcome {
+function outcomeOf(served: Served<CachedData>): DataOutcome {
+  const { entry, status } = served;
   const { local, shared } = status;
   if (local.collapsed) {
     return 'coalesced';
   }
   if (local.hit) {
-    return (local.ttl ?? 0) < 0 || local.detail === 'revalidated' ? 'stale' : 'hit';
+    const ageMs = served.ageMs ?? 0;
+    return ageMs >= entry.policy.freshMs || entry.revalidated ? 'stale' : 'hit';
   }
   if (shared?.hit) {
     return 'shared';
