@@ -46,6 +46,8 @@ export interface DataUse {
   freshMs: number | undefined;
   /** It used data no shared cache may keep (private, no-store, credentials without public). */
   private: boolean;
+  /** A fetch failed (a 5xx, or no answer) and no stored answer stood in: the page may lack data. */
+  failed: boolean;
   /** Each fetch: its host, how it came, and how long the render waited for it (bounded). */
   readonly fetches: { host: string; outcome: DataOutcome; ms: number }[];
   /** The route says its renders' fetches go past the cache (`Data-Cache: off`). */
@@ -184,6 +186,7 @@ export class DataCache {
       this.#account(use, request, answered.headers, answered.entry);
       return answered.response;
     } finally {
+      use.failed ||= outcome === 'error';
       this.#count(host, outcome);
       if (use.fetches.length < MAX_LISTED_FETCHES) {
         use.fetches.push({ host, outcome, ms: performance.now() - started });

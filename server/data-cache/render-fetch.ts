@@ -17,7 +17,14 @@ let wrapped = false;
 
 /** What a render's fetches leave, before it fetched anything. */
 export function newDataUse(bypass: boolean): DataUse {
-  return { groups: new Set(), freshMs: undefined, private: false, fetches: [], bypass };
+  return {
+    groups: new Set(),
+    freshMs: undefined,
+    private: false,
+    failed: false,
+    fetches: [],
+    bypass,
+  };
 }
 
 /**

@@ -42,7 +42,10 @@ export interface Page {
 export interface PageMaking {
   /** What of the visitor its render saw (request/render-request.ts). */
   sees: RenderRequest['sees'];
-  /** Angular's ErrorHandler reported an error while rendering: the page may be broken. */
+  /**
+   * Angular's ErrorHandler reported an error while rendering: the page may be broken. (A fetch of
+   * its data that failed counts as such too: data.failed.)
+   */
   failed: boolean;
   /** The request inputs its route declares (render-inputs.ts), for shared caches downstream. */
   vary: string | undefined;
@@ -80,10 +83,11 @@ export function pageOf(
   final.delete(DATA_CACHE_HEADER);
   const type = final.get('content-type') ?? HTML;
   const { data } = making;
+  const failed = making.failed || data?.failed === true;
   const shareable =
-    making.sees === 'declared' && !making.failed && !final.has('set-cookie') && !data?.private;
+    making.sees === 'declared' && !failed && !final.has('set-cookie') && !data?.private;
   withData(final, data, shareable);
-  const cacheControl = cacheControlOf(final.get('cache-control') ?? undefined, making, shareable);
+  const cacheControl = cacheControlOf(final.get('cache-control') ?? undefined, failed, shareable);
   // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
   const validated = output.status >= 200 && output.status < 300;
   // With a policy, an HTML page is stored with placeholders where each response's nonce goes, and
@@ -136,12 +140,8 @@ export function pageOf(
 }
 
 /** A page's Cache-Control: no-store after a failure, for the browser alone unless shareable. */
-function cacheControlOf(
-  declared: string | undefined,
-  making: PageMaking,
-  shareable: boolean,
-): string {
-  if (making.failed) {
+function cacheControlOf(declared: string | undefined, failed: boolean, shareable: boolean): string {
+  if (failed) {
     return 'no-store';
   }
   return shareable ? (declared ?? REVALIDATE) : privateCacheControl(declared);

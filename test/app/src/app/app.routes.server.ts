@@ -61,6 +61,18 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     headers: { 'Cache-Control': 's-maxage=60' },
   },
+  // Pages made of data (an API on loopback, TEST_DATA_API): shared for a minute, unless their data
+  // says otherwise (test/server/data-pages.test.mjs).
+  {
+    path: 'data/:id',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 's-maxage=60, stale-while-revalidate=600' },
+  },
+  {
+    path: 'data-private/:id',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 's-maxage=60' },
+  },
   // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.
   { path: 'moved', renderMode: RenderMode.Server },
   { path: 'moved/:id', renderMode: RenderMode.Server },

@@ -25,5 +25,7 @@ export const routes: Routes = [
   { path: 'naive-private/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: 'naive-default/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: 'naive-undeclared/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
+  { path: 'data/:id', title: 'Data', loadComponent: () => import('./pages/data') },
+  { path: 'data-private/:id', title: 'Data', loadComponent: () => import('./pages/data') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];
