@@ -123,6 +123,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
   });
   const timings = config.metrics && recordMetrics(stats);
   renderer.renderEnded = timings?.renderEnded;
+  caches.data.cache.upstreamEnded = timings?.upstreamEnded;
   const pages = createAllPages(config, build, locales, { renderer, caches, csp, log });
   const { token } = config.revalidation;
   const listener = createOrigin({

@@ -18,6 +18,8 @@ export interface OriginStats {
   };
   renderCache?: StoreStats;
   sharedCache?: SharedTierStats;
+  /** What renders fetched (data-cache/): the store's figures when it keeps any, every fetch by host. */
+  dataCache?: Partial<StoreStats> & { byHost: Record<string, Record<string, number>> };
   revalidations?: { requested: number; received: number; duplicates: number; rejected: number };
 }
 
@@ -253,6 +255,46 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
   }
   if (first.sharedCache) {
     registerSharedLabels(current);
+  }
+  registerRenderLabels(current);
+}
+
+/** What renders did, by route and input (undeclared reads) and by API host (the data cache). */
+function registerRenderLabels(current: () => OriginStats): void {
+  new Counter({
+    name: 'origin_data_fetches_total',
+    help: "Renders' fetches by host and how the data cache answered them (hit, stale, shared, miss, revalidated, coalesced, bypass, error).",
+    labelNames: ['host', 'outcome'],
+    collect() {
+      this.reset();
+      for (const [host, outcomes] of Object.entries(current().dataCache?.byHost ?? {})) {
+        for (const [outcome, count] of Object.entries(outcomes)) {
+          this.inc({ host, outcome }, count);
+        }
+      }
+    },
+  });
+  for (const [name, help, read] of [
+    [
+      'origin_data_cache_entries',
+      'Responses in the data cache (this process).',
+      (c: Partial<StoreStats>) => c.entries,
+    ],
+    [
+      'origin_data_cache_bytes',
+      'Bytes the data cache holds (this process).',
+      (c: Partial<StoreStats>) => c.bytes,
+    ],
+  ] as const) {
+    new Gauge({
+      name,
+      help,
+      aggregator: 'sum',
+      collect() {
+        const data = current().dataCache;
+        this.set((data && read(data)) ?? 0);
+      },
+    });
   }
   new Counter({
     name: 'origin_render_undeclared_reads_total',

@@ -10,6 +10,8 @@ export type ResponseTimer = (res: ServerResponse, answer: Answer, startMs: numbe
 export interface Timings {
   /** A render ended (in its slot, however it ended), after this many seconds. */
   renderEnded: (seconds: number) => void;
+  /** A render's request to an API (data-cache/) ended after this many seconds; `host` is bounded there. */
+  upstreamEnded: (host: string, seconds: number) => void;
   timeResponse: ResponseTimer;
 }
 
@@ -51,8 +53,15 @@ export function createTimings(): Timings {
       return [answer, byClass] as const;
     }),
   );
+  const upstream = new Histogram({
+    name: 'origin_data_upstream_duration_seconds',
+    help: "Renders' requests to their APIs that the data cache could not answer, by host.",
+    labelNames: ['host'],
+    buckets: RENDER_BUCKETS,
+  });
   return {
     renderEnded: (seconds) => renders.observe(seconds),
+    upstreamEnded: (host, seconds) => upstream.observe({ host }, seconds),
     // About 1% of a fast-path answer (bench/README.md#the-figures-behind-the-codes-comments).
     timeResponse: (res, answer, startMs) => {
       const byClass = bound.get(answer)!;

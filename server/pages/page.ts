@@ -79,14 +79,12 @@ export function pageOf(
 ): { page: Page; final: Headers; shareable: boolean } {
   const final = output.headers;
   // The route's own declarations, for the origin alone.
-  final.delete(RENDER_INPUTS_HEADER);
-  final.delete(DATA_CACHE_HEADER);
+  [RENDER_INPUTS_HEADER, DATA_CACHE_HEADER].forEach((name) => final.delete(name));
   const type = final.get('content-type') ?? HTML;
-  const { data } = making;
-  const failed = making.failed || data?.failed === true;
+  const failed = making.failed || making.data?.failed === true;
   const shareable =
-    making.sees === 'declared' && !failed && !final.has('set-cookie') && !data?.private;
-  withData(final, data, shareable);
+    making.sees === 'declared' && !failed && !final.has('set-cookie') && !making.data?.private;
+  withData(final, making.data, shareable);
   const cacheControl = cacheControlOf(final.get('cache-control') ?? undefined, failed, shareable);
   // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
   const validated = output.status >= 200 && output.status < 300;

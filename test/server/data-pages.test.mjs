@@ -71,7 +71,13 @@ describe('pages made of data', () => {
   before(async () => {
     api = await startApi();
     origin = await startOrigin({
-      env: { TEST_DATA_API: api.url, REVALIDATE_TOKEN: TOKEN, RENDER_CACHE_BYTES: '0' },
+      env: {
+        TEST_DATA_API: api.url,
+        REVALIDATE_TOKEN: TOKEN,
+        RENDER_CACHE_BYTES: '0',
+        METRICS_PORT: '0',
+        METRICS_HOST: '127.0.0.1',
+      },
     });
   });
   after(async () => {
@@ -139,13 +145,21 @@ describe('pages made of data', () => {
     }
   });
 
-  it('counts what reached the API and what the cache answered, by host', async () => {
+  it('counts what reached the API and what the cache answered, by host, in /healthz and the metrics', async () => {
     const { dataCache } = await health(origin);
-    const counted = dataCache.byHost[new URL(api.url).host];
+    const host = new URL(api.url).host;
+    const counted = dataCache.byHost[host];
     assert.ok(
       counted.hit > 0 && counted.coalesced > 0 && counted.miss > 0,
       JSON.stringify(counted),
     );
+    const metricsUrl = /Metrics on (http:\/\/[^\s"]+)\/metrics/.exec(origin.stdout())[1];
+    const text = (await request(metricsUrl, '/metrics')).text;
+    const count = (name, labels) =>
+      Number(new RegExp(`^${name}\\{${labels}\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    assert.ok(count('origin_data_fetches_total', `host="${host}",outcome="coalesced"`) > 0);
+    assert.ok(count('origin_data_upstream_duration_seconds_count', `host="${host}"`) > 0);
+    assert.match(text, /^origin_data_cache_entries [1-9]/m);
   });
 });
 
