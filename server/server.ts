@@ -18,6 +18,7 @@ import { createRouteLookup } from './pages/route-matcher.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
 import { createParts, type Parts } from './parts.ts';
 import { CANNOT_START, runPrimary } from './process/cluster.ts';
+import { nodeRangeWarning } from './process/node-range.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
 import { createPublicServer, type PublicServer } from './process/public-server.ts';
 import { parseRevalidationRequest } from './revalidation/request.ts';
@@ -84,6 +85,12 @@ async function readHints(layout: BuildLayout): Promise<PageHints> {
 async function start(): Promise<Parts | undefined> {
   const config = loadConfig();
   const log = createLogger(config.log.level);
+  // Once per start (a cluster's primary, not each worker): a Node outside Angular's own range,
+  // which nothing else checks when the bundle is started by hand, an image or a process manager.
+  const outsideRange = cluster.isWorker ? undefined : nodeRangeWarning();
+  if (outsideRange) {
+    log.warn({ node: process.version }, outsideRange);
+  }
   if (config.processes.workers > 1 && cluster.isPrimary) {
     const { workers, shutdownGraceMs } = config.processes;
     const supervise = () => runPrimary(workers, shutdownGraceMs, log);
