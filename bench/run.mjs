@@ -103,7 +103,7 @@ function checkBaseline(dir) {
   const differences = compareBuilds(join(DIST, 'browser'), join(dir, 'browser'));
   if (differences.length > 0) {
     throw new Error(
-      `--baseline ${dir} does not serve the same browser build as dist/ (names + sizes differ), so the ` +
+      `--baseline ${dir} does not serve the same browser build as ${relative(ROOT, DIST)}/ (names + sizes differ), so the ` +
         `comparison would not be fair:\n  ${differences.slice(0, 12).join('\n  ')}`,
     );
   }
@@ -174,7 +174,7 @@ async function main() {
     `  pinning:    ${pin.enabled ? `yes: servers on CPU ${serverCpus}, load generator on CPU ${loadCpus} (taskset)` : `no (${pin.reason})`}`,
   );
   say(
-    `  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`,
+    `  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if ${relative(ROOT, DIST)}/ is stale`,
   );
   if (plannedSeconds > 1200)
     say(
@@ -219,7 +219,7 @@ async function main() {
     }
     if (now !== fingerprint) {
       throw new Error(
-        'dist/ (or dist-bench/stock/) changed while the bench was running: something rebuilt it under the ' +
+        `${relative(ROOT, DIST)}/ (or dist-bench/stock/) changed while the bench was running: something rebuilt it under the ` +
           'running servers, so these numbers would compare different things. Nothing was written; run again ' +
           'when nothing else builds.',
       );

@@ -6,10 +6,11 @@
 // with its files in dist/browser/<locale>/, served as a site under its prefix (`/en-US`).
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { APP_DIST } from '../../scripts/lib/paths.mjs';
 import { measuredSite, urlInSite } from '../lib/measured-site.mjs';
 
-/** The build to serve: BENCH_DIST, or the project's dist/. */
-export const distDir = resolve(process.env.BENCH_DIST ?? join(import.meta.dirname, '../../dist'));
+/** The build to serve: BENCH_DIST, or the app's build (dist/, or angular.json's outputPath). */
+export const distDir = resolve(process.env.BENCH_DIST ?? APP_DIST);
 const site = await measuredSite(distDir);
 export const browserDistFolder = site.browserDir;
 export const serverDistFolder = site.serverDir;
