@@ -23,6 +23,8 @@ export const inSite = (url) => urlInSite(sitePrefix, url);
 const bundle = await import(pathToFileURL(join(serverDistFolder, 'main.server.mjs')).href);
 export const bootstrap = bundle.default;
 export const { CommonEngine, RESPONSE_INIT } = bundle;
+/** The app's server routes, when its bundle exports them (the origin's main.server.ts does). */
+export const serverRoutes = bundle.serverRoutes ?? [];
 
 /** Same host list as the origin's default (NG_ALLOWED_HOSTS unset). */
 export const allowedHosts = ['localhost', '127.0.0.1'];
