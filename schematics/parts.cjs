@@ -150,6 +150,11 @@ function scriptsOf(parts) {
   return parts.flatMap((part) => PARTS[part].scripts ?? []);
 }
 
+/** The app files (`src/app/…`) `parts` give an app that adopts them, each with what it is for. */
+function appFilesOf(parts) {
+  return parts.flatMap((part) => Object.entries(PARTS[part].appFiles ?? {}));
+}
+
 module.exports = {
   PARTS,
   isCode,
@@ -162,4 +167,5 @@ module.exports = {
   packagesNamedBy,
   nestedPackages,
   scriptsOf,
+  appFilesOf,
 };
