@@ -72,8 +72,11 @@ const RUN_OVERHEAD_S = 0.7;
 /** Unmeasured seconds of load before each run of a scenario that reads the render cache. */
 const CACHE_REFRESH_S = 1;
 
-/** The critical-CSS line of the report: one setting (on, checked on every rendered page), by mechanism. */
-function describeCriticalCss(names) {
+/**
+ * The critical-CSS line of the report: one setting (on, checked on every rendered page), by
+ * mechanism; and whether the app's global stylesheet left anything to inline.
+ */
+function describeCriticalCss(names, build) {
   const byMechanism = new Map();
   for (const name of names) {
     const { criticalCss } = getVariant(name);
@@ -82,7 +85,10 @@ function describeCriticalCss(names) {
   const mechanisms = [...byMechanism].map(
     ([mechanism, variants]) => `${mechanism} (${variants.join(', ')})`,
   );
-  return `on in every variant, checked on each rendered page before the load (inlined style block, stylesheet deferred); ${mechanisms.join('; ')}; the prerendered ${PATHS.prerendered} was inlined by the build`;
+  const checked = build.criticalCss
+    ? 'checked on each rendered page before the load (inlined style block, stylesheet deferred)'
+    : `nothing to inline: the app's global stylesheet ${build.stylesCss ? `(${build.stylesCss.path}) holds no rule, so each rendered page was checked for its link only` : 'does not exist'}`;
+  return `on in every variant, ${checked}; ${mechanisms.join('; ')}; the prerendered ${PATHS.prerendered} was inlined by the build`;
 }
 
 /** The cookies the app's routes declare (renderInputs()), each with its values: what visitors send. */
@@ -103,7 +109,7 @@ function checkBaseline(dir) {
   const differences = compareBuilds(join(DIST, 'browser'), join(dir, 'browser'));
   if (differences.length > 0) {
     throw new Error(
-      `--baseline ${dir} does not serve the same browser build as dist/ (names + sizes differ), so the ` +
+      `--baseline ${dir} does not serve the same browser build as ${relative(ROOT, DIST)}/ (names + sizes differ), so the ` +
         `comparison would not be fair:\n  ${differences.slice(0, 12).join('\n  ')}`,
     );
   }
@@ -174,7 +180,7 @@ async function main() {
     `  pinning:    ${pin.enabled ? `yes: servers on CPU ${serverCpus}, load generator on CPU ${loadCpus} (taskset)` : `no (${pin.reason})`}`,
   );
   say(
-    `  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if dist/ is stale`,
+    `  estimate:   ~${formatDuration(plannedSeconds)} of load and startup, plus a build if ${relative(ROOT, DIST)}/ is stale`,
   );
   if (plannedSeconds > 1200)
     say(
@@ -182,10 +188,6 @@ async function main() {
     );
   say();
 
-  // ssr-shared's processes are the origin's: its mechanism is named even when no variant runs.
-  const criticalCss = describeCriticalCss(
-    sharedAsked && !variantNames.includes('origin') ? [...variantNames, 'origin'] : variantNames,
-  );
   // The peers (and the stock build's Express) come from bench/node_modules, installed on demand.
   await ensureBenchPackages({ log: say });
   const { builtStock } = ensureBuilds({
@@ -197,7 +199,12 @@ async function main() {
   const site = await measuredSite(DIST);
   const localized = describeSite(site);
   if (localized) say(`Measuring ${localized}.`);
-  const build = describeBuild(site);
+  const build = describeBuild(site, DIST);
+  // ssr-shared's processes are the origin's: its mechanism is named even when no variant runs.
+  const criticalCss = describeCriticalCss(
+    sharedAsked && !variantNames.includes('origin') ? [...variantNames, 'origin'] : variantNames,
+    build,
+  );
   if (variantScenarios.includes('ssr-visitors')) {
     build.declaredCookies = await declaredCookies(site.serverDir);
   }
@@ -219,7 +226,7 @@ async function main() {
     }
     if (now !== fingerprint) {
       throw new Error(
-        'dist/ (or dist-bench/stock/) changed while the bench was running: something rebuilt it under the ' +
+        `${relative(ROOT, DIST)}/ (or dist-bench/stock/) changed while the bench was running: something rebuilt it under the ` +
           'running servers, so these numbers would compare different things. Nothing was written; run again ' +
           'when nothing else builds.',
       );
@@ -295,11 +302,16 @@ async function main() {
       const verdicts = [];
       for (const scenario of variantScenarios) {
         const check = await checkScenario(server.url, scenario, build);
+        // A peer that answers one of the app's routes with another status (a redirect to a
+        // folder, a 200 where the app's server route says 404) cannot serve this app: said so.
+        check.unsupported = Boolean(variant.peer && check.statusOnly);
         state.checks[scenario] = check;
         verdicts.push(
           check.valid
             ? `${scenario} ok${check.revalidation && check.revalidation !== '304' ? ` (${check.revalidation})` : ''}`
-            : `${scenario} INVALID`,
+            : check.unsupported
+              ? `${scenario} cannot serve`
+              : `${scenario} INVALID`,
         );
       }
       progress.log(
@@ -628,10 +640,9 @@ async function main() {
       sitePrefix: site.prefix,
       stockBuiltThisRun: builtStock,
       files: Object.fromEntries(
-        [build.page, build.mainJs, build.stylesCss, ...build.initialChunks].map((file) => [
-          file.path,
-          file.size,
-        ]),
+        [build.page, build.mainJs, build.stylesCss, ...build.initialChunks]
+          .filter((file) => file !== undefined)
+          .map((file) => [file.path, file.size]),
       ),
     },
     variants: states,

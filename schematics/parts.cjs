@@ -100,15 +100,20 @@ function packageOf(specifier) {
  * @param {string[]} paths @param {(path: string) => string} read
  */
 function nestedPackages(paths, read) {
-  return paths
-    .filter((path) => path.endsWith('/package.json'))
-    .map((path) => {
-      const pkg = JSON.parse(read(path));
-      return {
-        dir: path.slice(0, -'package.json'.length),
-        names: new Set(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })),
-      };
-    });
+  return (
+    paths
+      .filter((path) => path.endsWith('/package.json'))
+      .map((path) => {
+        const pkg = JSON.parse(read(path));
+        return {
+          dir: path.slice(0, -'package.json'.length),
+          names: new Set(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })),
+        };
+      })
+      // One that declares no package (server/'s, which only says its files are ES modules) installs
+      // nothing: its folder's imports are the workspace's.
+      .filter(({ names }) => names.size > 0)
+  );
 }
 
 /**
@@ -145,6 +150,11 @@ function scriptsOf(parts) {
   return parts.flatMap((part) => PARTS[part].scripts ?? []);
 }
 
+/** The app files (`src/app/…`) `parts` give an app that adopts them, each with what it is for. */
+function appFilesOf(parts) {
+  return parts.flatMap((part) => Object.entries(PARTS[part].appFiles ?? {}));
+}
+
 module.exports = {
   PARTS,
   isCode,
@@ -157,4 +167,5 @@ module.exports = {
   packagesNamedBy,
   nestedPackages,
   scriptsOf,
+  appFilesOf,
 };

@@ -399,4 +399,5 @@ module.exports = {
   scaffoldFiles,
   scaffoldApp,
   dropSection,
+  editDoc,
 };

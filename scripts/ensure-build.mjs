@@ -1,7 +1,8 @@
 // Builds a production bundle when it is missing or older than anything it is built from, so
 // `npm run serve:ssr` and the tests never run against a stale build, then writes the compressed
 // copies of its files that are missing or older than their file (scripts/compress-build.mjs).
-// `node scripts/ensure-build.mjs` builds the app (src/ → dist/); `node scripts/ensure-build.mjs
+// `node scripts/ensure-build.mjs` builds the app (src/ → dist/, or where angular.json's outputPath
+// puts it: scripts/lib/paths.mjs); `node scripts/ensure-build.mjs
 // test-app` builds the origin's test app (test/app/ → dist-test/), `test-app-i18n` the same app in
 // its three locales (dist-test-i18n/). APP_BUILD_CONFIGURATION names the angular.json configuration
 // the app is built with instead of its default (`bench-i18n`: the demo in three locales, into dist/
@@ -16,15 +17,17 @@ import { join } from 'node:path';
 import { compressDist } from './compress-build.mjs';
 import { takeLock } from './lib/lock.mjs';
 import { newestMtime } from './lib/newest-mtime.mjs';
+import { appOutputPath } from './lib/paths.mjs';
 
 const root = join(import.meta.dirname, '..');
+const appOutput = appOutputPath(root);
 const shared = ['server', 'patches', 'angular.json', 'tsconfig.json', 'package-lock.json'];
 const appConfiguration = process.env['APP_BUILD_CONFIGURATION'];
 const projects = {
   app: {
-    output: 'dist',
+    output: appOutput,
     inputs: ['src', 'public', 'tsconfig.app.json', ...shared],
-    args: appConfiguration ? ['--configuration', appConfiguration, '--output-path', 'dist'] : [],
+    args: appConfiguration ? ['--configuration', appConfiguration, '--output-path', appOutput] : [],
     // Asked by name: a build that does not say it was made so (one by hand) is not trusted.
     recorded: appConfiguration !== undefined,
   },

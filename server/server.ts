@@ -19,6 +19,7 @@ import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
 import { createParts, type Parts } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
+import { nodeRangeWarning } from './process/node-range.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
 import { createPublicServer, type PublicServer } from './process/public-server.ts';
 import { limitBelowStartingSize, recycleWhenDue } from './process/recycling.ts';
@@ -86,6 +87,12 @@ async function readHints(layout: BuildLayout): Promise<PageHints> {
 async function start(): Promise<Parts | undefined> {
   const config = loadConfig();
   const log = createLogger(config.log.level);
+  // Once per start (a cluster's primary, not each worker): a Node outside Angular's own range,
+  // which nothing else checks when the bundle is started by hand, an image or a process manager.
+  const outsideRange = cluster.isWorker ? undefined : nodeRangeWarning();
+  if (outsideRange) {
+    log.warn({ node: process.version }, outsideRange);
+  }
   if (runsPrimary(config.processes) && cluster.isPrimary) {
     const primary = createPrimary(config.processes, log);
     // The endpoint binds first: a taken METRICS_PORT stops the start before any worker exists.

@@ -116,7 +116,7 @@ export function ensureBuilds({ stock, skip, log }) {
     const ours = STOCK_DIST === DEFAULT_STOCK_DIST;
     if (ours && DIST !== APP_DIST) {
       throw new Error(
-        'BENCH_DIST names a build other than dist/, so the stock build the bench makes (of the app in ' +
+        `BENCH_DIST names a build other than ${relative(ROOT, APP_DIST)}/, so the stock build the bench makes (of the app in ` +
           'src/) would not be of the same app: set BENCH_STOCK_DIST to the stock server built as that ' +
           'build was (ng build --configuration bench-stock,… --output-path DIR), or leave out stock.',
       );

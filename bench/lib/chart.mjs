@@ -80,7 +80,9 @@ export function barChart({ rows, title, subtitle }) {
             ? ' · full pages, no 304'
             : '') +
           (row.loadCpu !== undefined && row.loadCpu >= CLIENT_BOUND ? ' · client-bound' : '')
-        : (row?.status ?? 'not run').toUpperCase();
+        : row?.status === 'unsupported'
+          ? 'CANNOT SERVE THIS APP'
+          : (row?.status ?? 'not run').toUpperCase();
       out.push(
         `<text x="${LABEL_W - 8}" y="${y + 13}" text-anchor="end">${escapeXml(variant)}</text>`,
       );

@@ -60,14 +60,15 @@ bench/results/<timestamp>.json, .md and .svg.
   --out DIR            where to write the results (default bench/results)
   --update-readme      also replace the table between <!-- bench:start --> and <!-- bench:end --> in docs/benchmark.md
   --readme FILE        the file --update-readme writes (default docs/benchmark.md; bench/README.md holds the ablations)
-  --skip-build         use dist/ and dist-bench/stock/ as they are (still checks they match)
+  --skip-build         use the app's build (dist/, or angular.json's outputPath) and
+                       dist-bench/stock/ as they are (still checks they match)
   --baseline DIR       also run 'baseline': the origin of another build of this project in DIR
                        (e.g. main before a change, built with ng build into DIR), beside 'origin'
                        in the same interleaved rounds; DIR must hold the same browser build
   --help               this text
 
 Environment: LOAD_PATHS=FILE (the pages to load, instead of load-paths.json), BENCH_DIST=DIR (measure
-the build in DIR instead of dist/, as it is), BENCH_STOCK_DIST=DIR (the stock server's build of the
+the build in DIR instead of the app's, as it is), BENCH_STOCK_DIST=DIR (the stock server's build of the
 same app, instead of dist-bench/stock/; needed with BENCH_DIST for stock). A localized build is
 measured in the locale load-paths.json's pages are under (bench/README.md#a-localized-app).
 `;

@@ -10,7 +10,7 @@ import { pairedTable } from './paired-cpu.mjs';
  *   peakRss?: number, problems: string[] }} Run
  * @typedef {{ name: string, label: string, started: boolean, error?: string, crashed?: string,
  *   checks: Record<string, ScenarioCheck> }} VariantState
- * @typedef {{ scenario: string, variant: string, status: 'valid' | 'invalid' | 'failed', reasons: string[],
+ * @typedef {{ scenario: string, variant: string, status: 'valid' | 'invalid' | 'unsupported' | 'failed', reasons: string[],
  *   notes: string[], revalidation?: string, rounds: number, rps?: { median: number, min: number, max: number, values: number[] },
  *   latencyP50?: number, latencyP99?: number, errors: number, badStatuses: number, bytesPerResponse?: number,
  *   peakRss?: number, serverCpu?: number, loadCpu?: number, serverUsPerResponse?: number, vsStock?: number, vsCeiling?: number, rank?: number }} SummaryRow
@@ -54,7 +54,8 @@ export function summarize({ scenarios, variants, runs, rounds }) {
         row.status = 'failed';
         row.reasons.push(`did not start: ${variant.error}`);
       } else if (check && !check.valid) {
-        row.status = 'invalid';
+        // unsupported: a peer that cannot serve the app's routes as declared (bench/run.mjs).
+        row.status = check.unsupported ? 'unsupported' : 'invalid';
         row.reasons.push(...check.problems);
       }
       for (const run of own) {
@@ -235,6 +236,7 @@ export const CLIENT_BOUND = 0.9;
 function mark(row) {
   if (row.status === 'failed') return 'FAILED';
   if (row.status === 'invalid') return 'INVALID';
+  if (row.status === 'unsupported') return 'cannot serve';
   const marks = [];
   if (row.revalidation === 'no-etag') marks.push('no ETag (200s)');
   if (row.revalidation === 'ignored') marks.push('ignores If-None-Match (200s)');
@@ -297,7 +299,10 @@ export function terminalTable(rows, scenarios) {
     const table = group.map((row) => COLUMNS.map(([, cell]) => cell(row)));
     const problems = group
       .filter((row) => row.status !== 'valid')
-      .map((row) => `  ${row.variant} ${row.status}: ${row.reasons.slice(0, 3).join('; ')}`);
+      .map(
+        (row) =>
+          `  ${row.variant} ${row.status === 'unsupported' ? 'cannot serve this app' : row.status}: ${row.reasons.slice(0, 3).join('; ')}`,
+      );
     blocks.push([scenarios.title(scenario), alignText(headers, table), ...problems].join('\n'));
   }
   return blocks.join('\n\n');
@@ -372,6 +377,7 @@ export function markdown({
       "Server µs/resp: the server process's CPU time per response (median over rounds), the cost to compare where rows are client-bound. " +
       '# ranks the valid variants (the ceiling is a reference, not a contender). ' +
       'INVALID: the answers were not what a browser needs (status, type, length, errors), so the row is not ranked. ' +
+      "cannot serve: a peer (not the origin, not stock) answered one of the app's pages with another status than the app gives it (a redirect to the page's folder, a 200 where the app's server route says 404: CommonEngine alone does not read server routes), so it was not loaded: a limit of that server, not a failure of the run. " +
       '"ignores If-None-Match" / "no ETag": the variant sends the full page where a 304 was possible; that is its result, not an error. ' +
       'On a shared 2-core machine expect ±15% between runs: compare variants within one table, not across tables.',
     '',
@@ -395,7 +401,7 @@ export function markdown({
     lines.push('', 'Not ranked:', '');
     for (const row of failures)
       lines.push(
-        `- \`${row.variant}\` in \`${row.scenario}\` (${row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`,
+        `- \`${row.variant}\` in \`${row.scenario}\` (${row.status === 'unsupported' ? 'cannot serve this app' : row.status}): ${escapeCell(row.reasons.slice(0, 4).join('; '))}`,
       );
   }
   return lines.join('\n') + '\n';

@@ -1,8 +1,9 @@
 // What each scenario asks for. The list of requests is plain data so that it can cross to the load
 // worker; the only dynamic part (the rotating product id) is named, not passed as a function.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
+import { ROOT } from '../../scripts/lib/paths.mjs';
 import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
 import { pathInSite } from '../../server/locales/locale-sites.ts';
 
@@ -72,20 +73,42 @@ export const SHARED_HOST = 'localhost';
 
 /**
  * @typedef {{ path: string, file: string, size: number, kind: 'html' | 'js' | 'css' }} BuildFile
- * @typedef {{ browserDir: string, page: BuildFile, mainJs: BuildFile, stylesCss: BuildFile,
- *   initialChunks: BuildFile[], declaredCookies?: { name: string, values: string[] }[] }} BuildInfo
- *   (declaredCookies: what the app's routes declare with renderInputs(), for ssr-visitors)
+ * @typedef {{ browserDir: string, page: BuildFile, mainJs: BuildFile, stylesCss?: BuildFile,
+ *   criticalCss: boolean, initialChunks: BuildFile[],
+ *   declaredCookies?: { name: string, values: string[] }[] }} BuildInfo
+ *   (stylesCss: the global stylesheet, absent when the app has none; criticalCss: whether a render
+ *   can inline any of it, false when it holds no rule; declaredCookies: what the app's routes
+ *   declare with renderInputs(), for ssr-visitors)
  */
 
+const shown = (path) => (path.startsWith(`${ROOT}/`) ? relative(ROOT, path) : path);
+
+/** The routes the build says it prerendered (its prerendered-routes.json), if it says. */
+function prerenderedRoutes(dist) {
+  const file = join(dist, 'prerendered-routes.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    return Object.keys(JSON.parse(readFileSync(file, 'utf8')).routes ?? {});
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a stylesheet holds any rule once its comments and whitespace are gone. */
+const hasRules = (css) => css.replace(/\/\*[\s\S]*?\*\//g, '').trim() !== '';
+
 /**
- * Reads what the scenarios need from the browser build: the prerendered page, the main bundle, the
- * global stylesheet and the chunks every page load preloads (from the client shell, so they are the
- * route-independent ones). In a localized build, the measured locale's (bench/lib/measured-site.mjs):
- * its folder, its files' URLs under its prefix.
+ * Reads what the scenarios need from the browser build: the prerendered page load-paths.json names,
+ * the main bundle, the global stylesheet (if the app has one) and the chunks every page load
+ * preloads (from the client shell, so they are the route-independent ones). In a localized build,
+ * the measured locale's (bench/lib/measured-site.mjs): its folder, its files' URLs under its prefix.
+ * Throws naming the file that is missing, and why it would be.
  * @param {{ browserDir: string, prefix: string }} site
+ * @param {string} [dist] the build's output folder, whose prerendered-routes.json names the routes
+ *   the build prerendered (for the error when load-paths.json names another)
  * @returns {BuildInfo}
  */
-export function describeBuild({ browserDir, prefix }) {
+export function describeBuild({ browserDir, prefix }, dist) {
   const names = readdirSync(browserDir);
   const file = (name, kind) => ({
     path: `${prefix}/${name}`,
@@ -93,25 +116,39 @@ export function describeBuild({ browserDir, prefix }) {
     size: statSync(join(browserDir, name)).size,
     kind,
   });
+  const missing = (what, why) => new Error(`${shown(join(browserDir, what))} is missing: ${why}`);
   const main = names.find((name) => /^main-[\w-]+\.js$/.test(name));
-  const styles = names.find((name) => /^styles-[\w-]+\.css$/.test(name));
-  if (!main || !styles || !names.includes('index.html') || !names.includes('index.csr.html')) {
-    throw new Error(
-      `${browserDir} lacks main-*.js, styles-*.css, index.html or index.csr.html: is it a production build?`,
+  if (!main)
+    throw missing('main-*.js', 'no hashed main bundle, so not a production build (ng build)');
+  if (!names.includes('index.csr.html'))
+    throw missing(
+      'index.csr.html',
+      'the client-side shell of a server build ("outputMode": "server" in angular.json)',
+    );
+  const pageName = join(pathInSite({ prefix }, PATHS.prerendered).slice(1), 'index.html');
+  if (!existsSync(join(browserDir, pageName))) {
+    const routes = dist === undefined ? undefined : prerenderedRoutes(dist);
+    throw missing(
+      pageName,
+      `load-paths.json's "prerendered" page ${PATHS.prerendered} was not prerendered by this build` +
+        (routes
+          ? ` (${shown(join(dist, 'prerendered-routes.json'))} lists ${routes.length ? routes.join(', ') : 'none'})`
+          : '') +
+        ': name a page whose server route has renderMode: RenderMode.Prerender',
     );
   }
+  const styles = names.find((name) => /^styles-[\w-]+\.css$/.test(name));
   const shell = readFileSync(join(browserDir, 'index.csr.html'), 'utf8');
   const preloads = [...shell.matchAll(/<link rel="modulepreload" href="([^"]+\.js)"/g)].map(
     (match) => match[1],
   );
   return {
     browserDir,
-    page: {
-      ...file(join(pathInSite({ prefix }, PATHS.prerendered).slice(1), 'index.html'), 'html'),
-      path: PATHS.prerendered,
-    },
+    page: { ...file(pageName, 'html'), path: PATHS.prerendered },
     mainJs: file(main, 'js'),
-    stylesCss: file(styles, 'css'),
+    stylesCss: styles && file(styles, 'css'),
+    // An empty global stylesheet (the stock app's) leaves nothing to inline: no <style> block.
+    criticalCss: styles !== undefined && hasRules(readFileSync(join(browserDir, styles), 'utf8')),
     initialChunks: preloads.filter((name) => names.includes(name)).map((name) => file(name, 'js')),
   };
 }
@@ -126,7 +163,7 @@ export function describeBuild({ browserDir, prefix }) {
 function pageLoad(build, html) {
   return [
     html,
-    { path: build.stylesCss.path },
+    ...(build.stylesCss ? [{ path: build.stylesCss.path }] : []),
     { path: build.mainJs.path },
     ...build.initialChunks.map((chunk) => ({ path: chunk.path })),
   ];
@@ -202,8 +239,10 @@ const ALL_SCENARIOS = [
   {
     name: 'asset',
     title: 'asset: main JS + CSS',
-    describe: 'GET of the main bundle and the global stylesheet, alternately.',
-    requests: (build) => [{ path: build.mainJs.path }, { path: build.stylesCss.path }],
+    describe:
+      'GET of the main bundle and the global stylesheet, alternately (the main bundle alone in an app without a global stylesheet).',
+    requests: (build) =>
+      [build.mainJs, build.stylesCss].flatMap((file) => (file ? [{ path: file.path }] : [])),
   },
   {
     name: 'revalidate',

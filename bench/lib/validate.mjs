@@ -35,6 +35,12 @@ const CONTENT_TYPES = {
 const CRITICAL_CSS =
   /<head>[\s\S]*<style>[^<]+<\/style>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css" media="print"[\s\S]*<\/head>/;
 /**
+ * The global stylesheet linked from the head: all a page has of it when the stylesheet holds no rule
+ * (the stock app's empty styles.css), which leaves nothing to inline.
+ */
+const STYLESHEET_LINK =
+  /<head>[\s\S]*<link rel="stylesheet" href="styles-[^"]+\.css"[\s\S]*<\/head>/;
+/**
  * A page as the build or the render wrote it: under a Content-Security-Policy (origin-csp) each
  * answer adds its nonce to the tags that need it (docs/content-security-policy.md).
  */
@@ -43,6 +49,27 @@ const withoutNonces = (res) =>
   'content-security-policy' in res.headers
     ? Buffer.from(res.body.toString('utf8').replace(NONCE_ATTRIBUTES, ''))
     : res.body;
+
+/**
+ * The problems of each check that are an answer's status alone (a redirect where the page was
+ * expected, a 200 where the app answers 404): a peer server that cannot serve one of the app's
+ * routes as the app declares it, rather than a wrong answer to a request it handles.
+ * @type {WeakMap<string[], Set<string>>}
+ */
+const statusProblems = new WeakMap();
+
+/** Records a problem that is the status of an answer alone. @param {string[]} problems @param {string} problem */
+function wrongStatus(problems, problem) {
+  problems.push(problem);
+  if (!statusProblems.has(problems)) statusProblems.set(problems, new Set());
+  statusProblems.get(problems).add(problem);
+}
+
+/** ` (Location: /about/)` for a redirect, nothing otherwise. */
+const locationOf = (res) =>
+  res.status >= 300 && res.status < 400 && res.headers.location
+    ? ` (Location: ${res.headers.location})`
+    : '';
 
 /** Measured bytes per response (headers included) may not fall below this share of the expected body. */
 const MIN_BYTES_SHARE = 0.9;
@@ -53,8 +80,10 @@ const MIN_BYTES_SHARE = 0.9;
  * @typedef {'304' | 'ignored' | 'no-etag'} Revalidation
  * @typedef {{ valid: boolean, problems: string[], notes: string[], context: { etag?: string },
  *   revalidation?: Revalidation, expectedStatuses: number[], minBytesPerResponse: number,
- *   rendersEach?: boolean }} ScenarioCheck
- *   (rendersEach: its rotating page must be rendered for every request, never answered by a cache)
+ *   rendersEach?: boolean, statusOnly?: boolean, unsupported?: boolean }} ScenarioCheck
+ *   (rendersEach: its rotating page must be rendered for every request, never answered by a cache;
+ *   statusOnly: every problem is an answer's status; unsupported: set by the run for a peer whose
+ *   problems are statusOnly, a server that cannot serve the app's routes as the app declares them)
  */
 
 /** @param {import('../../scripts/lib/http.mjs').HttpResponse} res */
@@ -69,7 +98,8 @@ function describe(res) {
 async function checkFile(baseUrl, file, problems) {
   const res = await request(baseUrl, file.path);
   const type = res.headers['content-type'] ?? '';
-  if (res.status !== 200) problems.push(`GET ${file.path}: status ${res.status}, expected 200`);
+  if (res.status !== 200)
+    wrongStatus(problems, `GET ${file.path}: status ${res.status}${locationOf(res)}, expected 200`);
   else if (!CONTENT_TYPES[file.kind].test(type))
     problems.push(`GET ${file.path}: content-type "${type}", expected ${file.kind}`);
   else if (withoutNonces(res).length !== file.size)
@@ -79,15 +109,19 @@ async function checkFile(baseUrl, file, problems) {
 
 /**
  * A page rendered for this request (load-paths.json's "rendered"): its status, HTML, rendered by
- * Angular on the server for this request, whole, with the critical CSS every variant renders with.
- * @param {string} baseUrl @param {string} path @param {string[]} problems
+ * Angular on the server for this request, whole, with the critical CSS every variant renders with
+ * (when the global stylesheet has any to inline; else with the stylesheet linked, if there is one).
+ * @param {string} baseUrl @param {string} path @param {BuildInfo} build @param {string[]} problems
  */
-async function checkRendered(baseUrl, path, problems) {
+async function checkRendered(baseUrl, path, build, problems) {
   const expected = PATHS.rendered?.status ?? 200;
   const res = await request(baseUrl, path);
   const text = withoutNonces(res).toString('utf8');
   if (res.status !== expected)
-    problems.push(`GET ${path}: status ${res.status}, expected ${expected}`);
+    wrongStatus(
+      problems,
+      `GET ${path}: status ${res.status}${locationOf(res)}, expected ${expected}`,
+    );
   else if (!CONTENT_TYPES.html.test(res.headers['content-type'] ?? ''))
     problems.push(`GET ${path}: ${describe(res)}, expected HTML`);
   else if (!/ng-server-context="ssr"/.test(text))
@@ -96,8 +130,10 @@ async function checkRendered(baseUrl, path, problems) {
     );
   else if (!text.trimEnd().endsWith('</html>'))
     problems.push(`GET ${path}: the page is truncated (no closing </html>)`);
-  else if (!CRITICAL_CSS.test(text))
+  else if (build.criticalCss && !CRITICAL_CSS.test(text))
     problems.push(`GET ${path}: no inlined critical CSS (every variant must render with it on)`);
+  else if (!build.criticalCss && build.stylesCss && !STYLESHEET_LINK.test(text))
+    problems.push(`GET ${path}: no link to the global stylesheet ${build.stylesCss.path}`);
   return res;
 }
 
@@ -161,7 +197,7 @@ export async function checkScenario(baseUrl, scenario, build) {
         const last = PATHS.rendered.count - 1;
         const paths = pagesAt(last, last - 1, last - 2);
         const pages = [];
-        for (const path of paths) pages.push(await checkRendered(baseUrl, path, problems));
+        for (const path of paths) pages.push(await checkRendered(baseUrl, path, build, problems));
         if (
           distinctPerId() &&
           new Set(pages.map((page) => page.body.toString('utf8'))).size !== pages.length
@@ -170,7 +206,8 @@ export async function checkScenario(baseUrl, scenario, build) {
         }
         const missing = await request(baseUrl, PATHS.notFound);
         if (missing.status !== 404)
-          problems.push(
+          wrongStatus(
+            problems,
             `GET ${PATHS.notFound} (load-paths.json's notFound): status ${missing.status}, expected 404`,
           );
         check.expectedStatuses = renderedStatuses();
@@ -186,7 +223,7 @@ export async function checkScenario(baseUrl, scenario, build) {
         const paths = pagesAt(0, 1, POPULAR_PRODUCTS - 1);
         const pages = [];
         for (const path of [...paths, ...paths])
-          pages.push(await checkRendered(baseUrl, path, problems));
+          pages.push(await checkRendered(baseUrl, path, build, problems));
         const texts = pages.map((page) =>
           withoutNonces(page)
             .toString('utf8')
@@ -198,9 +235,11 @@ export async function checkScenario(baseUrl, scenario, build) {
         break;
       }
       case 'asset': {
-        await checkFile(baseUrl, build.mainJs, problems);
-        await checkFile(baseUrl, build.stylesCss, problems);
-        check.minBytesPerResponse = share((build.mainJs.size + build.stylesCss.size) / 2);
+        const files = [build.mainJs, build.stylesCss].filter((file) => file !== undefined);
+        for (const file of files) await checkFile(baseUrl, file, problems);
+        check.minBytesPerResponse = share(
+          files.reduce((sum, file) => sum + file.size, 0) / files.length,
+        );
         break;
       }
       case 'revalidate': {
@@ -238,10 +277,13 @@ export async function checkScenario(baseUrl, scenario, build) {
         const product = await checkRendered(
           baseUrl,
           renderedPathAt(PATHS.rendered.count - 1),
+          build,
           problems,
         );
         check.expectedStatuses = renderedStatuses();
-        const assets = [build.stylesCss, build.mainJs, ...build.initialChunks];
+        const assets = [build.stylesCss, build.mainJs, ...build.initialChunks].filter(
+          (file) => file !== undefined,
+        );
         for (const file of assets) await checkFile(baseUrl, file, problems);
         // Each connection works through the cycle from its start, so a short run counts a prefix of
         // it per connection (the slow rendered page often still pending): the floor is the lowest
@@ -263,6 +305,8 @@ export async function checkScenario(baseUrl, scenario, build) {
     problems.push(`no answer: ${error instanceof Error ? error.message : String(error)}`);
   }
   check.valid = problems.length === 0;
+  check.statusOnly =
+    !check.valid && problems.every((problem) => statusProblems.get(problems)?.has(problem));
   return check;
 }
 

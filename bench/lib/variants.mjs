@@ -25,7 +25,10 @@ const node = (...args) => [process.execPath, ...NODE_FLAGS, ...args];
 /**
  * @typedef {{ name: string, label: string, runtime: 'node' | 'bun', about: string, criticalCss: string,
  *   command: () => string[], env: Record<string, string | undefined>, dist: string, ablation?: boolean,
- *   workersPerCpu?: boolean }} Variant
+ *   workersPerCpu?: boolean, peer?: boolean }} Variant
+ *   (peer: a server written around CommonEngine alone, as its authors would; one that cannot serve
+ *   one of the app's routes as the app declares it, e.g. a status set by a server route, which only
+ *   Angular's engine and the origin read, is reported as such, not as a wrong answer)
  */
 
 /** How each variant inlines critical CSS: the setting is the same (on), the mechanism is not. */
@@ -117,6 +120,7 @@ export const VARIANTS = [
   },
   {
     name: 'express-commonengine',
+    peer: true,
     criticalCss: BEASTIES_PER_RENDER,
     label: 'express-commonengine (Express 5 + express.static + CommonEngine)',
     runtime: 'node',
@@ -128,6 +132,7 @@ export const VARIANTS = [
   },
   {
     name: 'fastify',
+    peer: true,
     criticalCss: BEASTIES_PER_RENDER,
     label: 'fastify (Fastify 5 + @fastify/static + CommonEngine)',
     runtime: 'node',
@@ -139,6 +144,7 @@ export const VARIANTS = [
   },
   {
     name: 'bun-elysia',
+    peer: true,
     criticalCss: BEASTIES_PER_RENDER,
     label: 'bun-elysia (Bun + Elysia + @elysiajs/static + CommonEngine)',
     runtime: 'bun',
@@ -150,6 +156,7 @@ export const VARIANTS = [
   },
   {
     name: 'ceiling',
+    peer: true,
     criticalCss: "the origin's compiled stylesheets (server/pages/critical-css.ts), as the origin",
     label: 'ceiling (node:http from memory; CommonEngine for SSR)',
     runtime: 'node',
@@ -186,6 +193,7 @@ VARIANTS.push(
   },
   {
     name: 'koa-floor',
+    peer: true,
     ablation: true,
     criticalCss: "the origin's compiled stylesheets (server/pages/critical-css.ts), as the origin",
     label: 'koa-floor (reference: the ceiling inside one bare Koa middleware)',

@@ -6,10 +6,11 @@
 // with its files in dist/browser/<locale>/, served as a site under its prefix (`/en-US`).
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { APP_DIST } from '../../scripts/lib/paths.mjs';
 import { measuredSite, urlInSite } from '../lib/measured-site.mjs';
 
-/** The build to serve: BENCH_DIST, or the project's dist/. */
-export const distDir = resolve(process.env.BENCH_DIST ?? join(import.meta.dirname, '../../dist'));
+/** The build to serve: BENCH_DIST, or the app's build (dist/, or angular.json's outputPath). */
+export const distDir = resolve(process.env.BENCH_DIST ?? APP_DIST);
 const site = await measuredSite(distDir);
 export const browserDistFolder = site.browserDir;
 export const serverDistFolder = site.serverDir;
@@ -22,6 +23,8 @@ export const inSite = (url) => urlInSite(sitePrefix, url);
 const bundle = await import(pathToFileURL(join(serverDistFolder, 'main.server.mjs')).href);
 export const bootstrap = bundle.default;
 export const { CommonEngine, RESPONSE_INIT } = bundle;
+/** The app's server routes, when its bundle exports them (the origin's main.server.ts does). */
+export const serverRoutes = bundle.serverRoutes ?? [];
 
 /** Same host list as the origin's default (NG_ALLOWED_HOSTS unset). */
 export const allowedHosts = ['localhost', '127.0.0.1'];

@@ -8,7 +8,10 @@ const { NodePackageInstallTask } = require('@angular-devkit/schematics/tasks');
 // Node loads this ES module synchronously (require of ESM, Node >= 20.19 and 22.12): the patch
 // file names are parsed where the install checks them, in one self-contained script.
 const { parsePatchName } = require('../../scripts/check-patches.mjs');
+// The same reading of angular.json's outputPath as the scripts the app gets (scripts/lib/paths.mjs).
+const { outputPathOf } = require('../../scripts/lib/paths.mjs');
 const {
+  appFilesOf,
   importsOf,
   isCode,
   nestedPackages,
@@ -18,7 +21,7 @@ const {
   scriptsOf,
   withImports,
 } = require('../parts.cjs');
-const { TEMPLATE_ROOT, listTemplateFiles } = require('../template.cjs');
+const { TEMPLATE_ROOT, editDoc, listTemplateFiles } = require('../template.cjs');
 
 const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'utf8'));
 const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.json'), 'utf8'));
@@ -27,24 +30,50 @@ const templateBuild = Object.values(templateWorkspace.projects)[0].architect.bui
 /** The parts ng add brings (parts.json): the origin, and the bench with --bench. */
 const partsFor = (options) => ['origin', ...(options.bench ? ['bench'] : [])];
 
-// The bench loads the app's pages named here; the demo's would not exist in the user's app.
-const USER_LOAD_PATHS = `${JSON.stringify(
-  {
-    $comment:
-      'The pages npm run bench loads (docs/your-app.md). Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000] } (or "values": ["a", "b"] for slugs), with "cached": true if it declares a shared-cache policy.',
-    prerendered: '/',
-    notFound: '/no-such-page',
-  },
-  null,
-  2,
-)}\n`;
+/**
+ * The pages npm run bench loads (docs/your-app.md#load-pathsjson-what-the-tools-load), for an app
+ * whose first prerendered page is `prerendered`.
+ */
+const userLoadPaths = (prerendered) =>
+  `${JSON.stringify(
+    {
+      $comment:
+        'The pages npm run bench loads (docs/your-app.md#load-pathsjson-what-the-tools-load). "prerendered" is a page your server routes prerender. Name a route of yours rendered per request as "rendered": { "path": "/items/{id}", "ids": [1, 1000] } (or "values": ["a", "b"] for slugs), with "cached": true if it declares a shared-cache policy.',
+      prerendered,
+      notFound: '/no-such-page',
+    },
+    null,
+    2,
+  )}\n`;
+
+/**
+ * The first page the app's server routes prerender, as a path: `'about'` → `/about`; a `**` route
+ * prerendered (the stock app's) prerenders `/`. A route with a parameter needs its values: skipped.
+ * Undefined when none is found.
+ */
+function prerenderedPage(serverRoutes) {
+  const prerendered = [
+    ...serverRoutes.matchAll(
+      /path\s*:\s*['"]([^'"]*)['"]\s*,\s*renderMode\s*:\s*RenderMode\.Prerender\b/g,
+    ),
+  ].map(([, path]) => path);
+  if (prerendered.includes('**') || prerendered.includes('')) return '/';
+  const plain = prerendered.find((path) => !/[:*]/.test(path));
+  return plain === undefined ? undefined : `/${plain}`;
+}
 
 /** What ng add --bench adds to the app's .gitignore, as the template's own has it. */
-const BENCH_IGNORED = `
-# The bench's peers, installed on demand (bench/install.mjs)
-/bench/node_modules
-/bench/.install.lock
-`;
+const BENCH_IGNORED = {
+  comment:
+    "# The bench's peers, installed on demand (bench/install.mjs), its builds and its results",
+  lines: [
+    '/bench/node_modules',
+    '/bench/.install.lock',
+    '/dist-bench',
+    '/bench/results/*',
+    '!/bench/results/.gitkeep',
+  ],
+};
 
 /** The packages patches/ patches, from the patch files' names (`content-type+1.0.5.patch`). */
 function patchedPackages() {
@@ -65,6 +94,52 @@ function filesFor(parts) {
     return owner?.kind === 'files' && parts.includes(owner.part);
   });
   return [...withImports(own, available, TEMPLATE_ROOT)].sort();
+}
+
+/** The docs of `parts` (parts.json): the origin's manual, docs/benchmark.md with the bench. */
+function docsFor(parts) {
+  return listTemplateFiles().filter((path) => {
+    const owner = ownerOf(path);
+    return owner?.kind === 'docs' && parts.includes(owner.part) && path.startsWith('docs/');
+  });
+}
+
+/**
+ * The app files `parts` give an app (parts.json's appFiles: the helpers the docs import) and what
+ * they import, each with where it lands: `src/app/x.ts` in the app's `<sourceRoot>/app/x.ts`.
+ * @returns {{ from: string, to: string }[]}
+ */
+function appFilesFor(parts, sourceRoot) {
+  const available = new Set(listTemplateFiles());
+  const own = appFilesOf(parts).map(([path]) => path);
+  return [...withImports(own, available, TEMPLATE_ROOT)].sort().map((from) => ({
+    from,
+    to: from.startsWith('src/') ? posix.join(sourceRoot, from.slice('src/'.length)) : from,
+  }));
+}
+
+/** Markdown links to a relative target that `exists` does not know become their text. */
+function unlinkMissing(text, doc, exists) {
+  return text.replace(
+    /\[([^\]]+)\]\((?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)/g,
+    (link, label, target) =>
+      exists(posix.normalize(posix.join(posix.dirname(doc), target))) ? link : label,
+  );
+}
+
+/**
+ * A doc of the template as the adopted app gets it: without the sections about the demo (and the
+ * bench, without --bench) or the rows about scripts it lacks, its build where the app builds, and
+ * links only to what the app has.
+ */
+function adoptedDoc(path, { bench, removedScripts, output, exists }) {
+  let text = editDoc(readFileSync(join(TEMPLATE_ROOT, path), 'utf8'), {
+    bench,
+    demo: false,
+    removedScripts,
+  });
+  if (output !== 'dist') text = text.replace(/(?<![\w./-])dist\//g, `${output}/`);
+  return unlinkMissing(text, path, exists);
 }
 
 /**
@@ -198,7 +273,7 @@ function inspect(tree, options) {
       `Cannot add the origin: it expects the server main in ${sourceRoot}/, not ${serverMain}.`,
     );
   }
-  return { pkg, workspace, projectName, build, serverMain };
+  return { pkg, workspace, projectName, build, serverMain, sourceRoot, serverRoutes };
 }
 
 /** Adds `name` at the template's exact version; a version the app already pins is kept. */
@@ -215,10 +290,58 @@ function sortKeys(object) {
   return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/** The Node range the template's Angular declares (what the app is pinned to), if installed. */
+function angularNodeRange() {
+  try {
+    const core = require(require.resolve('@angular/core/package.json', { paths: [TEMPLATE_ROOT] }));
+    return core.engines?.node;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Lines of `text` plus `lines` that are not there yet, after `comment`; unchanged when none is missing. */
+function withLines(text, comment, lines) {
+  const have = new Set(text.split('\n'));
+  const missing = lines.filter((line) => !have.has(line));
+  if (missing.length === 0) return text;
+  const head = have.has(comment) ? [] : ['', comment];
+  return `${text}${text && !text.endsWith('\n') ? '\n' : ''}${[...head, ...missing].join('\n')}\n`;
+}
+
+/**
+ * An outputPath in the object form names the browser and server folders; the origin finds the
+ * browser build beside its own bundle (server/ → ../browser), as Angular's defaults lay it out.
+ * Returns the folders it had when they were not the defaults (and sets the defaults).
+ */
+function defaultFolders(outputPath) {
+  if (typeof outputPath !== 'object' || outputPath === null) return undefined;
+  const { browser = 'browser', server = 'server' } = outputPath;
+  if (browser === 'browser' && server === 'server') return undefined;
+  outputPath.browser = 'browser';
+  outputPath.server = 'server';
+  return `browser "${browser}", server "${server}"`;
+}
+
+/** What the deploy starts now, and on which Node: the one line every adopter needs to read. */
+function deployLine(output, startsBuild) {
+  const range = angularNodeRange();
+  const others = [...startsBuild.map((script) => `\`npm run ${script}\``), 'a Dockerfile, CI'];
+  return (
+    `Deploy: \`npm run serve:ssr\` builds when stale and starts ${output}/server/server.mjs, now the origin, ` +
+    `on the Node ${template.devDependencies.node} of the \`node\` dev dependency; whatever else starts that file ` +
+    `(${others.join(', ')}) starts the origin on its own Node, which must be in Angular's range` +
+    `${range ? ` ${range}` : ''} (the origin warns at startup when it is not).`
+  );
+}
+
 /** @param {{ project?: string, bench?: boolean, engine?: 'common' | 'app', skipInstall?: boolean }} options */
 function ngAdd(options) {
   return (tree, context) => {
-    const { pkg, workspace, projectName, build, serverMain } = inspect(tree, options);
+    const { pkg, workspace, projectName, build, serverMain, sourceRoot, serverRoutes } = inspect(
+      tree,
+      options,
+    );
     const config = engineConfig(tree, options);
     const log = [];
     let changed = 0;
@@ -227,6 +350,11 @@ function ngAdd(options) {
       if (tree.exists(path)) tree.overwrite(path, content);
       else tree.create(path, content);
     };
+    // The app keeps its build's place (the stock app's dist/<name>): whatever starts it finds it.
+    const output = outputPathOf(workspace, projectName);
+    /** A template script as this app runs it: the origin from the app's build. */
+    const appScript = (script) =>
+      template.scripts[script].replaceAll('dist/server/server.mjs', `${output}/server/server.mjs`);
 
     // 1. The origin's files, as the template has them; a file the app already has is left alone.
     const parts = partsFor(options);
@@ -235,15 +363,35 @@ function ngAdd(options) {
       if (tree.exists(path)) continue;
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
-    if (options.bench && !tree.exists('load-paths.json')) write('load-paths.json', USER_LOAD_PATHS);
-    // The bench installs its peers into bench/node_modules (bench/install.mjs): not the app's source.
-    const gitignore = tree.exists('.gitignore') ? tree.readText('.gitignore') : '';
-    if (options.bench && !gitignore.includes(BENCH_IGNORED)) {
-      write(
-        '.gitignore',
-        `${gitignore}${gitignore && !gitignore.endsWith('\n') ? '\n' : ''}${BENCH_IGNORED}`,
+    // The helpers the docs import (renderInputs, addCacheGroups), in the app's own src/app/.
+    const appFiles = appFilesFor(parts, sourceRoot);
+    const added = [];
+    const addedHelpers = [];
+    const kept = [];
+    const purposes = new Map(appFilesOf(parts));
+    for (const { from, to } of appFiles) {
+      const content = readFileSync(join(TEMPLATE_ROOT, from));
+      if (!tree.exists(to)) {
+        write(to, content);
+        addedHelpers.push(purposes.has(from) ? `${to}: ${purposes.get(from)}` : to);
+      } else if (!tree.read(to).equals(content)) {
+        kept.push(to);
+      }
+    }
+    if (options.bench && !tree.exists('load-paths.json')) {
+      const prerendered = prerenderedPage(tree.readText(serverRoutes));
+      write('load-paths.json', userLoadPaths(prerendered ?? '/'));
+      log.push(
+        `load-paths.json names the pages the bench loads: ${prerendered ?? '/'} as the prerendered one (${prerendered ? `your server routes prerender it` : 'your server routes prerender no page without a parameter: name one'}); add a route rendered per request (docs/your-app.md#load-pathsjson-what-the-tools-load)`,
       );
     }
+    // The bench installs its peers into bench/node_modules (bench/install.mjs), builds the stock
+    // server into dist-bench/ and writes bench/results/: none of it is the app's source.
+    const gitignore = tree.exists('.gitignore') ? tree.readText('.gitignore') : '';
+    const ignored = options.bench
+      ? withLines(gitignore, BENCH_IGNORED.comment, BENCH_IGNORED.lines)
+      : gitignore;
+    if (ignored !== gitignore) write('.gitignore', ignored);
 
     // The engine that renders when RENDER_ENGINE is unset: the first of server/config.ts's list.
     if (config.text !== config.wanted) {
@@ -254,10 +402,10 @@ function ngAdd(options) {
     }
 
     // 2. Dependencies and scripts.
-    const added = [];
     pkg.dependencies ??= {};
     pkg.devDependencies ??= {};
-    for (const { name, section } of packagesFor(files, parts))
+    const code = [...files, ...appFiles.map(({ from }) => from)];
+    for (const { name, section } of packagesFor(code, parts))
       addDependency(pkg[section], name, added);
     // Angular's packages at the exact versions the origin's patches are made and tested for (an
     // @angular/ssr that moves past its patch would install unpatched); the major was checked above.
@@ -293,17 +441,33 @@ function ngAdd(options) {
     // The parts' scripts but their tests', which run tests ng add does not bring.
     const scripts = scriptsOf(parts).filter((script) => !script.startsWith('test:'));
     for (const script of scripts) {
-      if (pkg.scripts[script] !== template.scripts[script]) {
+      if (pkg.scripts[script] !== appScript(script)) {
         if (pkg.scripts[script]) log.push(`script ${script} was "${pkg.scripts[script]}"`);
-        pkg.scripts[script] = template.scripts[script];
+        pkg.scripts[script] = appScript(script);
         added.push(`script ${script}`);
       }
     }
+    // `npm run build` writes what serve:ssr serves: the build and its compressed copies.
+    const COMPRESS = 'node scripts/compress-build.mjs';
+    if (!pkg.scripts.build?.includes(COMPRESS)) {
+      const build = pkg.scripts.build ? `${pkg.scripts.build} && ${COMPRESS}` : appScript('build');
+      log.push(
+        `script build was ${pkg.scripts.build ? `"${pkg.scripts.build}"` : 'missing'}: now "${build}", so that it also writes the .br and .gz copies the origin serves`,
+      );
+      pkg.scripts.build = build;
+    }
+    // The app's own scripts that start its build's server bundle: the origin is that bundle now.
+    const startsBuild = Object.entries(pkg.scripts)
+      .filter(
+        ([name, command]) =>
+          !scripts.includes(name) && command.includes(`${output}/server/server.mjs`),
+      )
+      .map(([name]) => name);
     const pkgText = `${JSON.stringify(pkg, null, 2)}\n`;
     if (pkgText !== tree.read('package.json').toString('utf8')) write('package.json', pkgText);
 
     // 3. angular.json: the origin is the SSR entry, bundled separately with its packages external;
-    // the build goes to dist/ where the scripts, the Dockerfile and the tests look for it.
+    // the build stays where the app had it (the scripts read it from here: scripts/lib/paths.mjs).
     const buildOptions = build.options;
     const previousEntry = buildOptions.ssr?.entry;
     const before = JSON.stringify(workspace);
@@ -318,11 +482,15 @@ function ngAdd(options) {
       ...templateBuild.options.externalDependencies,
     ]);
     buildOptions.externalDependencies = [...externals];
-    if (buildOptions.outputPath !== 'dist') {
-      log.push(
-        `outputPath was ${JSON.stringify(buildOptions.outputPath ?? `dist/${projectName}`)}`,
-      );
-      buildOptions.outputPath = 'dist';
+    for (const outputPath of [
+      buildOptions.outputPath,
+      ...Object.values(build.configurations ?? {}).map((configuration) => configuration.outputPath),
+    ]) {
+      const folders = defaultFolders(outputPath);
+      if (folders)
+        log.push(
+          `outputPath's folders were ${folders}: now browser and server, where the origin finds them (it reads ../browser beside its bundle)`,
+        );
     }
     if (!buildOptions.security?.allowedHosts?.length) {
       // CommonEngine rejects every host, localhost included, when the list is empty.
@@ -400,6 +568,27 @@ function ngAdd(options) {
       );
     }
 
+    // 6. The origin's manual, which its messages and comments name (docs/…): in the app, as it
+    // applies there. A page the app already has under that name is its own and stays.
+    const docs = docsFor(parts);
+    const docSet = new Set(docs);
+    const removedScripts = Object.keys(template.scripts).filter((script) => !pkg.scripts[script]);
+    const addedDocs = [];
+    for (const path of docs) {
+      const text = adoptedDoc(path, {
+        bench: Boolean(options.bench),
+        removedScripts,
+        output,
+        exists: (target) => docSet.has(target) || tree.exists(target),
+      });
+      if (!tree.exists(path)) {
+        write(path, text);
+        addedDocs.push(path);
+      } else if (tree.readText(path) !== text) {
+        kept.push(path);
+      }
+    }
+
     if (!options.skipInstall && changed) {
       // With scripts: postinstall applies patches/ and the `node` package installs Node 24.
       context.addTask(new NodePackageInstallTask({ allowScripts: true }));
@@ -409,7 +598,19 @@ function ngAdd(options) {
         ? [
             `The origin is now ${projectName}'s SSR entry (server/server.ts); \`npm run serve:ssr\` builds and starts it.`,
             ...(added.length ? [`Added: ${added.join(', ')}.`] : []),
+            ...addedHelpers.map((helper) => `Added: ${helper}.`),
+            ...(addedDocs.length
+              ? [
+                  `Added: the origin's manual in docs/ (${addedDocs.length} pages, as they apply to this app); start with docs/your-app.md.`,
+                ]
+              : []),
             ...log.map((line) => `Changed: ${line}.`),
+            ...(kept.length
+              ? [
+                  `Kept as they are (yours differ from the origin's): ${kept.join(', ')}; the docs name the origin's.`,
+                ]
+              : []),
+            deployLine(output, startsBuild),
             `Pages render through ${ENGINE_NAMES[config.engine]}; RENDER_ENGINE=${config.other} renders through ${ENGINE_NAMES[config.other]} instead (same build, a restart).`,
             `Your routes and components are unchanged.${previousEntry && previousEntry !== 'server/server.ts' ? ` ${previousEntry} is no longer built: delete it when you no longer need it.` : ''}`,
           ].join('\n')

@@ -52,7 +52,10 @@ export async function readPageHints(browserDir: string, serverDir: string): Prom
   const shell = existsSync(shellFile) ? readFileSync(shellFile, 'utf8') : '';
   let routes: readonly ManifestRoute[] = [];
   if (existsSync(manifestFile)) {
-    const manifest = (await import(pathToFileURL(manifestFile).href)) as {
+    const manifest = (await import(
+      // A file of the build, found at run time: nothing for Vite (ng serve) to analyze or warn about.
+      /* @vite-ignore */ pathToFileURL(manifestFile).href
+    )) as {
       default?: { routes?: unknown };
     };
     routes = manifestRoutes(manifest.default?.routes);

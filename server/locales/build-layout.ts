@@ -63,8 +63,12 @@ export async function readBuildDirs(distDir: string): Promise<BuildDirs> {
       `${serverDir} holds neither main.server.mjs nor angular-app-engine-manifest.mjs: not an Angular server build`,
     );
   }
-  const manifest = ((await import(pathToFileURL(manifestFile).href)) as { default: EngineManifest })
-    .default;
+  const manifest = (
+    (await import(
+      // A file of the build, found at run time: nothing for Vite (ng serve) to analyze or warn about.
+      /* @vite-ignore */ pathToFileURL(manifestFile).href
+    )) as { default: EngineManifest }
+  ).default;
   const basePath = manifest.basePath.endsWith('/') ? manifest.basePath : `${manifest.basePath}/`;
   const locales = Object.entries(manifest.supportedLocales).map(([locale, subPath]) => ({
     locale,
@@ -106,7 +110,7 @@ export async function readBuildLayout(
         where.locale === undefined
           ? await plainApp()
           : ((await import(
-              pathToFileURL(join(where.serverDir, 'main.server.mjs')).href
+              /* @vite-ignore */ pathToFileURL(join(where.serverDir, 'main.server.mjs')).href
             )) as typeof AppServerBundle),
     })),
   );

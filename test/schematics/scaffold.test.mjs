@@ -3,16 +3,31 @@
 // each serves a prerendered page, a rendered page and an asset with its headers. Slow (installs):
 // minutes, bounded. The npm cache the project's own install filled keeps it inside CI's time.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startChild } from '../../scripts/lib/child-process.mjs';
+import { freePort, listenOnFreePort } from '../../scripts/lib/ports.mjs';
+import { nodeSatisfies } from '../../server/process/node-range.ts';
 import { ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { applyDocsSteps } from './docs-steps.mjs';
 
 const template = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const INSTALL_MS = 10 * 60_000;
 const BUILD_MS = 5 * 60_000;
+/** The persona's app (src/), which the replay copies over a stock app's. */
+const PERSONA = join(import.meta.dirname, 'persona/src');
 
 // The project's own bin folder must not be on PATH: its `ng` would find this workspace and refuse
 // `ng new`. npx brings the CLI and Node 24 (Angular 22 refuses the system's Node 20).
@@ -38,11 +53,11 @@ const CLI = [
   'ng',
 ];
 
-/** Runs a command to completion within `timeout`; fails the test with its output otherwise. */
-function run(cwd, command, args, timeout) {
+/** Runs a command to completion within `timeout` (in `runEnv`); fails the test with its output otherwise. */
+function run(cwd, command, args, timeout, runEnv = env) {
   const result = spawnSync(command, args, {
     cwd,
-    env,
+    env: runEnv,
     encoding: 'utf8',
     timeout,
     maxBuffer: 64 * 1024 * 1024,
@@ -54,6 +69,34 @@ function run(cwd, command, args, timeout) {
     `${command} ${args.join(' ')} in ${cwd} failed (${result.error?.message ?? `exit ${result.status}`}):\n${output.slice(-4000)}`,
   );
   return output;
+}
+
+/**
+ * run(), without blocking this process: for commands that reach a server this test runs (the
+ * persona's API), which spawnSync would keep from answering.
+ */
+function runAsync(cwd, command, args, timeout, runEnv = env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: runEnv,
+      timeout,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve(output);
+      else
+        reject(
+          new Error(
+            `${command} ${args.join(' ')} in ${cwd} failed (${signal ?? `exit ${code}`}):\n${output.slice(-4000)}`,
+          ),
+        );
+    });
+  });
 }
 
 const ng = (cwd, ...args) => run(cwd, 'npm', [...CLI, ...args], INSTALL_MS);
@@ -200,44 +243,307 @@ describe('scaffolding with the real CLI', { timeout: 30 * 60_000 }, () => {
     }
   });
 
-  it('ng add on an app made by ng new --ssr, then again: nothing more', async () => {
-    // Without install: this registry cannot resolve the stock app's ^22 ranges (see the facts in
-    // README, "Which Node runs it"); ng add pins Angular to the patched versions and installs.
-    ng(work, 'new', 'stock', '--ssr', '--defaults', '--style=css', '--skip-git', '--skip-install');
-    const app = join(work, 'stock');
-    // Pages rendered per request, as an app would have them (the stock app prerenders everything).
-    const routes = join(app, 'src/app/app.routes.server.ts');
-    const stockRoutes = readFileSync(routes, 'utf8');
-    writeFileSync(
-      routes,
-      stockRoutes.replace(
-        /\[\s*\{\s*path: '\*\*',\s*renderMode: RenderMode\.Prerender\s*\}\s*\]/,
-        "[{ path: '', renderMode: RenderMode.Prerender }, { path: '**', renderMode: RenderMode.Server }]",
-      ),
+  // The persona of issue 50, replayed: a store written in a stock `ng new --ssr` app (Express), a
+  // page that reads a `currency` cookie and greets a signed-in visitor from `sid`, its product from
+  // an API, a prerendered about page (test/schematics/persona/); then `ng add` as the README says,
+  // the docs' steps (docs-steps.mjs), a build, serve:ssr, the app's own npm test, npm start and the
+  // bench. Each stumble the issue met is asserted away.
+  it('replay: a stock ng new --ssr store adopts the origin as the README and its docs say', async () => {
+    ng(
+      work,
+      'new',
+      'my-store',
+      '--ssr',
+      '--defaults',
+      '--style=css',
+      '--skip-git',
+      '--skip-install',
     );
-    assert.notEqual(
-      readFileSync(routes, 'utf8'),
-      stockRoutes,
-      "the stock app's routes are as expected",
-    );
-    const component = readFileSync(join(app, 'src/app/app.ts'), 'utf8');
-
-    const added = ng(app, 'add', ROOT, '--skip-confirmation');
-    assert.match(added, /The origin is now stock's SSR entry/);
-    assert.equal(
-      readFileSync(join(app, 'src/app/app.ts'), 'utf8'),
-      component,
-      "the user's components are left alone",
-    );
-    run(app, 'npm', ['run', 'build'], BUILD_MS);
-    await checkOrigin(app, { prerendered: '/', rendered: '/some/page', title: 'Stock' });
-
-    const files = ['package.json', 'angular.json', 'tsconfig.app.json', 'src/main.server.ts'];
-    const first = files.map((file) => readFileSync(join(app, file), 'utf8'));
-    assert.match(ng(app, 'add', ROOT, '--skip-confirmation'), /Nothing to change/);
-    assert.deepEqual(
-      files.map((file) => readFileSync(join(app, file), 'utf8')),
-      first,
-    );
+    const app = join(work, 'my-store');
+    cpSync(PERSONA, join(app, 'src'), { recursive: true });
+    const persona = readdirSync(join(PERSONA, 'app'), { recursive: true })
+      .filter((path) => path.endsWith('.ts'))
+      .map((path) => join('src/app', path));
+    const written = new Map(persona.map((path) => [path, readFileSync(join(app, path), 'utf8')]));
+    // A repository, as the user's: what the tools write must not show up in `git add -A`.
+    run(app, 'git', ['init', '-q'], 10_000);
+    const api = await startApi();
+    try {
+      await replay(app, api.url, written);
+    } finally {
+      await api.close();
+    }
   });
 });
+
+/** The persona's API: a product per id, as JSON, over real HTTP on loopback. */
+async function startApi() {
+  const server = createServer((req, res) => {
+    const id = /^\/products\/(\d+)$/.exec(req.url ?? '')?.[1];
+    if (!id) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ id: Number(id), name: `Product ${id}`, priceEur: 10 + (Number(id) % 90) }),
+    );
+  });
+  const port = await listenOnFreePort(server);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** Whether a process's output carries a warning Node or Vite printed on its own. */
+const UNCAUSED_WARNINGS =
+  /MODULE_TYPELESS_PACKAGE_JSON|ExperimentalWarning|cannot be analyzed by Vite/;
+
+/** `npm run <script>` in the app until it prints `ready`; the child, stopped with its group. */
+async function startScript(app, args, env, ready) {
+  const child = spawn('npm', args, {
+    cwd: app,
+    env: { ...env, ...SERVE_ENV },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const deadline = Date.now() + 120_000;
+  while (!ready.test(output)) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`npm ${args.join(' ')} did not become ready:\n${output.slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    output: () => output,
+    url: `http://127.0.0.1:${ready.exec(output)[1]}`,
+    stop: async () => {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    },
+  };
+}
+
+/** What the origin's serve:ssr prints once it listens, with its port. */
+const ORIGIN_LISTENING = /Origin listening on http:\/\/[^:]+:(\d+)/;
+/** Loopback only, the build's own hosts. */
+const SERVE_ENV = { HOST: '127.0.0.1', NG_ALLOWED_HOSTS: '' };
+
+async function replay(app, apiUrl, written) {
+  const appEnv = { ...env, API_URL: apiUrl };
+  // ng add as the README says, with the bench.
+  const added = ng(app, 'add', ROOT, '--skip-confirmation', '--bench');
+  assert.match(added, /The origin is now my-store's SSR entry/);
+  for (const [path, text] of written)
+    assert.equal(readFileSync(join(app, path), 'utf8'), text, `${path} is left alone`);
+  const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+  assert.equal(pkg.type, undefined, 'no "type": the app\'s .js files load as they did');
+  assert.equal(pkg.scripts['serve:ssr:my-store'], 'node dist/my-store/server/server.mjs');
+  const workspace = JSON.parse(readFileSync(join(app, 'angular.json'), 'utf8'));
+  assert.equal(workspace.projects['my-store'].architect.build.options.outputPath, undefined);
+  // Every change said out loud, the deploy and its Node among them.
+  assert.match(
+    added,
+    /Changed: script build was "ng build": now "ng build && node scripts\/compress-build\.mjs"/,
+  );
+  const deploy = added.split('\n').find((line) => line.includes('Deploy: '));
+  assert.ok(deploy, added);
+  assert.match(
+    deploy,
+    /starts dist\/my-store\/server\/server\.mjs, now the origin, on the Node \d+\.\d+\.\d+/,
+  );
+  assert.match(
+    deploy,
+    /`npm run serve:ssr:my-store`, a Dockerfile, CI\) starts the origin on its own Node, which must be in Angular's range \^22/,
+  );
+  assert.match(
+    added,
+    /load-paths\.json names the pages the bench loads: \/about as the prerendered one/,
+  );
+  // The docs it names are in the app, and their links resolve there.
+  for (const doc of readdirSync(join(app, 'docs'))) {
+    const text = readFileSync(join(app, 'docs', doc), 'utf8');
+    for (const [, target] of text.matchAll(/\]\((?![a-z]+:|#)([^)#\s]+)/g))
+      assert.ok(existsSync(join(app, 'docs', target)), `docs/${doc} links to ${target}`);
+  }
+  for (const named of new Set(added.match(/docs\/[a-z-]+\.md/g)))
+    assert.ok(existsSync(join(app, named)), `the log names ${named}, which the app has`);
+
+  // The docs' steps; their code compiles in the app (the build type-checks it, strictly).
+  applyDocsSteps(app);
+  const built = run(app, 'npm', ['run', 'build'], BUILD_MS);
+  assert.match(built, /Compressed copies of .*dist\/my-store\/browser: \d+ written/);
+  const browser = join(app, 'dist/my-store/browser');
+  assert.ok(
+    readdirSync(browser).some((name) => /^main-\w+\.js\.br$/.test(name)),
+    'npm run build writes what serve:ssr serves',
+  );
+
+  // serve:ssr: the store as the origin serves it, quiet.
+  const served = await startScript(
+    app,
+    ['run', 'serve:ssr'],
+    { ...appEnv, PORT: '0' },
+    ORIGIN_LISTENING,
+  );
+  try {
+    const about = await request(served.url, '/about');
+    assert.equal(about.status, 200);
+    assert.match(about.text, /ng-server-context="ssg"/, 'prerendered');
+    assert.equal(
+      (await request(served.url, '/about', { headers: { 'if-none-match': about.headers.etag } }))
+        .status,
+      304,
+    );
+    const cookie = 'currency=USD; sid=alice; _ga=GA1.2.3';
+    const product = await request(served.url, '/products/7', { headers: { cookie } });
+    assert.equal(product.status, 200);
+    assert.match(
+      product.text,
+      /<h2>Product 7<\/h2>/,
+      'its data came from the API during the render',
+    );
+    assert.match(product.text, /18\.70 USD/, 'in the currency its cookie names');
+    assert.equal(product.headers['cache-groups'], '"product-7", "catalog"');
+    assert.match(product.headers.vary, /Cookie/);
+    const again = await request(served.url, '/products/7', {
+      headers: { cookie: 'sid=bob; currency=USD' },
+    });
+    assert.match(again.headers['cache-status'], /hit/, 'one shared page per currency');
+    const recipe = await request(served.url, '/recipes/ramen');
+    assert.equal(recipe.status, 200);
+    assert.match(recipe.text, /<h1>Ramen<\/h1>/, "the guide's page, as its docs build it");
+    assert.equal((await request(served.url, '/no-such-page')).status, 404);
+    assert.doesNotMatch(served.output(), UNCAUSED_WARNINGS);
+  } finally {
+    await served.stop();
+  }
+
+  // Whatever started the old build path still works: it starts the origin; on the project's Node
+  // quietly, on a Node outside Angular's range with one line saying so.
+  const old = await startScript(
+    app,
+    ['run', 'serve:ssr:my-store'],
+    { ...appEnv, PORT: '0' },
+    ORIGIN_LISTENING,
+  );
+  try {
+    assert.equal((await request(old.url, '/about')).status, 200);
+    assert.doesNotMatch(old.output(), /is outside the range Angular/);
+  } finally {
+    await old.stop();
+  }
+  const machineNode = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
+  const range = JSON.parse(
+    readFileSync(join(app, 'node_modules/@angular/core/package.json'), 'utf8'),
+  ).engines.node;
+  const direct = startChild(['node', join(app, 'dist/my-store/server/server.mjs')], {
+    cwd: app,
+    env: { ...appEnv, ...SERVE_ENV, PORT: '0' },
+  });
+  try {
+    await direct.waitFor(ORIGIN_LISTENING, { stream: 'stdout', timeoutMs: 30_000 });
+    const warned = direct.stdout().includes(`Node ${machineNode} is outside the range Angular`);
+    assert.equal(
+      warned,
+      !nodeSatisfies(machineNode, range),
+      `${machineNode} against ${range}:\n${direct.stdout()}`,
+    );
+  } finally {
+    await direct.stop({ graceMs: 15_000 });
+  }
+
+  // Its own tests, as it had them.
+  run(app, 'npm', ['test'], BUILD_MS);
+
+  // npm start: Angular's dev server renders through the origin, without warnings of ours.
+  const dev = await startScript(
+    app,
+    ['start', '--', '--port', String(await freePort()), '--host', '127.0.0.1'],
+    appEnv,
+    /Local:\s+http:\/\/[\w.]+:(\d+)/,
+  );
+  try {
+    assert.equal((await request(dev.url, '/about')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    assert.doesNotMatch(dev.output(), UNCAUSED_WARNINGS);
+  } finally {
+    await dev.stop();
+  }
+
+  // The bench, quick, on the store's own pages.
+  const bench = await runAsync(
+    app,
+    'npm',
+    [
+      'run',
+      'bench',
+      '--',
+      '--quick',
+      '--variants',
+      'origin,stock,express-commonengine,ceiling',
+      '--scenarios',
+      'ssg,ssr,ssr-cached,asset',
+    ],
+    BUILD_MS,
+    appEnv,
+  );
+  assert.doesNotMatch(bench, UNCAUSED_WARNINGS);
+  assert.match(
+    bench,
+    /express-commonengine cannot serve this app: GET \/about: status 301 \(Location: \/about\/\), expected 200/,
+  );
+  assert.match(
+    bench,
+    /Critical CSS: on in every variant, nothing to inline: the app's global stylesheet \(\/styles-\w+\.css\) holds no rule/,
+  );
+  const results = /Results: (bench\/results\/\S+\.json)/.exec(bench)?.[1];
+  assert.ok(results, bench);
+  const { variants, summary } = JSON.parse(readFileSync(join(app, results), 'utf8'));
+  // Every scenario's answers checked before the load: right on the origin, stock and the ceiling.
+  for (const name of ['origin', 'stock', 'ceiling']) {
+    const variant = variants.find((one) => one.name === name);
+    for (const [scenario, check] of Object.entries(variant.checks))
+      assert.deepEqual(check.problems, [], `${name}/${scenario}`);
+  }
+  const refused = summary.find(
+    (row) => row.variant === 'express-commonengine' && row.scenario === 'ssg',
+  );
+  assert.equal(refused.status, 'unsupported', 'a peer that cannot serve /about, said so');
+
+  // What the tools wrote is ignored: git add -A would take the app's sources only.
+  const untracked = run(app, 'git', ['status', '--porcelain', '--untracked-files=all'], 10_000)
+    .split('\n')
+    .filter((line) =>
+      /^\?\? (dist|dist-bench|bench\/results\/.+\.(json|md|svg)|bench\/node_modules)\b/.test(line),
+    );
+  assert.deepEqual(untracked, []);
+
+  // And again: nothing more.
+  const files = [
+    'package.json',
+    'angular.json',
+    'tsconfig.app.json',
+    'src/main.server.ts',
+    '.gitignore',
+  ];
+  const first = files.map((file) => readFileSync(join(app, file), 'utf8'));
+  assert.match(ng(app, 'add', ROOT, '--skip-confirmation', '--bench'), /Nothing to change/);
+  assert.deepEqual(
+    files.map((file) => readFileSync(join(app, file), 'utf8')),
+    first,
+  );
+}

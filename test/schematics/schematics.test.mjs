@@ -567,7 +567,23 @@ describe('ng-add', () => {
       pkg.scripts.postinstall,
       JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.postinstall,
     );
-    assert.match(pkg.scripts['serve:ssr'], /dist\/server\/server\.mjs/);
+    // The app's build stays where it was (Angular's default, dist/<name>): whatever starts it works.
+    assert.match(pkg.scripts['serve:ssr'], / dist\/stock\/server\/server\.mjs$/);
+    assert.equal(
+      pkg.scripts['serve:ssr:stock'],
+      'node dist/stock/server/server.mjs',
+      "the app's own script is left as it was, and starts the origin now",
+    );
+    assert.equal(
+      JSON.parse(before.get('/package.json')).scripts['serve:ssr:stock'],
+      pkg.scripts['serve:ssr:stock'],
+    );
+    assert.equal(
+      pkg.scripts.build,
+      'ng build && node scripts/compress-build.mjs',
+      'npm run build writes the compressed copies serve:ssr serves',
+    );
+    assert.equal(pkg.type, undefined, "the app's .js files load as they did");
     const templatePkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     assert.equal(
       pkg.dependencies['content-type'],
@@ -583,7 +599,7 @@ describe('ng-add', () => {
     }
     const build = json(tree, '/angular.json').projects.stock.architect.build.options;
     assert.equal(build.ssr.entry, 'server/server.ts');
-    assert.equal(build.outputPath, 'dist');
+    assert.equal(build.outputPath, undefined, "the app's outputPath is kept (none: dist/stock)");
     assert.ok(build.externalDependencies.includes('koa'));
     assert.deepEqual(build.security.allowedHosts, ['localhost', '127.0.0.1']);
     assert.match(tree.readContent('/tsconfig.app.json'), /"server\/\*\*\/\*\.ts"/);
@@ -595,6 +611,17 @@ describe('ng-add', () => {
         assert.equal(tree.readContent(path), content, `${path} is left alone`);
       }
     }
+    // What the docs import, in the app's own src/app/, as the template has it.
+    for (const path of ['src/app/render-inputs.ts', 'src/app/cache-groups.ts'])
+      assert.equal(tree.readContent(`/${path}`), readFileSync(join(ROOT, path), 'utf8'), path);
+    assert.match(
+      tree.readContent('/docs/your-app.md'),
+      /import \{ renderInputs \} from '\.\/render-inputs'/,
+    );
+    assert.match(
+      tree.readContent('/docs/revalidation.md'),
+      /import \{ addCacheGroups \} from '\.\.\/cache-groups'/,
+    );
     assert.deepEqual(
       testRunner.tasks.map((task) => task.name),
       ['node-package'],
@@ -604,6 +631,118 @@ describe('ng-add', () => {
       true,
       'the install applies the patches (postinstall)',
     );
+  });
+
+  it("brings the origin's manual as it applies to the app: its build's place, no demo, links that resolve", async () => {
+    const tree = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      await stockApp(),
+    );
+    const docs = tree.files.filter((path) => path.startsWith('/docs/'));
+    // Every page its messages name (the log's hosts-and-proxies.md among them), none about the
+    // template's own test suites or, without --bench, the bench.
+    for (const page of ['your-app', 'hosts-and-proxies', 'render-cache-and-cdn', 'revalidation'])
+      assert.ok(docs.includes(`/docs/${page}.md`), page);
+    assert.ok(!docs.includes('/docs/testing.md') && !docs.includes('/docs/benchmark.md'));
+    for (const doc of docs) {
+      const text = tree.readContent(doc);
+      assert.doesNotMatch(
+        text,
+        /section:(demo|bench|template)/,
+        `${doc}: no demo or bench sections`,
+      );
+      assert.doesNotMatch(
+        text,
+        /(?<![\w./-])dist\/(?:server|browser)/,
+        `${doc}: the app builds into dist/stock/`,
+      );
+      for (const [, target] of text.matchAll(/\]\((?![a-z]+:|#)([^)#\s]+)/g)) {
+        const resolved = join(dirname(doc), target);
+        assert.ok(tree.exists(resolved), `${doc} links to ${target}, which the app has`);
+      }
+    }
+    assert.match(
+      tree.readContent('/docs/scaling-and-deploying.md'),
+      /dist\/stock\/server\/server\.mjs/,
+    );
+  });
+
+  it('says what the deploy starts now, and on which Node', async () => {
+    const testRunner = runner();
+    const logs = [];
+    testRunner.logger.subscribe((entry) => logs.push(entry.message));
+    await testRunner.runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      await stockApp(),
+    );
+    const log = logs.join('\n');
+    const range = JSON.parse(
+      readFileSync(join(ROOT, 'node_modules/@angular/core/package.json'), 'utf8'),
+    ).engines.node;
+    const deploy = log.split('\n').filter((line) => line.startsWith('Deploy: '));
+    assert.equal(deploy.length, 1, log);
+    assert.ok(
+      deploy[0].includes(
+        `starts dist/stock/server/server.mjs, now the origin, on the Node ${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies.node}`,
+      ),
+      deploy[0],
+    );
+    assert.ok(deploy[0].includes('`npm run serve:ssr:stock`'), 'the old script is named');
+    assert.ok(deploy[0].includes(`Angular's range ${range}`), deploy[0]);
+    assert.match(
+      log,
+      /Changed: script build was "ng build": now "ng build && node scripts\/compress-build\.mjs"/,
+    );
+    assert.match(log, /Added: the origin's manual in docs\/ \(\d+ pages/);
+    for (const helper of ['render-inputs', 'cache-groups'])
+      assert.match(log, new RegExp(`^Added: src/app/${helper}\\.ts: .+\\(docs/[a-z-]+\\.md`, 'm'));
+  });
+
+  it("keeps an app's own file where the docs' helpers or pages would go, and says so", async () => {
+    const app = await stockApp();
+    app.create('/src/app/cache-groups.ts', 'export const mine = 1;\n');
+    app.create('/docs/architecture.md', '# Our architecture\n');
+    const testRunner = runner();
+    const logs = [];
+    testRunner.logger.subscribe((entry) => logs.push(entry.message));
+    const tree = await testRunner.runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      app,
+    );
+    assert.equal(tree.readContent('/src/app/cache-groups.ts'), 'export const mine = 1;\n');
+    assert.equal(tree.readContent('/docs/architecture.md'), '# Our architecture\n');
+    assert.match(
+      logs.join('\n'),
+      /Kept as they are \(yours differ from the origin's\): src\/app\/cache-groups\.ts, docs\/architecture\.md/,
+    );
+  });
+
+  it("keeps an outputPath's base, and puts its browser and server folders where the origin reads them", async () => {
+    const app = await stockApp();
+    edit(app, '/angular.json', (ws) => {
+      ws.projects.stock.architect.build.options.outputPath = { base: 'out/shop', browser: '' };
+      return ws;
+    });
+    const testRunner = runner();
+    const logs = [];
+    testRunner.logger.subscribe((entry) => logs.push(entry.message));
+    const tree = await testRunner.runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      app,
+    );
+    assert.deepEqual(
+      json(tree, '/angular.json').projects.stock.architect.build.options.outputPath,
+      { base: 'out/shop', browser: 'browser', server: 'server' },
+    );
+    assert.match(
+      json(tree, '/package.json').scripts['serve:ssr'],
+      / out\/shop\/server\/server\.mjs$/,
+    );
+    assert.match(logs.join('\n'), /outputPath's folders were browser "", server "server"/);
   });
 
   it('changes nothing more when run twice', async () => {
@@ -680,6 +819,7 @@ describe('ng-add', () => {
       "load-paths.json names the app's pages, not the demo's",
     );
     assert.equal(json(tree, '/load-paths.json').rendered, undefined);
+    assert.ok(tree.exists('/docs/benchmark.md'), "the bench's doc comes with it");
     const pkg = json(tree, '/package.json');
     assert.ok(pkg.devDependencies.autocannon, 'the load generator, which tools share');
     const peers = json(tree, '/bench/package.json').dependencies;
@@ -701,7 +841,13 @@ describe('ng-add', () => {
     );
     const gitignore = tree.readContent('/.gitignore');
     assert.ok(gitignore.startsWith(stock.readContent('/.gitignore')), "the app's lines stay");
-    for (const line of ['/bench/node_modules', '/bench/.install.lock']) {
+    for (const line of [
+      '/bench/node_modules',
+      '/bench/.install.lock',
+      '/dist-bench',
+      '/bench/results/*',
+      '!/bench/results/.gitkeep',
+    ]) {
       assert.ok(gitignore.split('\n').includes(line), `${line} is ignored`);
       assert.ok(
         readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').includes(line),
@@ -714,6 +860,26 @@ describe('ng-add', () => {
       tree,
     );
     assert.equal(again.readContent('/.gitignore'), gitignore, 'once');
+  });
+
+  it("--bench names a page the app's server routes prerender in load-paths.json", async () => {
+    const app = await stockApp();
+    app.overwrite(
+      '/src/app/app.routes.server.ts',
+      `import { RenderMode, ServerRoute } from '@angular/ssr';
+export const serverRoutes: ServerRoute[] = [
+  { path: 'products/:id', renderMode: RenderMode.Prerender },
+  { path: 'about', renderMode: RenderMode.Prerender },
+  { path: '**', renderMode: RenderMode.Server },
+];
+`,
+    );
+    const tree = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', bench: true, skipInstall: true },
+      app,
+    );
+    assert.equal(json(tree, '/load-paths.json').prerendered, '/about');
   });
 
   for (const [why, change, reason] of [
