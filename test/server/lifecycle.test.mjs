@@ -60,6 +60,7 @@ function scratchProject(projectScripts) {
     'compress-build.mjs',
     'lib/lock.mjs',
     'lib/newest-mtime.mjs',
+    'lib/paths.mjs',
   ]) {
     cpSync(join(ROOT, 'scripts', file), join(project, 'scripts', file));
   }
