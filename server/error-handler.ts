@@ -3,9 +3,19 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { NonceSlots } from './csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
+import { type ErrorCode, ERRORS, noted } from './errors.ts';
 import { answer, type Answer, respond } from './http/answer.ts';
 
+declare module 'koa' {
+  interface DefaultState {
+    /** The name of the failure the request was answered with (errors.ts), for its span and log. */
+    errorCode?: ErrorCode;
+  }
+}
+
 interface HttpError {
+  /** Its name (errors.ts); an error without one that fails a request is ORIGIN_RENDER_FAILED. */
+  code?: string;
   status?: number;
   expose?: boolean;
   message?: string;
@@ -37,13 +47,23 @@ export function errorHandler(
       } = (error ?? {}) as HttpError;
       const valid = Number.isInteger(status) && status >= 400 && status <= 599;
       const code = valid ? status : 500;
+      const name = nameOf(error, code);
+      ctx.state.errorCode = name;
       if (code === 503 && expose) {
         onShed();
       } else if (code >= 500) {
         log.error(
-          { err: error, method: ctx.method, url: ctx.url, console: consoleOutput },
+          {
+            code: noted(name),
+            err: error,
+            method: ctx.method,
+            url: ctx.url,
+            console: consoleOutput,
+          },
           'request failed',
         );
+      } else {
+        noted(name);
       }
       if (ctx.headerSent) {
         return;
@@ -60,6 +80,21 @@ export function errorHandler(
       );
     }
   };
+}
+
+/**
+ * An error's name: its own when errors.ts knows it, else by its status (a client error Koa or a
+ * middleware threw, a render that failed).
+ */
+function nameOf(error: unknown, status: number): ErrorCode {
+  const own = (error as HttpError | undefined)?.code;
+  if (own !== undefined && own in ERRORS) {
+    return own as ErrorCode;
+  }
+  if (status === 405) {
+    return 'ORIGIN_METHOD_NOT_ALLOWED';
+  }
+  return status >= 500 ? 'ORIGIN_RENDER_FAILED' : 'ORIGIN_TARGET_MALFORMED';
 }
 
 /** A 4xx answer: its short message as text. */

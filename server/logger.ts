@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { type ErrorCode, noted } from './errors.ts';
 
 export interface LogSettings {
   /** LOG_LEVEL: pino's level names. */
@@ -19,20 +20,27 @@ export function createLogger(level: string): Logger {
 }
 
 /**
- * Counts an event and logs it at most once per interval, with the count since the previous line:
- * under overload every request could time out or be shed, and a line each would flood the logs.
+ * Counts an event (as `code`: errors.ts) and logs it at most once per interval, with the count
+ * since the previous line: under overload every request could time out or be shed, and a line each
+ * would flood the logs.
  */
-export function throttledWarning(log: Logger, message: string, intervalMs = 1000): () => void {
+export function throttledWarning(
+  log: Logger,
+  message: string,
+  code: ErrorCode,
+  intervalMs = 1000,
+): () => void {
   let count = 0;
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
     timer = undefined;
     if (count > 0) {
-      log.warn({ count }, message);
+      log.warn({ code, count }, message);
       count = 0;
     }
   };
   return () => {
+    noted(code);
     count++;
     if (timer === undefined) {
       // The first event of a burst is logged at once; the rest are summed up once per interval.

@@ -6,6 +6,7 @@ import conditional from 'koa-conditional-get';
 import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
+import { ERRORS, noted } from './errors.ts';
 import { fastPath } from './fast-path.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
 import { filesOfEarlierBuilds } from './files/earlier-builds.ts';
@@ -111,12 +112,20 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   app.on('error', (error: NodeJS.ErrnoException) => {
     const routine =
       error.code !== undefined && (CLIENT_GONE.has(error.code) || error.code.startsWith('HPE_'));
-    log[routine ? 'debug' : 'warn']({ err: error }, 'response error');
+    if (routine) {
+      log.debug({ err: error }, 'response error: the client went away');
+    } else {
+      log.warn({ code: noted('ORIGIN_RESPONSE_FAILED'), err: error }, 'response error');
+    }
   });
 
   // errorHandler: failures become a clean status and page, never a stack; 5xx are logged once.
   app.use(
-    errorHandler(log, throttledWarning(log, 'shedding load: render queue full'), options.csp),
+    errorHandler(
+      log,
+      throttledWarning(log, ERRORS.ORIGIN_OVERLOADED.message, 'ORIGIN_OVERLOADED'),
+      options.csp,
+    ),
   );
 
   // healthEndpoints: liveness and readiness for the supervisor and the load balancer.

@@ -6,6 +6,7 @@ import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { OriginConfig } from './config.ts';
+import { errorCounts } from './errors.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
 import { DirectoryArchive } from './files/directory-archive.ts';
@@ -119,6 +120,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     sharedCache: caches.shared?.tier.stats,
     dataCache: dataStats(caches.data),
     revalidations: revalidator.stats,
+    errors: Object.fromEntries(errorCounts),
     locales: locales && build.layout.locales.map(({ locale }) => locale),
   });
   const timings = config.metrics && recordMetrics(stats);

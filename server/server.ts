@@ -27,6 +27,7 @@ import { parseRevalidationRequest } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './cache/revalidation.ts';
 import { StartupError } from './startup-error.ts';
+import { noted } from './errors.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs (or one per locale,
 // dist/server/<locale>/main.server.mjs), dist/browser/ (or dist/browser/<locale>/).
@@ -91,7 +92,7 @@ async function start(): Promise<Parts | undefined> {
   // which nothing else checks when the bundle is started by hand, an image or a process manager.
   const outsideRange = cluster.isWorker ? undefined : nodeRangeWarning();
   if (outsideRange) {
-    log.warn({ node: process.version }, outsideRange);
+    log.warn({ code: noted('ORIGIN_NODE_OUT_OF_RANGE'), node: process.version }, outsideRange);
   }
   if (runsPrimary(config.processes) && cluster.isPrimary) {
     const primary = createPrimary(config.processes, log);

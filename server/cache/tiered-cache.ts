@@ -104,6 +104,7 @@ export class TieredCache<E extends StoredEntry> {
     this.#warnRefreshFailed = throttledWarning(
       log,
       `${name}: a refresh failed, the stale entry is served meanwhile`,
+      'ORIGIN_CACHE_REFRESH_FAILED',
     );
   }
 

@@ -11,6 +11,8 @@ import { parseCacheGroups } from '../cache/cache-groups.ts';
 import { SharedTier } from '../cache/shared-tier.ts';
 import { EntryStore } from '../cache/store.ts';
 import { type Produced, type Served, TieredCache } from '../cache/tiered-cache.ts';
+import { ERRORS, noted } from '../errors.ts';
+import { throttledWarning } from '../logger.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { type CachedData, dataBytes, dataCodec } from './data-entry.ts';
 import {
@@ -149,6 +151,7 @@ export class DataCache {
   readonly #patienceMs: number;
   readonly #log: Logger;
   readonly #varyOf = new LRUCache<string, string[]>({ max: VARY_URLS });
+  readonly #warnUpstream: () => void;
   /** By host, then outcome: every fetch of a render. */
   readonly counts = new Map<string, Record<DataOutcome, number>>();
   /** Told each upstream request's seconds, by host, when metrics are on. */
@@ -161,6 +164,11 @@ export class DataCache {
     this.#hosts = options.hosts;
     this.#patienceMs = options.patienceMs;
     this.#log = options.log;
+    this.#warnUpstream = throttledWarning(
+      options.log,
+      ERRORS.ORIGIN_DATA_UPSTREAM_FAILED.message,
+      'ORIGIN_DATA_UPSTREAM_FAILED',
+    );
     this.#tiered =
       options.store &&
       new TieredCache<CachedData>({
@@ -186,7 +194,10 @@ export class DataCache {
       this.#account(use, request, answered.headers, answered.entry);
       return answered.response;
     } finally {
-      use.failed ||= outcome === 'error';
+      if (outcome === 'error') {
+        use.failed = true;
+        this.#warnUpstream();
+      }
       this.#count(host, outcome);
       if (use.fetches.length < MAX_LISTED_FETCHES) {
         use.fetches.push({ host, outcome, ms: performance.now() - started });
@@ -329,8 +340,8 @@ export class DataCache {
     const read = await readUpTo(response, this.#maxEntryBytes);
     if ('passOn' in read) {
       this.#log.debug(
-        { url: request.url },
-        'data cache: a response over DATA_CACHE_MAX_ENTRY_BYTES, passed on',
+        { code: noted('ORIGIN_DATA_TOO_LARGE'), url: request.url },
+        ERRORS.ORIGIN_DATA_TOO_LARGE.message,
       );
       throw new PassedOn(read.passOn);
     }

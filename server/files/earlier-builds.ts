@@ -6,6 +6,7 @@ import { withEncodings } from '../http/encodings.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import { archivable, type ArchivedFile, type AssetArchive, hashedFiles } from './asset-archive.ts';
 import { HASHED_ASSET_CACHE } from './static-index.ts';
+import { noted } from '../errors.ts';
 
 /** Answers of earlier builds' files kept in this process: a few builds' chunks, not the archive. */
 const REMEMBERED_BYTES = 16 * 1024 * 1024;
@@ -89,7 +90,7 @@ export function publishInBackground(
         // Redis connects in the background: the first attempts at startup often find it connecting.
         (retryMs >= MAX_RETRY_MS ? log.warn : log.debug).call(
           log,
-          { err: error, build, retryMs },
+          { code: noted('ORIGIN_ASSET_ARCHIVE_FAILED'), err: error, build, retryMs },
           'asset archive: publishing failed, trying again later',
         );
         setTimeout(() => attempt(Math.min(retryMs * 2, MAX_RETRY_MS)), retryMs).unref();

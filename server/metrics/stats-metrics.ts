@@ -18,6 +18,8 @@ export interface OriginStats {
   };
   renderCache?: StoreStats;
   sharedCache?: SharedTierStats;
+  /** Failures by name (errors.ts): answered, logged, or both. */
+  errors?: Record<string, number>;
   /** What renders fetched (data-cache/): the store's figures when it keeps any, every fetch by host. */
   dataCache?: Partial<StoreStats> & { byHost: Record<string, Record<string, number>> };
   revalidations?: { requested: number; received: number; duplicates: number; rejected: number };
@@ -259,8 +261,19 @@ export function registerStatsMetrics(stats: () => OriginStats): void {
   registerRenderLabels(current);
 }
 
-/** What renders did, by route and input (undeclared reads) and by API host (the data cache). */
+/** What renders did, by route and input (undeclared reads) and by API host (the data cache); failures by name. */
 function registerRenderLabels(current: () => OriginStats): void {
+  new Counter({
+    name: 'origin_errors_total',
+    help: 'Failures the origin answered or logged, by name (docs/errors.md).',
+    labelNames: ['code'],
+    collect() {
+      this.reset();
+      for (const [code, count] of Object.entries(current().errors ?? {})) {
+        this.inc({ code }, count);
+      }
+    },
+  });
   new Counter({
     name: 'origin_data_fetches_total',
     help: "Renders' fetches by host and how the data cache answered them (hit, stale, shared, miss, revalidated, coalesced, bypass, error).",

@@ -101,6 +101,7 @@ class PageAnswers implements Pages {
     this.#warnTimeout = throttledWarning(
       options.log,
       'render timed out: answered with the client-side shell',
+      'ORIGIN_RENDER_TIMEOUT',
     );
     this.#cache =
       options.cache &&

@@ -1,5 +1,6 @@
 /** Thrown when every render slot is busy and the queue is full: the request is shed with 503. */
 export class OverloadedError extends Error {
+  readonly code = 'ORIGIN_OVERLOADED';
   readonly status = 503;
   readonly expose = true;
   constructor() {

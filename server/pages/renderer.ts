@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { noted } from '../errors.ts';
 import type { DataCache, DataUse } from '../data-cache/data-cache.ts';
 import { newDataUse, withRenderFetches } from '../data-cache/render-fetch.ts';
 import type { RenderRequest } from '../request/render-request.ts';
@@ -146,7 +147,7 @@ export class Renderer {
     }
     if (captured.lines.length > 0) {
       this.#log.warn(
-        { url, console: captured.lines },
+        { code: noted('ORIGIN_RENDER_CONSOLE'), url, console: captured.lines },
         'the app wrote to the console while rendering',
       );
     }

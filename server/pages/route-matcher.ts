@@ -1,5 +1,6 @@
 import { RenderMode, type ServerRoute } from '@angular/ssr';
 import type { Logger } from 'pino';
+import { noted } from '../errors.ts';
 import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
 import { routeSegments } from '../request/page-target.ts';
 import type { PageInputs } from '../request/render-request.ts';
@@ -53,7 +54,7 @@ export function createRouteLookup(
             route.headers,
             (noVarySearch) =>
               log.warn(
-                { route: route.path, noVarySearch },
+                { code: noted('ORIGIN_ROUTE_UNREADABLE'), route: route.path, noVarySearch },
                 'route: unreadable No-Vary-Search, ignored (query strings are rendered, not cached)',
               ),
             route.path,

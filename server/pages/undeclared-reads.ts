@@ -4,6 +4,7 @@
 // route is shared, and nothing would say so. Every such read is said once per route and input in
 // this process, at warn in every mode, and counted; RENDER_INPUTS_STRICT makes it fail the render.
 import type { Logger } from 'pino';
+import { noted, OriginError } from '../errors.ts';
 import { firstCookies } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import type { EngineInput } from './renderer.ts';
@@ -36,11 +37,6 @@ const ENGINE_READS = /^(?:host|forwarded|x-forwarded-.*|accept-language|if-none-
 
 /** At most this many routes × inputs are counted apart; the rest count as `other`. */
 const MAX_SERIES = 256;
-
-/** The error a read throws under RENDER_INPUTS_STRICT. */
-export class UndeclaredInputError extends Error {
-  readonly code = 'ORIGIN_UNDECLARED_INPUT';
-}
 
 export class UndeclaredReads {
   readonly #log: UndeclaredReadsOptions['log'];
@@ -150,12 +146,15 @@ export class UndeclaredReads {
     if (this.#strict) {
       // Thrown where the page reads, and again by the Renderer once the render ends: Angular's
       // ErrorHandler would otherwise report it and let the page go out.
-      render.refused ??= new UndeclaredInputError(`${said} (RENDER_INPUTS_STRICT)`);
+      render.refused ??= new OriginError(
+        'ORIGIN_UNDECLARED_INPUT',
+        `${said} (RENDER_INPUTS_STRICT)`,
+      );
       throw render.refused;
     }
     if (count === undefined) {
       this.#log.warn(
-        { route: route.path, input, withheld },
+        { code: noted('ORIGIN_UNDECLARED_INPUT'), route: route.path, input, withheld },
         `${said}: its shared page sees nothing there${withheldText(withheld)} — declare it with ` +
           'renderInputs() in app.routes.server.ts, mark the route private, or read it in the browser',
       );

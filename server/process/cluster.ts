@@ -4,6 +4,7 @@ import { relayRevalidation } from '../revalidation/cluster-channel.ts';
 import type { ProcessSettings } from './lifecycle.ts';
 import { isReplaceMe, RECYCLE_REASONS, type RecycleReason, RETIRE } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
+import { noted } from '../errors.ts';
 
 /** Worker → primary: "my server is closed; tell me when you know". Primary → worker: "I know". */
 const EXITING = 'origin:exiting';
@@ -169,7 +170,10 @@ class Supervisor implements Primary {
       // The primary's own failure: let the workers finish what they serve, then exit 1.
       crash: (kind, error) => {
         this.#exitCode = 1;
-        this.#log.fatal({ err: error }, `primary: ${kind}: draining every worker, then exiting 1`);
+        this.#log.fatal(
+          { code: noted('ORIGIN_FATAL'), err: error },
+          `primary: ${kind}: draining every worker, then exiting 1`,
+        );
         this.#drain(kind);
       },
     });
@@ -274,7 +278,7 @@ class Supervisor implements Primary {
       }
       return;
     }
-    const exit = { worker: worker.id, pid: worker.process.pid, code, signal, uptimeMs };
+    const exit = { worker: worker.id, pid: worker.process.pid, exitCode: code, signal, uptimeMs };
     if (this.#recycle?.worker === worker) {
       this.#recycled(this.#recycle, exit);
       return;
@@ -291,7 +295,10 @@ class Supervisor implements Primary {
       this.#earlyExits === 0
         ? 0
         : Math.min(FIRST_DELAY_MS * 2 ** (this.#earlyExits - 1), MAX_DELAY_MS);
-    this.#log.warn({ ...exit, delayMs }, 'worker exited: starting another');
+    this.#log.warn(
+      { code: noted('ORIGIN_WORKER_EXITED'), ...exit, delayMs },
+      'worker exited: starting another',
+    );
     const slot = state?.slot ?? 1;
     setTimeout(() => {
       if (!this.#draining) {
@@ -314,7 +321,7 @@ class Supervisor implements Primary {
     } else {
       this.stats.restarts++;
       this.#log.warn(
-        { ...exit, reason: recycle.reason },
+        { code: noted('ORIGIN_WORKER_EXITED'), ...exit, reason: recycle.reason },
         'worker exited while its replacement was starting',
       );
     }
@@ -334,7 +341,10 @@ class Supervisor implements Primary {
     }
     // Each worker cuts its own connections at graceMs; this only catches one that hangs.
     setTimeout(() => {
-      this.#log.error({ graceMs }, 'workers still running past the grace period: killing them');
+      this.#log.error(
+        { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs },
+        'workers still running past the grace period: killing them',
+      );
       this.#signalWorkers('SIGKILL');
       process.exit(1);
     }, graceMs + KILL_AFTER_GRACE_MS).unref();

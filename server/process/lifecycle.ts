@@ -4,6 +4,7 @@ import type { Readiness } from './health.ts';
 import type { PublicServer, TlsFiles } from './public-server.ts';
 import type { RecycleLimits } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
+import { noted } from '../errors.ts';
 
 /** Where the public port listens (PORT, HOST), and with TLS_CERT and TLS_KEY, over HTTPS and HTTP/2. */
 export interface ListenAddress {
@@ -83,7 +84,10 @@ export function serveUntilStopped(
       setInterval(() => server.closeIdle(), 50).unref();
     }
     setTimeout(() => {
-      log.error({ graceMs: graceForThis }, 'grace period over: closing remaining connections');
+      log.error(
+        { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs: graceForThis },
+        'grace period over: closing remaining connections',
+      );
       server.closeAll();
       process.exit(1);
     }, graceForThis).unref();
@@ -95,7 +99,7 @@ export function serveUntilStopped(
       exitCode = 1;
       const draining = !readiness.ready;
       log.fatal(
-        { err: error },
+        { code: noted('ORIGIN_FATAL'), err: error },
         draining
           ? `${kind} while draining: exiting 1 once drained`
           : `${kind}: draining in-flight requests, then exiting 1`,

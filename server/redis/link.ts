@@ -68,6 +68,7 @@ export class RedisLink {
     this.#warnUnavailable = throttledWarning(
       log,
       'shared cache: Redis unavailable, serving from this process and rendering meanwhile',
+      'ORIGIN_REDIS_UNAVAILABLE',
     );
     const client = createConnection(url);
     this.#client = bytesClient(client);

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { type ErrorCode, ERRORS, OriginError } from '../errors.ts';
 import { countHostHeaders, type RequestOrigins } from './request-origin.ts';
 import { hasDotSegment } from './url-path.ts';
 
@@ -24,39 +25,41 @@ export function requestGuard(origins: RequestOrigins): Middleware {
   return (ctx, next) => {
     const url = ctx.req.url ?? '';
     if (url.length > MAX_URL_LENGTH) {
-      return ctx.throw(414, 'URI Too Long');
+      throw new OriginError('ORIGIN_URI_TOO_LONG');
     }
     if (url.charCodeAt(0) !== 0x2f /* / */) {
       // Absolute-form ("GET http://other.example/") and asterisk-form targets: an origin behind a
       // CDN never needs them, and absolute-form would name a host the Host check did not see.
-      return ctx.throw(400, 'Bad Request: request target must be a path');
+      throw badRequest('ORIGIN_TARGET_NOT_A_PATH');
     }
     if (countHostHeaders(ctx.req.rawHeaders) > 1) {
-      return ctx.throw(400, 'Bad Request: more than one Host header');
+      throw badRequest('ORIGIN_HOST_DUPLICATE');
     }
     const resolved = origins.resolve(ctx.req);
     if ('malformed' in resolved) {
-      return ctx.throw(400, `Bad Request: malformed ${resolved.malformed} header`);
+      throw badRequest('ORIGIN_HOST_MALFORMED', `malformed ${resolved.malformed} header`);
     }
     if ('notAllowed' in resolved) {
-      return ctx.throw(400, 'Bad Request: host not allowed');
+      throw badRequest('ORIGIN_HOST_REJECTED');
     }
     ctx.state.origin = resolved.origin;
     // Most URLs hold no '%', '.' or '\\': they skip decoding and the dot-segment regex.
     if (UNUSUAL_URL.test(url)) {
       const path = decode(ctx.path);
       if (path === undefined || decode(ctx.querystring.replaceAll('+', ' ')) === undefined) {
-        return ctx.throw(400, 'Bad Request: malformed percent-encoding');
+        throw badRequest('ORIGIN_TARGET_MALFORMED');
       }
       if (path.includes('\0') || path.includes('\\') || hasDotSegment(path)) {
-        return ctx.throw(
-          400,
-          'Bad Request: path must not contain dot segments, backslashes or null bytes',
-        );
+        throw badRequest('ORIGIN_TARGET_UNSAFE');
       }
     }
     return next();
   };
+}
+
+/** A 400 whose text says why (its code's message, or `message`). */
+export function badRequest(code: ErrorCode, message: string = ERRORS[code].message): OriginError {
+  return new OriginError(code, `Bad Request: ${message}`);
 }
 
 /** Characters that can hide a dot segment, a backslash or a null byte, or break decoding. */

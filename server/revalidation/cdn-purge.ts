@@ -3,6 +3,7 @@
 // received the revalidation only, never by the others that hear about it.
 import type { Logger } from 'pino';
 import type { RevalidationRequest } from './request.ts';
+import { noted } from '../errors.ts';
 
 export interface CdnPurgeConfig {
   /** A URL template with `{group}` or `{path}` (one call per item), and optionally `{mode}`. */
@@ -88,7 +89,12 @@ export function createCdnPurge(config: CdnPurgeConfig, log: Logger): CdnPurge {
     if (failed.length > 0) {
       // Never lost silently: logged here and reported in the answer.
       log.warn(
-        { failed: failed.slice(0, MAX_LISTED), failures: failed.length, requests: items.length },
+        {
+          code: noted('ORIGIN_CDN_PURGE_FAILED'),
+          failed: failed.slice(0, MAX_LISTED),
+          failures: failed.length,
+          requests: items.length,
+        },
         'CDN purge: some calls failed',
       );
     }

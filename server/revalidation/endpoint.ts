@@ -8,6 +8,7 @@ import { closeAfterAnswer } from '../http/connection.ts';
 import { parseRevalidationRequest } from './request.ts';
 import type { RevalidationReport } from './revalidator.ts';
 import type { RevalidationRequest } from './request.ts';
+import { noted } from '../errors.ts';
 
 export const REVALIDATE_PATH = '/_origin/revalidate';
 /** Paths under this prefix are the origin's own: never answered by the fast path or the app. */
@@ -92,6 +93,9 @@ function sha256(value: string): Buffer {
 }
 
 function fail(ctx: Context, status: number, error: string): void {
+  ctx.state.errorCode = noted(
+    status === 401 ? 'ORIGIN_REVALIDATE_UNAUTHORIZED' : 'ORIGIN_REVALIDATE_INVALID',
+  );
   if (status !== 400 && hasBody(ctx)) {
     // Answered before the body was read: the connection closes rather than Node discarding an
     // upload of any size to keep it alive.

@@ -2,6 +2,7 @@
 // data, then every process of every replica hears it (pub/sub on the origin's Redis link) and
 // applies it to its own.
 import type { Logger } from 'pino';
+import { noted } from '../errors.ts';
 import type { Revalidation } from '../cache/revalidation.ts';
 import { REVALIDATION_TIMEOUT_MS } from '../cache/shared-tier.ts';
 import type { Outcome, RedisLink } from '../redis/link.ts';
@@ -67,7 +68,10 @@ export function redisChannel(options: RedisChannelOptions): RevalidationChannel 
         try {
           published = JSON.parse(text) as typeof published;
         } catch {
-          log.warn('revalidation: an unreadable message on the Redis channel, ignored');
+          log.warn(
+            { code: noted('ORIGIN_REVALIDATE_INVALID') },
+            'revalidation: an unreadable message on the Redis channel, ignored',
+          );
           return;
         }
         const message: RevalidationMessage | undefined = checkMessage(published?.message);

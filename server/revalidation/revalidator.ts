@@ -4,6 +4,7 @@
 // own server code (server.ts revalidate), an operator (scripts/revalidate.mjs, via the endpoint).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { noted } from '../errors.ts';
 import type { Revalidation, RevalidationMode } from '../cache/revalidation.ts';
 import type { CdnPurge, CdnPurgeResult } from './cdn-purge.ts';
 import { parseRevalidationRequest, type RevalidationRequest } from './request.ts';
@@ -139,7 +140,10 @@ export class Revalidator {
       return { name: channel.name, ok: true, ...(counts ?? {}) };
     } catch (error) {
       const reason = (error as Error).message ?? String(error);
-      this.#log.warn({ channel: channel.name, err: error }, 'revalidation: a channel failed');
+      this.#log.warn(
+        { code: noted('ORIGIN_REVALIDATE_CHANNEL_FAILED'), channel: channel.name, err: error },
+        'revalidation: a channel failed',
+      );
       return { name: channel.name, ok: false, error: reason };
     } finally {
       clearTimeout(timer);

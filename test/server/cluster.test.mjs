@@ -146,7 +146,7 @@ describe('cluster mode (WORKERS)', () => {
         (line) => line.msg === 'worker exited: starting another',
       );
       assert.deepEqual(
-        exits.map((line) => [line.pid, line.code]),
+        exits.map((line) => [line.pid, line.exitCode]),
         victims.map((pid) => [pid, 1]),
       );
       assert.equal((await workerPids(origin)).size, 2);
@@ -198,7 +198,7 @@ describe('cluster mode (WORKERS)', () => {
         [100, 200, 400, 800, 1600, 3200],
       );
       assert.ok(
-        restarts.every((line) => line.code === 1 && line.uptimeMs < 10_000),
+        restarts.every((line) => line.exitCode === 1 && line.uptimeMs < 10_000),
         JSON.stringify(restarts),
       );
       // Forks follow the delays: no worker starts before its restart's delay has passed.

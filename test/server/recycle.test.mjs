@@ -62,7 +62,7 @@ function assertReplacementFirst(origin) {
     at((line) => line.msg.startsWith('Origin listening') && line.pid === replacement, forked);
     const drained = at((line) => line.reason === 'recycle' && line.pid === pid, told);
     assert.ok(exited > drained, `worker ${pid} exited before it drained`);
-    assert.equal(done.code, 0, `worker ${pid} drained cleanly`);
+    assert.equal(done.exitCode, 0, `worker ${pid} drained cleanly`);
     replacements.push(replacement);
   });
   return replacements;
