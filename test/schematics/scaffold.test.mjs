@@ -417,6 +417,18 @@ async function replay(app, apiUrl, written) {
       'its data came from the API during the render',
     );
     assert.match(product.text, /18\.70 USD/, 'in the currency its cookie names');
+    assert.doesNotMatch(product.text, /Welcome back/, 'a shared page greets nobody');
+    // …and the origin says so, once, in production too: the render read the raw cookie header,
+    // which holds the declared cookie alone (issue 50: say what the render withholds).
+    const withheld = served
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .find((line) => line.level === 40 && line.route === 'products/:id');
+    assert.ok(withheld, `no warning of the withheld cookie:\n${served.output()}`);
+    assert.equal(withheld.input, 'cookie header');
+    assert.deepEqual(withheld.withheld, ['sid', '_ga']);
     assert.equal(product.headers['cache-groups'], '"product-7", "catalog"');
     assert.match(product.headers.vary, /Cookie/);
     const again = await request(served.url, '/products/7', {
