@@ -691,7 +691,11 @@ describe('No-Vary-Search (draft-ietf-httpbis-no-vary-search, read by structured-
       { warn: (fields, message) => warnings.push({ fields, message }) },
     );
     assert.equal(warnings.length, 1);
-    assert.deepEqual(warnings[0].fields, { route: 'bad', noVarySearch: 'params, except=(page)' });
+    assert.deepEqual(warnings[0].fields, {
+      code: 'ORIGIN_ROUTE_UNREADABLE',
+      route: 'bad',
+      noVarySearch: 'params, except=(page)',
+    });
     assert.match(warnings[0].message, /No-Vary-Search/);
   });
 });
