@@ -18,6 +18,18 @@ import type { StaticIndexOptions } from './files/static-index.ts';
 import { EARLY_HINTS_MODES, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { LogSettings } from './logger.ts';
 import type { MetricsAddress } from './metrics/metrics-server.ts';
+import type { TracingSettings } from './observe/tracing/start-tracing.ts';
+import {
+  keyValueList,
+  otlpEndpoint,
+  otlpProtocol,
+  PARENT_TRUSTS,
+  PROTOCOLS,
+  propagatorList,
+  ratio,
+  SAMPLERS,
+  tracingSettings,
+} from './observe/tracing/tracing-settings.ts';
 import { CRITICAL_CSS_MODES, type CriticalCssMode } from './pages/common-engine.ts';
 import type { PageSettings } from './pages/pages.ts';
 import type { RenderLimits } from './pages/render-limiter.ts';
@@ -75,6 +87,10 @@ export interface OriginConfig {
   locales: readonly string[] | undefined;
   /** Undefined without METRICS_PORT: no metrics at all. */
   metrics: MetricsAddress | undefined;
+  /** Undefined unless OTEL_* asks for traces (docs/observability.md). */
+  tracing: TracingSettings | undefined;
+  /** SERVER_TIMING: a Server-Timing header on every answer (off: it tells visitors how the server spends time). */
+  serverTiming: boolean;
   log: LogSettings;
 }
 
@@ -155,6 +171,33 @@ const VARIABLES = {
   METRICS_PORT: optional((value) => integer(0, 0, 65535).read(value)),
   METRICS_HOST: optional(listenHost),
   LOG_LEVEL: choice(LOG_LEVELS),
+  SERVER_TIMING: boolean(false),
+  TRACEPARENT: choice(PARENT_TRUSTS),
+  // The OpenTelemetry variables the origin reads (the specification's names and defaults).
+  OTEL_SDK_DISABLED: boolean(false),
+  OTEL_TRACES_EXPORTER: choice(['otlp', 'none'] as const),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(otlpEndpoint),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optional(otlpEndpoint),
+  OTEL_EXPORTER_OTLP_PROTOCOL: { unset: PROTOCOLS[0], read: otlpProtocol },
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional(otlpProtocol),
+  OTEL_EXPORTER_OTLP_HEADERS: optional(keyValueList),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: optional(keyValueList),
+  OTEL_EXPORTER_OTLP_TIMEOUT: integer(10_000, 1, 600_000),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: optional((value) => integer(0, 1, 600_000).read(value)),
+  OTEL_EXPORTER_OTLP_COMPRESSION: choice(['none', 'gzip'] as const),
+  OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: optional((value) =>
+    choice(['none', 'gzip'] as const).read(value),
+  ),
+  OTEL_SERVICE_NAME: optional(serviceName),
+  OTEL_RESOURCE_ATTRIBUTES: optional(keyValueList),
+  OTEL_TRACES_SAMPLER: choice(SAMPLERS),
+  OTEL_TRACES_SAMPLER_ARG: optional(ratio),
+  OTEL_BSP_SCHEDULE_DELAY: integer(5000, 0, 600_000),
+  OTEL_BSP_EXPORT_TIMEOUT: integer(30_000, 1, 600_000),
+  OTEL_BSP_MAX_QUEUE_SIZE: integer(2048, 1, 1_000_000),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: integer(512, 1, 1_000_000),
+  // Trace context only: baggage carries whatever a visitor sends on to the APIs renders call.
+  OTEL_PROPAGATORS: { unset: ['tracecontext' as const], read: propagatorList },
 } satisfies Record<string, Variable<unknown>>;
 
 type Values = { [Name in keyof typeof VARIABLES]: (typeof VARIABLES)[Name]['unset'] };
@@ -215,6 +258,7 @@ export function readConfig(env: NodeJS.ProcessEnv): OriginConfig {
     locales: v.LOCALES,
     metrics:
       v.METRICS_PORT === undefined ? undefined : { port: v.METRICS_PORT, host: v.METRICS_HOST },
+    ...observeSettings(v, env),
     log: { level: v.LOG_LEVEL, access: v.ACCESS_LOG },
   };
 }
@@ -318,6 +362,18 @@ function integer(unset: number, min: number, max: number): Variable<number> {
       return number;
     },
   };
+}
+
+/** Traces (OTEL_*, TRACEPARENT) and Server-Timing. */
+function observeSettings(
+  v: Values,
+  env: NodeJS.ProcessEnv,
+): Pick<OriginConfig, 'tracing' | 'serverTiming'> {
+  const tracing = tracingSettings(v, env);
+  if (tracing !== undefined && 'error' in tracing) {
+    fail(tracing.error);
+  }
+  return { tracing, serverTiming: v.SERVER_TIMING };
 }
 
 /** What renders fetch (data-cache/). */
@@ -578,6 +634,14 @@ function localeList(value: string): string[] {
     throw new Error(`names a locale twice: "${value}"`);
   }
   return locales;
+}
+
+/** OTEL_SERVICE_NAME: what the traces' backend lists the service as. */
+function serviceName(value: string): string {
+  if (!/^[\x20-\x7e]{1,255}$/.test(value)) {
+    throw new Error(`must be printable ASCII, at most 255 characters, got "${value}"`);
+  }
+  return value;
 }
 
 function headerName(value: string): string {

@@ -5,13 +5,7 @@ import { NonceSlots } from './csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { type ErrorCode, ERRORS, noted } from './errors.ts';
 import { answer, type Answer, respond } from './http/answer.ts';
-
-declare module 'koa' {
-  interface DefaultState {
-    /** The name of the failure the request was answered with (errors.ts), for its span and log. */
-    errorCode?: ErrorCode;
-  }
-}
+import { exchangeOf } from './observe/exchange.ts';
 
 interface HttpError {
   /** Its name (errors.ts); an error without one that fails a request is ORIGIN_RENDER_FAILED. */
@@ -48,7 +42,12 @@ export function errorHandler(
       const valid = Number.isInteger(status) && status >= 400 && status <= 599;
       const code = valid ? status : 500;
       const name = nameOf(error, code);
-      ctx.state.errorCode = name;
+      const exchange = exchangeOf(ctx.res);
+      if (exchange !== undefined) {
+        // For the request's span and log line.
+        exchange.errorCode = name;
+        exchange.error = code >= 500 ? error : undefined;
+      }
       if (code === 503 && expose) {
         onShed();
       } else if (code >= 500) {

@@ -56,9 +56,24 @@ export const ERRORS = {
   ORIGIN_ROUTE_UNREADABLE: { message: 'route: unreadable No-Vary-Search, ignored' },
   ORIGIN_METRICS_FAILED: { message: 'metrics: could not collect' },
   ORIGIN_ASSET_ARCHIVE_FAILED: { message: 'asset archive: publishing failed' },
+  // Tracing (observe/tracing/).
+  ORIGIN_TRACES_EXPORT_FAILED: { message: 'tracing: exporting spans failed' },
+  ORIGIN_TRACES_DROPPED: { message: 'tracing: spans dropped, the export queue was full' },
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** Requests refused before any route was looked at: their paths name nothing of the app's. */
+export const REFUSED_BEFORE_ROUTING: ReadonlySet<string> = new Set<ErrorCode>([
+  'ORIGIN_URI_TOO_LONG',
+  'ORIGIN_TARGET_NOT_A_PATH',
+  'ORIGIN_HOST_DUPLICATE',
+  'ORIGIN_HOST_MALFORMED',
+  'ORIGIN_HOST_REJECTED',
+  'ORIGIN_TARGET_MALFORMED',
+  'ORIGIN_TARGET_UNSAFE',
+  'ORIGIN_TARGET_AMBIGUOUS',
+]);
 
 /** An error that answers a request with its kind's status (a 4xx says its message: `expose`). */
 export class OriginError extends Error {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StaticIndex } from './files/static-index.ts';
 import { writeAnswer } from './http/answer.ts';
+import { exchangeOf } from './observe/exchange.ts';
 import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, type Readiness } from './process/health.ts';
 import { servedHeaders } from './cache/tiered-cache.ts';
@@ -46,6 +47,7 @@ export function fastPath(
     }
     const file = index.verbatim(target);
     if (file !== undefined) {
+      answeredHere(res, undefined);
       writeAnswer(req, res, file);
       return true;
     }
@@ -61,9 +63,19 @@ export function fastPath(
     if (fresh === undefined) {
       return false;
     }
+    answeredHere(res, 'hit');
     writeAnswer(req, res, fresh.entry.answer, servedHeaders(fresh));
     return true;
   };
+}
+
+/** Notes on the request's exchange, when observed, that it was answered here. */
+function answeredHere(res: ServerResponse, cache: 'hit' | undefined): void {
+  const exchange = exchangeOf(res);
+  if (exchange !== undefined) {
+    exchange.entrance = 'fast-path';
+    exchange.cache = cache;
+  }
 }
 
 /** A page path the fast path may answer from the render cache: short, no query, nothing to decode, no extension. */

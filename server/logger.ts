@@ -14,9 +14,22 @@ export interface LogSettings {
  */
 export function createLogger(level: string): Logger {
   return pino(
-    { level, timestamp: pino.stdTimeFunctions.isoTime },
+    { level, timestamp: pino.stdTimeFunctions.isoTime, mixin: () => contextFields() },
     pino.destination({ dest: 1, sync: true }),
   );
+}
+
+// A new object each time: pino merges a line's fields into the mixin's object.
+let contextFields: () => object = () => ({});
+
+/**
+ * What every line gets from where it is logged: the trace and span ids of the traced request it
+ * is logged for (observe/tracing/), read from the active span as pino's mixin, since a bundled app
+ * cannot be patched without a loader. The line's own fields win over these. `fields` returns a new
+ * object each time: pino merges the line into it.
+ */
+export function logContextFrom(fields: () => object): void {
+  contextFields = fields;
 }
 
 /**

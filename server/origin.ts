@@ -1,4 +1,4 @@
-import type { RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import etag from '@koa/etag';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
@@ -6,7 +6,7 @@ import conditional from 'koa-conditional-get';
 import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
-import { ERRORS, noted } from './errors.ts';
+import { ERRORS, noted, REFUSED_BEFORE_ROUTING } from './errors.ts';
 import { fastPath } from './fast-path.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
 import { filesOfEarlierBuilds } from './files/earlier-builds.ts';
@@ -16,10 +16,11 @@ import type { StaticIndex } from './files/static-index.ts';
 import { earlyHints, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { PageHints } from './hints/page-hints.ts';
 import { throttledWarning } from './logger.ts';
-import type { ResponseTimer } from './metrics/timings.ts';
+import { type Exchange, exchangeOf, Observers, type RequestObserver } from './observe/exchange.ts';
 import type { Pages } from './pages/pages.ts';
-import { healthEndpoints, type Readiness } from './process/health.ts';
-import { canonicalTarget } from './request/page-target.ts';
+import { HEALTH_PATHS, healthEndpoints, type Readiness } from './process/health.ts';
+import { REVALIDATE_PATH } from './revalidation/endpoint.ts';
+import { canonicalPath, canonicalTarget } from './request/page-target.ts';
 import { requestGuard } from './request/request-guard.ts';
 import { type HostRules, RequestOrigins } from './request/request-origin.ts';
 import { FILE_LIKE } from './request/url-path.ts';
@@ -48,11 +49,13 @@ export interface OriginOptions {
   /** What /healthz reports besides the origin's own counters. */
   stats: () => object;
   log: Logger;
-  accessLog: boolean;
   /** Answer what Koa would answer from memory before Koa (fast-path.ts). */
   fastPath: boolean;
-  /** Times each response when metrics are on (metrics/timings.ts); undefined adds nothing. */
-  timeResponse?: ResponseTimer;
+  /**
+   * Told of every request on both entrances (observe/exchange.ts): the metrics' response times,
+   * the access log, Server-Timing.
+   */
+  observers: readonly RequestObserver[];
 }
 
 const NO_ROOTS: ReadonlySet<string> = new Set();
@@ -75,49 +78,74 @@ const CLIENT_GONE = new Set([
 export function createOrigin(options: OriginOptions): RequestListener {
   const origins = new RequestOrigins(options.hosts);
   const counters = { answeredBeforeKoa: 0 };
-  const koa = koaChain(options, origins, () => counters).callback();
+  const observers = new Observers(
+    options.observers,
+    namedByPath(options.pages, options.pageRoots ?? NO_ROOTS),
+  );
+  const koa = koaChain(options, origins, () => counters, observers).callback();
   // Koa answers its own failures (errorHandler, then its onerror): nothing is left to catch here.
   const handle: RequestListener = (req, res) => void koa(req, res);
-  const { files, timeResponse: time } = options;
-  if (!files || !options.fastPath || options.accessLog) {
-    return time ? (req, res) => (time(res, 'koa', performance.now()), handle(req, res)) : handle;
+  const { files } = options;
+  if (!files || !options.fastPath) {
+    return observers.listener(handle);
   }
   const fromMemory = fastPath(files.index, options.readiness, origins, options.pages);
-  return (req, res) => {
-    const startMs = time && performance.now();
-    const answered = fromMemory(req, res);
-    if (answered) {
+  return observers.listener((req, res) => {
+    if (fromMemory(req, res)) {
       counters.answeredBeforeKoa++;
-    }
-    time?.(res, answered ? 'fast-path' : 'koa', startMs!);
-    if (!answered) {
+    } else {
       handle(req, res);
+    }
+  });
+}
+
+/** What names a file of the build in traces and logs: one name for all of them, never its path. */
+export const FILE_ROUTE = '/{file}';
+
+/**
+ * Names an observed request no step named, from its path, once it ended: the origin's endpoints by
+ * their own path, a file by FILE_ROUTE, anything else by the app's route for it (a prerendered
+ * page, a redirect to a path's one spelling (by the page it sends to), a 405). A request refused before any route was looked
+ * at (a forged Host, a malformed target) stays unnamed: its path is anybody's.
+ */
+function namedByPath(pages: Pages, roots: ReadonlySet<string>) {
+  return (exchange: Exchange, req: IncomingMessage, res: ServerResponse): void => {
+    if (exchange.errorCode !== undefined && REFUSED_BEFORE_ROUTING.has(exchange.errorCode)) {
+      return;
+    }
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const asked = query === -1 ? target : target.slice(0, query);
+    // A redirect to a page's one spelling is named by the page it sends to.
+    const path = res.statusCode === 308 ? (canonicalPath(asked, roots) ?? asked) : asked;
+    if (HEALTH_PATHS.has(path) || path === REVALIDATE_PATH) {
+      exchange.route = path;
+    } else if (FILE_LIKE.test(path)) {
+      exchange.route = FILE_ROUTE;
+    } else {
+      const page = pages.routeOf(path);
+      exchange.route = page?.template;
+      exchange.renderMode ??= page?.mode;
+      exchange.locale ??= page?.locale;
     }
   };
 }
 
 /** Koa's chain: each middleware is one named step. */
-function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () => object): Koa {
+function koaChain(
+  options: OriginOptions,
+  origins: RequestOrigins,
+  counters: () => object,
+  observers: Observers,
+): Koa {
   const { log, files } = options;
-  const app = new Koa({ proxy: options.hosts.trustProxy });
-  // What Koa's own respond() checks before it writes (its `writable`), read as the writer reads it:
-  // over HTTP/2 Koa's test left every HEAD request it answers without an answer.
-  Object.defineProperty(app.response, 'writable', {
-    get(this: { res: ServerResponse }) {
-      return canAnswer(this.res);
-    },
-  });
-  // Errors of a response already on its way end up here. A client that went away mid-body, a file
-  // stream closed early for HEAD or 304, or a client speaking broken HTTP is routine, not a warning.
-  app.on('error', (error: NodeJS.ErrnoException) => {
-    const routine =
-      error.code !== undefined && (CLIENT_GONE.has(error.code) || error.code.startsWith('HPE_'));
-    if (routine) {
-      log.debug({ err: error }, 'response error: the client went away');
-    } else {
-      log.warn({ code: noted('ORIGIN_RESPONSE_FAILED'), err: error }, 'response error');
-    }
-  });
+  const app = koaApp(options.hosts.trustProxy, log);
+
+  // observedHeaders: what the observers add to an answer Koa writes (Server-Timing); the origin's
+  // own writer adds them to the rest (http/answer.ts).
+  if (observers.addsHeaders) {
+    app.use(observedHeaders);
+  }
 
   // errorHandler: failures become a clean status and page, never a stack; 5xx are logged once.
   app.use(
@@ -135,11 +163,6 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   // internal name: before the Host guard, authenticated by its token instead. Never renders.
   if (options.revalidateEndpoint) {
     app.use(options.revalidateEndpoint);
-  }
-
-  // accessLog: one line per request, after the response (off by default: it costs throughput).
-  if (options.accessLog) {
-    app.use(accessLog(log));
   }
 
   // requestGuard: cheap rejections before any work — forged or malformed hosts, odd request
@@ -178,6 +201,39 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   }
 
   // pages: everything else that is not a file is the Angular app's to answer.
+  const router = pagesRouter(options.pages);
+  app.use(router.routes());
+  // Pages answer GET and HEAD only: 405 with Allow for other methods, OPTIONS lists them.
+  app.use(router.allowedMethods());
+  return app;
+}
+
+/** Koa, writing as the origin's own writer does, its response errors logged as they deserve. */
+function koaApp(trustProxy: boolean, log: Logger): Koa {
+  const app = new Koa({ proxy: trustProxy });
+  // What Koa's own respond() checks before it writes (its `writable`), read as the writer reads it:
+  // over HTTP/2 Koa's test left every HEAD request it answers without an answer.
+  Object.defineProperty(app.response, 'writable', {
+    get(this: { res: ServerResponse }) {
+      return canAnswer(this.res);
+    },
+  });
+  // Errors of a response already on its way end up here. A client that went away mid-body, a file
+  // stream closed early for HEAD or 304, or a client speaking broken HTTP is routine, not a warning.
+  app.on('error', (error: NodeJS.ErrnoException) => {
+    const routine =
+      error.code !== undefined && (CLIENT_GONE.has(error.code) || error.code.startsWith('HPE_'));
+    if (routine) {
+      log.debug({ err: error }, 'response error: the client went away');
+    } else {
+      log.warn({ code: noted('ORIGIN_RESPONSE_FAILED'), err: error }, 'response error');
+    }
+  });
+  return app;
+}
+
+/** GET (and HEAD) of any path that is not a file: the pages step's. */
+function pagesRouter(pages: Pages): Router {
   const router = new Router();
   router.get('/{*path}', async (ctx, next) => {
     if (FILE_LIKE.test(ctx.path)) {
@@ -186,26 +242,19 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
       ctx.body = 'Not Found';
       return;
     }
-    await options.pages.step(ctx, next);
+    await pages.step(ctx, next);
   });
-  app.use(router.routes());
-  // Pages answer GET and HEAD only: 405 with Allow for other methods, OPTIONS lists them.
-  app.use(router.allowedMethods());
-  return app;
+  return router;
 }
 
-function accessLog(log: Logger): Middleware {
-  return async (ctx, next) => {
-    const start = performance.now();
-    await next();
-    log.info(
-      {
-        method: ctx.method,
-        url: ctx.url,
-        status: ctx.status,
-        ms: +(performance.now() - start).toFixed(2),
-      },
-      'request',
-    );
-  };
-}
+/** The observers' headers on an answer Koa writes itself (a file from disk, a redirect, JSON). */
+const observedHeaders: Middleware = async (ctx, next) => {
+  await next();
+  const exchange = exchangeOf(ctx.res);
+  if (exchange !== undefined && ctx.respond !== false && !ctx.headerSent) {
+    const headers = exchange.headers();
+    for (let i = 0; i < headers.length; i += 2) {
+      ctx.set(headers[i], headers[i + 1]);
+    }
+  }
+};

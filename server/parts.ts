@@ -23,6 +23,10 @@ import {
   siteOf,
 } from './locales/locale-sites.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
+import { accessLog } from './observe/access-log.ts';
+import type { RequestObserver } from './observe/exchange.ts';
+import { serverTiming } from './observe/server-timing.ts';
+import type { TracingStats } from './observe/tracing/start-tracing.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
 import { createCommonEngine, readClientShell } from './pages/common-engine.ts';
@@ -90,7 +94,12 @@ interface Caches {
   build: string;
 }
 
-export function createParts(config: OriginConfig, build: Build, log: Logger): Parts {
+export function createParts(
+  config: OriginConfig,
+  build: Build,
+  log: Logger,
+  tracing?: { stats: TracingStats },
+): Parts {
   const readiness = { ready: true };
   // One policy (and nonce placeholder) per process; every HTML answer gets its own nonce.
   const csp = config.csp && new ContentSecurityPolicy(config.csp);
@@ -121,18 +130,18 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     dataCache: dataStats(caches.data),
     revalidations: revalidator.stats,
     errors: Object.fromEntries(errorCounts),
+    tracing: tracing?.stats,
     locales: locales && build.layout.locales.map(({ locale }) => locale),
   });
   const timings = config.metrics && recordMetrics(stats);
   renderer.renderEnded = timings?.renderEnded;
   caches.data.cache.upstreamEnded = timings?.upstreamEnded;
-  const pages = createAllPages(config, build, locales, { renderer, caches, csp, log });
   const { token } = config.revalidation;
   const listener = createOrigin({
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
     archive: createArchive(config, caches, build.browserDir, log),
-    pages,
+    pages: createAllPages(config, build, locales, { renderer, caches, csp, log }),
     pageRoots: new Set(locales?.sites.map(({ prefix }) => prefix)),
     hints,
     csp,
@@ -143,11 +152,26 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
         : revalidateEndpoint(token, (request) => revalidator.revalidate(request)),
     stats,
     log,
-    accessLog: config.log.access,
     fastPath: config.files.fastPath,
-    timeResponse: timings?.timeResponse,
+    observers: requestObservers(config, log, timings),
   });
   return { listener, readiness, renderCache: caches.store, revalidator };
+}
+
+/**
+ * What is told of every request: the metrics' response times (METRICS_PORT), the access log
+ * (ACCESS_LOG), Server-Timing (SERVER_TIMING); none by default, and then nothing is paid per request.
+ */
+export function requestObservers(
+  config: OriginConfig,
+  log: Logger,
+  timings?: { responses: RequestObserver },
+): RequestObserver[] {
+  return [
+    ...(timings ? [timings.responses] : []),
+    ...(config.log.access ? [accessLog(log)] : []),
+    ...(config.serverTiming ? [serverTiming] : []),
+  ];
 }
 
 /** Which process this is, in /healthz. */

@@ -4,10 +4,12 @@
 // server code bundled with the origin.
 import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
+import type { Logger } from 'pino';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
 import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import type { Tracing } from './observe/tracing/start-tracing.ts';
 import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
 import { type PageHints, readPageHints } from './hints/page-hints.ts';
 import { type BuildLayout, readBuildLayout } from './locales/build-layout.ts';
@@ -17,7 +19,7 @@ import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
-import { createParts, type Parts } from './parts.ts';
+import { createParts, type Parts, requestObservers } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { nodeRangeWarning } from './process/node-range.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
@@ -120,8 +122,12 @@ async function start(): Promise<Parts | undefined> {
     stopOnStartupError,
   );
   const hints = await readHints(layout);
-  const parts = orStop(() => createParts(config, { layout, serverDir, browserDir, hints }, log));
-  listen(parts, config, log);
+  // Before anything is built: the tracer listens on the origin's channels from the first request.
+  const tracing = config.tracing && (await traceWith(config, log));
+  const parts = orStop(() =>
+    createParts(config, { layout, serverDir, browserDir, hints }, log, tracing),
+  );
+  listen(parts, config, log, tracing);
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
     serveOwnMetrics(config.metrics, log, cannotStart);
@@ -129,8 +135,22 @@ async function start(): Promise<Parts | undefined> {
   return parts;
 }
 
+/**
+ * OpenTelemetry's SDK, loaded only now (its module and packages cost nothing otherwise), exporting
+ * what the origin's channels trace.
+ */
+async function traceWith(config: OriginConfig, log: Logger): Promise<Tracing> {
+  const { startTracing } = await import('./observe/tracing/start-tracing.ts');
+  return startTracing(config.tracing!, { engine: config.engine.name, log });
+}
+
 /** Serves the parts on the public port until the process is told to stop. */
-function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof createLogger>): void {
+function listen(
+  parts: Parts,
+  config: OriginConfig,
+  log: Logger,
+  tracing: Tracing | undefined,
+): void {
   const { port, host, tls } = config.listen;
   let publicServer: PublicServer;
   try {
@@ -159,6 +179,8 @@ function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof creat
     readiness: parts.readiness,
     log,
     graceMs: config.processes.shutdownGraceMs,
+    // The spans of the last requests go out before the process does.
+    beforeExit: tracing && (() => tracing.shutdown()),
     onHangup: () => {
       const entries = parts.renderCache?.stats.entries ?? 0;
       parts.renderCache?.clear();
@@ -228,8 +250,8 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
       readiness: { ready: true },
       stats: () => ({ pid: process.pid }),
       log,
-      accessLog: config.log.access,
       fastPath: false,
+      observers: requestObservers(config, log),
     });
   });
   return (await devHandler)(req, res);

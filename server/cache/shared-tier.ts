@@ -123,7 +123,7 @@ export class SharedTier<E extends StoredEntry> {
   /** The entry stored for `key`, if Redis answers in time. */
   async get(key: string): Promise<SharedLookup<E>> {
     const { codec } = this.#options;
-    const outcome = await this.#link.call((client) =>
+    const outcome = await this.#link.call('tier.get', (client) =>
       client.hmGet(this.#pageKey(key), ['r', ...codec.fields]),
     );
     if (!outcome.ok) {
@@ -169,7 +169,7 @@ export class SharedTier<E extends StoredEntry> {
       ...(path === undefined ? [] : [`${this.#namespace}:path:${path}`]),
       ...page.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
-    const outcome = await this.#link.call((client) => {
+    const outcome = await this.#link.call('tier.put', (client) => {
       const multi = client
         .multi()
         .del(pageKey)
@@ -200,7 +200,7 @@ export class SharedTier<E extends StoredEntry> {
   async lock(key: string): Promise<LockResult> {
     const lockKey = `${this.#namespace}:lock:${key}`;
     const token = randomBytes(16).toString('base64url');
-    const outcome = await this.#link.call((client) =>
+    const outcome = await this.#link.call('tier.lock', (client) =>
       client.set(lockKey, token, { condition: 'NX', expiration: { type: 'PX', value: LEASE_MS } }),
     );
     if (!outcome.ok) {
@@ -212,7 +212,7 @@ export class SharedTier<E extends StoredEntry> {
     }
     // Renewed while the render runs: a holder that dies (or hangs) loses the lock within LEASE_MS.
     const renew = setInterval(() => {
-      void this.#link.call((client) =>
+      void this.#link.call('tier.lease', (client) =>
         client.eval(LEASE_SCRIPT, { keys: [lockKey], arguments: [token, String(LEASE_MS)] }),
       );
     }, LEASE_MS / 3);
@@ -221,7 +221,7 @@ export class SharedTier<E extends StoredEntry> {
       lease: {
         release: async () => {
           clearInterval(renew);
-          await this.#link.call((client) =>
+          await this.#link.call('tier.release', (client) =>
             client
               .multi()
               .eval(LEASE_SCRIPT, { keys: [lockKey], arguments: [token] })
@@ -271,6 +271,7 @@ export class SharedTier<E extends StoredEntry> {
       ...revalidation.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
     const members = await this.#link.call(
+      'tier.groups',
       (client) => (indexes.length === 0 ? Promise.resolve([]) : client.sUnion(indexes)),
       REVALIDATION_TIMEOUT_MS,
     );
@@ -282,6 +283,7 @@ export class SharedTier<E extends StoredEntry> {
       return { ok: true, value: 0 };
     }
     const touched = await this.#link.call(
+      'tier.revalidate',
       (client) =>
         client.eval(REVALIDATE_SCRIPT, {
           keys,

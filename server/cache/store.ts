@@ -339,7 +339,7 @@ export class EntryStore<E extends StoredEntry> {
     key: string,
     render: (signal: AbortSignal) => Promise<T>,
     signal: AbortSignal,
-  ): { result: Promise<T>; collapsed: boolean } {
+  ): { result: Promise<T>; collapsed: boolean; flight: object } {
     const collapsed = this.#inFlight.has(key);
     const flight = this.#flight(key, render);
     if (collapsed) {
@@ -357,7 +357,12 @@ export class EntryStore<E extends StoredEntry> {
         { once: true },
       );
     }
-    return { result: untilAborted(flight.result, signal), collapsed };
+    // The render's own signal names it for the spans of those who wait on it (observe/).
+    return {
+      result: untilAborted(flight.result, signal),
+      collapsed,
+      flight: flight.controller.signal,
+    };
   }
 
   /**
@@ -367,7 +372,7 @@ export class EntryStore<E extends StoredEntry> {
    */
   refreshInBackground<T>(
     key: string,
-    render: () => Promise<T>,
+    render: (flight: object) => Promise<T>,
     onFailure: (error: unknown) => void,
     failed: (result: T) => unknown = () => undefined,
   ): void {

@@ -6,6 +6,8 @@
 // keeps: pages (render-cache/page-cache.ts) and what renders fetch (data-cache/) are its users.
 import type { Logger } from 'pino';
 import { throttledWarning } from '../logger.ts';
+import { type CacheName, channels, traced, tracedSync } from '../observe/channels.ts';
+import type { RenderTiming } from '../observe/exchange.ts';
 import type { SkipReason } from '../redis/link.ts';
 import { type CacheEntry, type CacheStatus, cacheStatusHeader } from './cache-status.ts';
 import type { Lease, SharedTier } from './shared-tier.ts';
@@ -19,6 +21,8 @@ export interface Produced<E extends StoredEntry> {
   storable: boolean;
   /** The producer reported an error (the page may be broken): sent as it is, never stored. */
   failed: boolean;
+  /** What making it took (a page's render), for Server-Timing; undefined for data. */
+  timing?: RenderTiming;
 }
 
 /**
@@ -38,6 +42,26 @@ export interface Served<E extends StoredEntry> {
   status: CacheStatus;
   /** How old a stored entry is (the Age header); undefined for one produced for this request. */
   ageMs: number | undefined;
+  /** What making it took, when it was made for this request (or one it waited with). */
+  timing?: RenderTiming;
+}
+
+/** How a served entry came, in a word: for Server-Timing, traces and the data cache's counts. */
+export type ServedOutcome = 'hit' | 'stale' | 'shared' | 'coalesced' | 'miss';
+
+export function outcomeOf({ entry, status, ageMs }: Served<StoredEntry>): ServedOutcome {
+  const { local, shared } = status;
+  if (local.collapsed) {
+    return 'coalesced';
+  }
+  if (local.fwdStatus !== undefined) {
+    // A stale entry in place of a production that failed (stale-if-error).
+    return 'stale';
+  }
+  if (local.hit) {
+    return (ageMs ?? 0) >= entry.policy.freshMs || entry.revalidated ? 'stale' : 'hit';
+  }
+  return shared?.hit ? 'shared' : 'miss';
 }
 
 export interface TieredCacheOptions<E extends StoredEntry> {
@@ -52,8 +76,8 @@ export interface TieredCacheOptions<E extends StoredEntry> {
   finish?: (entry: E) => Promise<E>;
   /** How long a refresh waits for another process's production before producing it itself. */
   patienceMs: number;
-  /** The warnings' subject: `render cache`, `data cache`. */
-  name: string;
+  /** Which cache it is: the warnings' subject, and its spans' (observe/channels.ts). */
+  cache: CacheName;
   log: Logger;
 }
 
@@ -66,6 +90,7 @@ interface Obtained<E extends StoredEntry> {
   storedHere: boolean;
   /** The age of an entry another process produced. */
   ageMs?: number;
+  timing?: RenderTiming;
   /** A stale entry of the shared tier: to be refreshed. */
   stale?: boolean;
 }
@@ -89,16 +114,19 @@ export class TieredCache<E extends StoredEntry> {
   readonly #produce: Produce<E>;
   readonly #finish: ((entry: E) => Promise<E>) | undefined;
   readonly #patienceMs: number;
+  readonly #cache: CacheName;
   readonly #name: string;
   readonly #log: Logger;
   readonly #warnRefreshFailed: () => void;
 
-  constructor({ store, shared, produce, finish, patienceMs, name, log }: TieredCacheOptions<E>) {
+  constructor({ store, shared, produce, finish, patienceMs, cache, log }: TieredCacheOptions<E>) {
     this.#store = store;
     this.#shared = shared;
     this.#produce = produce;
     this.#finish = finish;
     this.#patienceMs = patienceMs;
+    this.#cache = cache;
+    const name = `${cache} cache`;
     this.#name = name;
     this.#log = log;
     this.#warnRefreshFailed = throttledWarning(
@@ -127,7 +155,7 @@ export class TieredCache<E extends StoredEntry> {
    * (as it does for a production that failed).
    */
   async serve(key: string, signal: AbortSignal, asker?: unknown): Promise<Served<E>> {
-    const found = this.#store.lookup(key);
+    const found = this.#lookup(key);
     if (found.state === 'fresh' || found.state === 'stale') {
       if (found.state === 'stale') {
         this.#refreshInBackground(key);
@@ -135,11 +163,19 @@ export class TieredCache<E extends StoredEntry> {
       return fromStore(found.page, found.ageMs);
     }
     const fwd = found.state === 'miss' ? 'uri-miss' : 'stale';
-    const { result, collapsed } = this.#store.render(
+    const { result, collapsed, flight } = this.#store.render(
       key,
-      (all) => this.#obtain(key, all, asker),
+      (all) =>
+        traced(
+          channels.cacheFill,
+          () => ({ cache: this.#cache, flight: all }),
+          () => this.#obtain(key, all, asker),
+        ),
       signal,
     );
+    if (collapsed && channels.coalesced.hasSubscribers) {
+      channels.coalesced.publish({ cache: this.#cache, flight });
+    }
     let obtained: Obtained<E>;
     try {
       obtained = await result;
@@ -173,7 +209,23 @@ export class TieredCache<E extends StoredEntry> {
       entry: obtained.entry,
       status: { shared: obtained.shared, local },
       ageMs: obtained.ageMs,
+      timing: obtained.timing,
     };
+  }
+
+  /** The key's entry in this process's store, as a span of its own when traced. */
+  #lookup(key: string): ReturnType<EntryStore<E>['lookup']> {
+    return tracedSync(
+      channels.cacheLookup,
+      () => ({ cache: this.#cache, tier: 'memory' as const }),
+      (message) => {
+        const looked = this.#store.lookup(key);
+        if (message !== undefined) {
+          message.state = looked.state;
+        }
+        return looked;
+      },
+    );
   }
 
   /** The page for a miss in this process: from the shared tier when there is one, else produced here. */
@@ -251,7 +303,18 @@ export class TieredCache<E extends StoredEntry> {
   /** The shared tier's page for `key` if it may answer (a refresh takes only a fresh one). */
   async #lookShared(key: string, refreshing: boolean, collapsed: boolean): Promise<SharedLook<E>> {
     const shared = this.#shared!;
-    const lookup = await shared.get(key);
+    const lookup = await traced(
+      channels.cacheLookup,
+      () => ({ cache: this.#cache, tier: 'shared' as const }),
+      async (message) => {
+        const got = await shared.get(key);
+        if (message !== undefined) {
+          message.state =
+            'skipped' in got ? got.skipped : got.found === undefined ? 'miss' : 'found';
+        }
+        return got;
+      },
+    );
     if ('skipped' in lookup) {
       return lookup;
     }
@@ -315,7 +378,7 @@ export class TieredCache<E extends StoredEntry> {
     const toShare = sharing !== undefined && sharing.store && kept !== undefined;
     const entry = storedHere || toShare ? await this.#finished(key, kept) : produced.entry;
     const shared = toShare ? await this.#share(key, entry, sharing.entry) : sharing?.entry;
-    return { entry, failed: produced.failed, shared, storedHere };
+    return { entry, failed: produced.failed, shared, storedHere, timing: produced.timing };
   }
 
   /** The entry as finish() makes it, given to this process's copy as soon as it is made. */
@@ -367,7 +430,13 @@ export class TieredCache<E extends StoredEntry> {
   #refreshInBackground(key: string): void {
     this.#store.refreshInBackground(
       key,
-      () => this.#obtain(key, undefined, undefined),
+      // Its own trace, linked to the request that found the entry stale.
+      (flight) =>
+        traced(
+          channels.cacheRefresh,
+          () => ({ cache: this.#cache, flight }),
+          () => this.#obtain(key, undefined, undefined),
+        ),
       (error) => {
         this.#warnRefreshFailed();
         this.#log.debug({ err: error, key }, `${this.#name}: refresh failed`);

@@ -10,8 +10,19 @@ import type { Logger } from 'pino';
 import { parseCacheGroups } from '../cache/cache-groups.ts';
 import { SharedTier } from '../cache/shared-tier.ts';
 import { EntryStore } from '../cache/store.ts';
-import { type Produced, type Served, TieredCache } from '../cache/tiered-cache.ts';
+import {
+  outcomeOf as servedOutcome,
+  type Produced,
+  type Served,
+  TieredCache,
+} from '../cache/tiered-cache.ts';
 import { ERRORS, noted } from '../errors.ts';
+import {
+  channels,
+  type DataFetchMessage,
+  traced,
+  type UpstreamMessage,
+} from '../observe/channels.ts';
 import { throttledWarning } from '../logger.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { type CachedData, dataBytes, dataCodec } from './data-entry.ts';
@@ -52,6 +63,11 @@ export interface DataUse {
   failed: boolean;
   /** Each fetch: its host, how it came, and how long the render waited for it (bounded). */
   readonly fetches: { host: string; outcome: DataOutcome; ms: number }[];
+  /** How long the render had a fetch under way, overlapping ones counted once (Server-Timing's `data`). */
+  waitedMs: number;
+  /** Fetches under way now, and since when there was one. */
+  inFlight: number;
+  busySince: number;
   /** The route says its renders' fetches go past the cache (`Data-Cache: off`). */
   readonly bypass: boolean;
 }
@@ -176,31 +192,57 @@ export class DataCache {
         shared: options.shared,
         produce: (key, signal, asker) => this.#produce(key, signal, asker as Request | undefined),
         patienceMs: options.patienceMs,
-        name: 'data cache',
+        cache: 'data',
         log: options.log,
       });
   }
 
   /** The response to a render's fetch, from the cache when the API's own rules allow. */
-  async fetch(request: Request, use: DataUse): Promise<Response> {
+  fetch(request: Request, use: DataUse): Promise<Response> {
+    const url = new URL(request.url);
+    return traced(
+      channels.dataFetch,
+      () => ({ method: request.method, url }),
+      (message) => this.#answer(request, url.host, use, message),
+    );
+  }
+
+  async #answer(
+    request: Request,
+    host: string,
+    use: DataUse,
+    message: DataFetchMessage | undefined,
+  ): Promise<Response> {
     const started = performance.now();
-    const host = new URL(request.url).host;
     let outcome: DataOutcome = 'error';
+    if (use.inFlight++ === 0) {
+      use.busySince = started;
+    }
     try {
       const answered = this.#keeps(request, host, use)
         ? await this.#served(request, host)
         : await this.#passedThrough(request, host);
       outcome = answered.outcome;
       this.#account(use, request, answered.headers, answered.entry);
+      if (message !== undefined) {
+        message.status = answered.response.status;
+      }
       return answered.response;
     } finally {
+      if (message !== undefined) {
+        message.outcome = outcome;
+      }
       if (outcome === 'error') {
         use.failed = true;
         this.#warnUpstream();
       }
       this.#count(host, outcome);
+      const ended = performance.now();
+      if (--use.inFlight === 0) {
+        use.waitedMs += ended - use.busySince;
+      }
       if (use.fetches.length < MAX_LISTED_FETCHES) {
-        use.fetches.push({ host, outcome, ms: performance.now() - started });
+        use.fetches.push({ host, outcome, ms: ended - started });
       }
     }
   }
@@ -370,6 +412,10 @@ export class DataCache {
     // The app names groups for a request in its Cache-Groups: for the cache, not for the API.
     const headers = new Headers(request.headers);
     headers.delete('cache-groups');
+    if (channels.upstream.hasSubscribers) {
+      // The trace goes on at the API: a tracer adds its traceparent here.
+      channels.upstream.publish({ url: request.url, headers } satisfies UpstreamMessage);
+    }
     try {
       return await this.#fetch(new Request(request, { headers }));
     } finally {
@@ -440,19 +486,8 @@ function hostLabel(host: string, counts: ReadonlyMap<string, unknown>): string {
 
 /** How a served entry came. */
 function outcomeOf(served: Served<CachedData>): DataOutcome {
-  const { entry, status } = served;
-  const { local, shared } = status;
-  if (local.collapsed) {
-    return 'coalesced';
-  }
-  if (local.hit) {
-    const ageMs = served.ageMs ?? 0;
-    return ageMs >= entry.policy.freshMs || entry.revalidated ? 'stale' : 'hit';
-  }
-  if (shared?.hit) {
-    return 'shared';
-  }
-  return entry.revalidated304 ? 'revalidated' : 'miss';
+  const outcome = servedOutcome(served);
+  return outcome === 'miss' && served.entry.revalidated304 ? 'revalidated' : outcome;
 }
 
 /**

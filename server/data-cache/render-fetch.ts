@@ -23,6 +23,9 @@ export function newDataUse(bypass: boolean): DataUse {
     private: false,
     failed: false,
     fetches: [],
+    waitedMs: 0,
+    inFlight: 0,
+    busySince: 0,
     bypass,
   };
 }

@@ -103,7 +103,7 @@ export class RedisArchive implements AssetArchive {
 
   async get(path: string): Promise<ArchivedFile | undefined> {
     const fields = ['b', ...COPIES.map(({ coding }) => coding)];
-    const outcome = await this.#link.call((client) =>
+    const outcome = await this.#link.call('archive.get', (client) =>
       client.hmGet(`${this.#namespace}:file:${path}`, fields),
     );
     if (!outcome.ok || outcome.value[0] === null) {
@@ -122,7 +122,7 @@ export class RedisArchive implements AssetArchive {
 
   /** A call that must succeed for publishing to go on. */
   async #call<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
-    const outcome = await this.#link.call(command, PUBLISH_TIMEOUT_MS);
+    const outcome = await this.#link.call('archive.publish', command, PUBLISH_TIMEOUT_MS);
     if (!outcome.ok) {
       throw new Error(`Redis: ${outcome.reason}`);
     }

@@ -9,6 +9,7 @@ import type { Answer, PerResponseBody } from './answer-value.ts';
 import { canAnswer } from './connection.ts';
 import { compressible, MIN_COMPRESSED_BYTES } from './content-coding.ts';
 import { representationFor } from './encodings.ts';
+import { exchangeOf } from '../observe/exchange.ts';
 
 export type { Answer, Encodings, PerResponseBody } from './answer-value.ts';
 
@@ -121,6 +122,14 @@ export function writeAnswer(
   stored: Answer,
   extra: readonly string[] = NO_HEADERS,
 ): number {
+  const exchange = exchangeOf(res);
+  if (exchange !== undefined) {
+    // What the observers add (Server-Timing), as the head goes out.
+    const observed = exchange.headers();
+    if (observed.length > 0) {
+      extra = [...extra, ...observed];
+    }
+  }
   // The representation for this request's Accept-Encoding: its own headers, length and validator.
   const answer = representationFor(stored, req.headers['accept-encoding']);
   if (answer.validators !== undefined && fresh(req.headers, answer.validators)) {

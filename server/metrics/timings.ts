@@ -1,18 +1,13 @@
-import type { ServerResponse } from 'node:http';
 import { Histogram } from 'prom-client';
-
-/** How a request was answered: before Koa from memory (fast-path.ts), or by the Koa chain. */
-export type Answer = 'fast-path' | 'koa';
-
-/** Told of a request as its answer starts, with performance.now() at its arrival. */
-export type ResponseTimer = (res: ServerResponse, answer: Answer, startMs: number) => void;
+import type { Entrance, RequestObserver } from '../observe/exchange.ts';
 
 export interface Timings {
   /** A render ended (in its slot, however it ended), after this many seconds. */
   renderEnded: (seconds: number) => void;
   /** A render's request to an API (data-cache/) ended after this many seconds; `host` is bounded there. */
   upstreamEnded: (host: string, seconds: number) => void;
-  timeResponse: ResponseTimer;
+  /** Times each response, by entrance and status class. */
+  responses: RequestObserver;
 }
 
 /** Renders take milliseconds to RENDER_TIMEOUT_MS (5 s by default) and beyond. */
@@ -22,7 +17,7 @@ const RESPONSE_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-const ANSWERS: Answer[] = ['fast-path', 'koa'];
+const ENTRANCES: Entrance[] = ['fast-path', 'koa'];
 
 /**
  * The two histograms, in prom-client's global registry. Labels are bounded (2 answers × 5 status
@@ -42,7 +37,7 @@ export function createTimings(): Timings {
   });
   // Every label pair bound once, so a response costs an array index, not a label lookup.
   const bound = new Map(
-    ANSWERS.map((answer) => {
+    ENTRANCES.map((answer) => {
       const byClass = STATUS_CLASSES.map((status) => {
         if (status !== '1xx') {
           // Series exported from the start, so that rate() sees their first increase.
@@ -62,20 +57,15 @@ export function createTimings(): Timings {
   return {
     renderEnded: (seconds) => renders.observe(seconds),
     upstreamEnded: (host, seconds) => upstream.observe({ host }, seconds),
-    // About 1% of a fast-path answer (bench/README.md#the-figures-behind-the-codes-comments).
-    timeResponse: (res, answer, startMs) => {
-      const byClass = bound.get(answer)!;
-      const record = () => {
-        const index = Math.min(Math.max(Math.trunc(res.statusCode / 100), 1), 5) - 1;
-        byClass[index].observe((performance.now() - startMs) / 1000);
-      };
-      // A response that never finishes (its client left) is not a response time.
-      if (res.writableFinished) {
-        record();
-      } else {
-        // 'finish' comes once per response: `on` spares `once`'s wrapper.
-        res.on('finish', record);
-      }
+    responses: {
+      ended: (exchange, _req, res, finished) => {
+        // A response that never finished (its client left) is not a response time.
+        if (finished) {
+          const byClass = bound.get(exchange.entrance)!;
+          const index = Math.min(Math.max(Math.trunc(res.statusCode / 100), 1), 5) - 1;
+          byClass[index].observe((performance.now() - exchange.startMs) / 1000);
+        }
+      },
     },
   };
 }

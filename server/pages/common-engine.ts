@@ -5,6 +5,7 @@ import type * as AppServerBundle from '../main.server.mjs';
 import { nonceTemplate } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { StartupError } from '../startup-error.ts';
+import { channels, tracedSync } from '../observe/channels.ts';
 import { createCriticalCss } from './critical-css.ts';
 import type { PageEngine } from './renderer.ts';
 
@@ -44,7 +45,7 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
     nonceTemplate(readFileSync(documentFilePath, 'utf8'), options.csp).body.toString();
   // Compiled at startup (the default): cheaper per render than CommonEngine's Beasties pass (bench/README.md#the-figures-behind-the-codes-comments).
   const inlineCompiledCss =
-    options.criticalCss === 'compiled' ? createCriticalCss(browserDir) : (html: string) => html;
+    options.criticalCss === 'compiled' && traceable(createCriticalCss(browserDir));
   // An app bundle from before the origin gave renders their request exports no REQUEST token, and
   // one from before requestCookie() asked the origin by name no REQUEST_CONTEXT.
   const { REQUEST, REQUEST_CONTEXT, LOCALE_ID } = app;
@@ -84,7 +85,7 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
       inlineCriticalCss: options.criticalCss === 'per-request',
     });
     return {
-      html: inlineCompiledCss(html),
+      html: inlineCompiledCss ? inlineCompiledCss(html) : html,
       status: responseInit.status ?? 200,
       headers: new Headers(responseInit.headers),
     };
@@ -94,4 +95,14 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
 /** The client-side shell the build writes for client-rendered routes; read once, the build never changes. */
 export function readClientShell(browserDir: string): Buffer {
   return readFileSync(join(browserDir, 'index.csr.html'));
+}
+
+/** Critical CSS as a span of its own when a tracer listens. */
+function traceable(inline: (html: string) => string): (html: string) => string {
+  return (html) =>
+    tracedSync(
+      channels.criticalCss,
+      () => ({ bytes: html.length }),
+      () => inline(html),
+    );
 }

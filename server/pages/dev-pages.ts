@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { respond } from '../http/answer.ts';
 import { engineOutput } from './app-engine.ts';
 import { pageOf } from './page.ts';
-import { pageRequest, type Pages } from './pages.ts';
+import { pageRequest, pageRoute, type Pages } from './pages.ts';
 import type { EngineOutput } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
 import type { UndeclaredReads } from './undeclared-reads.ts';
@@ -61,5 +61,6 @@ export function createDevPages({ lookupRoute, trustProxy, reads, log }: DevPages
     },
     // Nothing is cached under `ng serve`.
     fresh: () => undefined,
+    routeOf: (path) => pageRoute(lookupRoute(path)),
   };
 }

@@ -6,6 +6,7 @@ import { answer, type Answer, respond } from '../http/answer.ts';
 import { type LocaleSite, siteOf } from '../locales/locale-sites.ts';
 import { preferredLocale } from '../locales/preferred-locale.ts';
 import { normalize, type RenderInputs } from '../request/render-inputs.ts';
+import { exchangeOf } from '../observe/exchange.ts';
 import type { Pages } from './pages.ts';
 
 export interface LocalizedPagesOptions {
@@ -65,6 +66,10 @@ export function localizedPages({ sites, every, basePath, cookie }: LocalizedPage
     step: async (ctx, next) => {
       const site = siteOf(sites, ctx.path);
       if (site !== undefined) {
+        const exchange = exchangeOf(ctx.res);
+        if (exchange !== undefined) {
+          exchange.locale = site.locale;
+        }
         await site.pages.step(ctx, next);
       } else if (ctx.path === basePath || ctx.path === rootOf) {
         respond(ctx, redirects.get(localeFor(ctx.headers))!);
@@ -73,5 +78,10 @@ export function localizedPages({ sites, every, basePath, cookie }: LocalizedPage
       }
     },
     fresh: (origin, path, headers) => siteOf(sites, path)?.pages.fresh(origin, path, headers),
+    routeOf: (path) => {
+      const site = siteOf(sites, path);
+      const page = site?.pages.routeOf(path);
+      return page && { ...page, locale: site!.locale };
+    },
   };
 }

@@ -2,7 +2,7 @@
 // render mode comes from the app's server routes; a route whose headers declare a shared-cache
 // policy is answered through the render cache, which this step hands the way to produce its pages.
 import type { IncomingHttpHeaders } from 'node:http';
-import { RenderMode } from '@angular/ssr';
+import { RenderMode as AngularRenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { noncedAnswer } from '../csp/nonce-template.ts';
@@ -12,7 +12,7 @@ import { strongEtag } from '../http/entity-tag.ts';
 import { throttledWarning } from '../logger.ts';
 import type { GroupAlias } from '../cache/cache-groups.ts';
 import { cacheStatusHeader } from '../cache/cache-status.ts';
-import { type Produce, servedHeaders } from '../cache/tiered-cache.ts';
+import { outcomeOf, type Produce, servedHeaders } from '../cache/tiered-cache.ts';
 import {
   PageCache,
   type PageStore,
@@ -28,6 +28,7 @@ import {
   type Withheld,
   withheldFrom,
 } from '../request/render-request.ts';
+import { exchangeOf, type RenderMode } from '../observe/exchange.ts';
 import { untilAborted } from '../until-aborted.ts';
 import { HTML, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
@@ -75,7 +76,29 @@ export interface Pages {
    * the render cache, or undefined to leave the request to Koa.
    */
   fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined;
+  /** How traces and logs name the page of a path; undefined for a path no app of the build has. */
+  routeOf(path: string): PageRoute | undefined;
 }
+
+/** A page's route as traces and logs name it. */
+export interface PageRoute {
+  /** The server route's path as a template: `/products/:id`, `/`, `/**`. */
+  template: string;
+  mode: RenderMode;
+  /** Its locale, in a localized build. */
+  locale?: string;
+}
+
+/** A route's template and render mode, for the exchange (observe/exchange.ts). */
+export function pageRoute(route: RouteInfo): PageRoute {
+  return { template: `/${route.path}`, mode: RENDER_MODES[route.renderMode] };
+}
+
+const RENDER_MODES: Record<AngularRenderMode, RenderMode> = {
+  [AngularRenderMode.Server]: 'server',
+  [AngularRenderMode.Client]: 'client',
+  [AngularRenderMode.Prerender]: 'prerendered',
+};
 
 /**
  * Client-only routes get the client-side shell; the rest are rendered (CommonEngine itself answers
@@ -115,7 +138,13 @@ class PageAnswers implements Pages {
 
   readonly step: Middleware = async (ctx) => {
     const route = this.#options.lookupRoute(ctx.path);
-    if (route.renderMode === RenderMode.Client) {
+    const exchange = exchangeOf(ctx.res);
+    if (exchange !== undefined) {
+      const page = pageRoute(route);
+      exchange.route = page.template;
+      exchange.renderMode = page.mode;
+    }
+    if (route.renderMode === AngularRenderMode.Client) {
       const status = route.status ?? 200;
       return respond(ctx, this.#shells.clientOnly(status), this.#languageOf(ctx.path, status));
     }
@@ -124,12 +153,23 @@ class PageAnswers implements Pages {
       return this.#answerCached(ctx, this.#cache, decision.key, route);
     }
     const request = requestOf(route, ctx, decision, this.#options.trustProxy);
-    const bypassed =
-      this.#cache !== undefined && decision !== undefined && 'bypass' in decision
+    const bypassed = this.#cache !== undefined && decision !== undefined && 'bypass' in decision;
+    if (bypassed && exchange !== undefined) {
+      exchange.cache = 'bypass';
+    }
+    return this.#answerRendered(
+      ctx,
+      route,
+      request,
+      bypassed
         ? cacheStatusHeader({ local: { fwd: 'bypass', detail: decision.bypass } })
-        : undefined;
-    return this.#answerRendered(ctx, route, request, bypassed);
+        : undefined,
+    );
   };
+
+  routeOf(path: string): PageRoute {
+    return pageRoute(this.#options.lookupRoute(path));
+  }
 
   fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined {
     const rules = this.#cache && this.#options.lookupRoute(path).cacheRules;
@@ -164,6 +204,10 @@ class PageAnswers implements Pages {
         this.#options.csp,
         this.#groupOptions,
       );
+      const exchange = exchangeOf(ctx.res);
+      if (exchange !== undefined) {
+        exchange.render = rendered.timing;
+      }
       respond(ctx, page.answer, extra);
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
@@ -184,6 +228,11 @@ class PageAnswers implements Pages {
       // The asker: what a render for this request would not see of it, made only if a read asks.
       const withheld = () => withheldFrom(route.page.inputs, ctx.headers);
       const served = await cache.serve(key, signal, withheld);
+      const exchange = exchangeOf(ctx.res);
+      if (exchange !== undefined) {
+        exchange.cache = outcomeOf(served);
+        exchange.render = served.timing;
+      }
       respond(ctx, served.entry.answer, servedHeaders(served));
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
@@ -204,6 +253,10 @@ class PageAnswers implements Pages {
     }
     if (signal.reason === TIMED_OUT) {
       this.#warnTimeout();
+      const exchange = exchangeOf(ctx.res);
+      if (exchange !== undefined) {
+        exchange.errorCode = 'ORIGIN_RENDER_TIMEOUT';
+      }
       respond(ctx, this.#shells.timedOut, this.#languageOf(ctx.path, 200));
     }
   }
@@ -241,6 +294,7 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
       },
       storable: policy !== undefined,
       failed: rendered.reportedError,
+      timing: rendered.timing,
     };
   };
 }

@@ -1,7 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import { noted } from '../errors.ts';
 import type { DataCache, DataUse } from '../data-cache/data-cache.ts';
 import { newDataUse, withRenderFetches } from '../data-cache/render-fetch.ts';
+import { channels, traced } from '../observe/channels.ts';
+import type { RenderTiming } from '../observe/exchange.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
@@ -51,6 +54,8 @@ export interface Rendered extends EngineOutput {
   reportedError: boolean;
   /** What the data it fetched allows the page (data-cache/); undefined without a data cache. */
   data: DataUse | undefined;
+  /** Its wait for a slot, the render, its data (Server-Timing). */
+  timing: RenderTiming;
 }
 
 /**
@@ -102,16 +107,19 @@ export class Renderer {
     return this.#run(request, route, undefined);
   }
 
-  async #run(
+  /**
+   * The render in its slot: the engine, its fetches through the data cache, what it writes to the
+   * console collected, timed.
+   */
+  #inSlot(
     request: RenderRequest,
     route: RouteInfo,
     signal: AbortSignal | undefined,
-  ): Promise<Rendered> {
-    const { url } = request;
-    const captured: ConsoleCapture = { lines: [], errors: 0 };
+    { captured, use, timing }: Making,
+  ): () => Promise<EngineOutput> {
     const data = this.#data;
-    const use = data && newDataUse(route.bypassDataCache);
-    const task = () => {
+    return () => {
+      const startMs = performance.now();
       this.started++;
       const input = this.#reads.inputFor(request, route);
       const engine = () => this.#engine(input, route, signal);
@@ -126,19 +134,58 @@ export class Renderer {
           }
           return output;
         });
-      const ended = this.renderEnded;
-      if (ended === undefined) {
-        return render();
-      }
-      const startMs = performance.now();
-      return render().finally(() => ended((performance.now() - startMs) / 1000));
+      return traced(
+        channels.render,
+        () => ({ route: `/${route.path}`, background: signal === undefined }),
+        async (message) => {
+          try {
+            const output = await render();
+            if (message !== undefined) {
+              message.status = output.status;
+              message.reportedError = captured.errors > 0;
+            }
+            return output;
+          } finally {
+            timing.renderMs = performance.now() - startMs;
+            this.renderEnded?.(timing.renderMs / 1000);
+          }
+        },
+      );
     };
+  }
+
+  async #run(
+    request: RenderRequest,
+    route: RouteInfo,
+    signal: AbortSignal | undefined,
+  ): Promise<Rendered> {
+    const { url } = request;
+    const making: Making = {
+      captured: { lines: [], errors: 0 },
+      use: this.#data && newDataUse(route.bypassDataCache),
+      timing: { queueMs: 0, renderMs: 0, dataMs: 0, fetches: '' },
+    };
+    const { captured, use, timing } = making;
+    const queued = queueSpan(signal === undefined);
+    const queuedAt = performance.now();
+    const inSlot = this.#inSlot(request, route, signal, making);
+    let task = () => {
+      timing.queueMs = performance.now() - queuedAt;
+      queued?.granted();
+      return inSlot();
+    };
+    if (channels.render.start.hasSubscribers) {
+      // A queued render starts when another ends, in that one's async context: its spans belong
+      // to the request that asked for it.
+      task = AsyncLocalStorage.bind(task);
+    }
     let output: EngineOutput;
     try {
       output = await (signal
         ? this.#limiter.run(task, signal)
         : this.#limiter.runInBackground(task));
     } catch (error) {
+      queued?.gaveUp(error);
       // A render that failed (500) or was shed (503) carries the console output to its log line;
       // a signal's reason is shared between requests, left as is.
       throw error === signal?.reason
@@ -151,6 +198,49 @@ export class Renderer {
         'the app wrote to the console while rendering',
       );
     }
-    return { ...output, reportedError: captured.errors > 0, data: use };
+    if (use !== undefined) {
+      timing.dataMs = use.waitedMs;
+      timing.fetches = fetchSummary(use);
+    }
+    return { ...output, reportedError: captured.errors > 0, data: use, timing };
   }
+}
+
+/** What a render leaves besides its page: what it wrote to the console, its data, its times. */
+interface Making {
+  captured: ConsoleCapture;
+  use: DataUse | undefined;
+  timing: RenderTiming;
+}
+
+/**
+ * The span of a render's wait for its slot, when a tracer listens: it ends when the slot is
+ * granted, or when the request gave up or was shed first.
+ */
+function queueSpan(
+  background: boolean,
+): { granted: () => void; gaveUp: (error: unknown) => void } | undefined {
+  if (!channels.renderQueue.start.hasSubscribers) {
+    return undefined;
+  }
+  let settle!: { granted: () => void; gaveUp: (error: unknown) => void };
+  void channels.renderQueue
+    .tracePromise(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          settle = { granted: () => resolve(), gaveUp: reject };
+        }),
+      { background },
+    )
+    .catch(() => undefined);
+  return settle;
+}
+
+/** How the data cache answered a render's fetches, counted: `hit 2, miss 1`. */
+function fetchSummary(use: DataUse): string {
+  const counts = new Map<string, number>();
+  for (const { outcome } of use.fetches) {
+    counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+  }
+  return [...counts].map(([outcome, count]) => `${outcome} ${count}`).join(', ');
 }

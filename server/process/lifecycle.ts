@@ -31,6 +31,11 @@ export interface ProcessSettings {
   recycle: RecycleLimits | undefined;
 }
 
+/** The longest the last spans may take to go out once drained. */
+const BEFORE_EXIT_MS = 2000;
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** After an uncaught error, in-flight requests get at most this long (or SHUTDOWN_GRACE_MS if shorter). */
 const FATAL_GRACE_MS = 5000;
 
@@ -40,6 +45,8 @@ export interface LifecycleOptions {
   graceMs: number;
   /** SIGHUP: empty what the process caches. */
   onHangup: () => void;
+  /** What must go out once drained, before the process exits (buffered spans), bounded in time. */
+  beforeExit?: () => Promise<void>;
 }
 
 /** How a serving process can be stopped from inside (a recycle: process/recycling.ts). */
@@ -59,7 +66,7 @@ export interface Serving {
  */
 export function serveUntilStopped(
   server: PublicServer,
-  { readiness, log, graceMs, onHangup }: LifecycleOptions,
+  { readiness, log, graceMs, onHangup, beforeExit }: LifecycleOptions,
 ): Serving {
   let exitCode = 0;
   const drain = (reason: string, graceForThis: number, gently = false) => {
@@ -73,7 +80,13 @@ export function serveUntilStopped(
     );
     const drained = () => {
       log.info({ exitCode }, 'drained, exiting');
-      exitProcess(exitCode);
+      if (beforeExit === undefined) {
+        exitProcess(exitCode);
+        return;
+      }
+      void Promise.race([beforeExit().catch(() => undefined), delay(BEFORE_EXIT_MS)]).then(() =>
+        exitProcess(exitCode),
+      );
     };
     if (gently) {
       server.retire(drained);

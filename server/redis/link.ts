@@ -5,6 +5,7 @@
 import { createClient, RESP_TYPES } from '@redis/client';
 import type { Logger } from 'pino';
 import { throttledWarning } from '../logger.ts';
+import { channels, traced } from '../observe/channels.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 
 /** Why a call went without Redis. */
@@ -107,11 +108,29 @@ export class RedisLink {
 
   /**
    * One call to Redis, bounded by `timeoutMs` (the request's bound unless said otherwise), skipped
-   * while Redis is down or the breaker open.
+   * while Redis is down or the breaker open. `operation` names it in traces (`tier.get`).
    */
-  async call<T>(
+  call<T>(
+    operation: string,
     command: (client: RedisClient) => Promise<T>,
     timeoutMs = this.#timeoutMs,
+  ): Promise<Outcome<T>> {
+    return traced(
+      channels.redis,
+      () => ({ operation }),
+      async (message) => {
+        const outcome = await this.#call(command, timeoutMs);
+        if (message !== undefined) {
+          message.outcome = outcome.ok ? 'ok' : outcome.reason;
+        }
+        return outcome;
+      },
+    );
+  }
+
+  async #call<T>(
+    command: (client: RedisClient) => Promise<T>,
+    timeoutMs: number,
   ): Promise<Outcome<T>> {
     if (!this.#client.isReady) {
       return this.#skip('down');

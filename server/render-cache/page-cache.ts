@@ -2,6 +2,7 @@
 // (cache/) in this process and, with REDIS_URL, in the shared tier every replica reads. What is
 // page-specific is here: a page's size and path, its entry in Redis, its codings made once when it
 // is kept, and which pages the fast path may answer (a fresh 200).
+import { channels, traced } from '../observe/channels.ts';
 import type { Logger } from 'pino';
 import { SharedTier } from '../cache/shared-tier.ts';
 import { EntryStore, type StoreSettings } from '../cache/store.ts';
@@ -60,8 +61,13 @@ export class PageCache {
       // A page kept is compressed once, in every stored coding (http/encodings.ts), and only once
       // kept: a page the cache turns away (admission) goes out compressed on its way
       // (bench/README.md#the-figures-behind-the-codes-comments).
-      finish: async (page) => ({ ...page, answer: await encodedForStore(page.answer) }),
-      name: 'render cache',
+      finish: (page) =>
+        traced(
+          channels.compress,
+          () => ({ bytes: page.answer.body.length }),
+          async () => ({ ...page, answer: await encodedForStore(page.answer) }),
+        ),
+      cache: 'render',
     });
   }
 

@@ -8,6 +8,7 @@ import { closeAfterAnswer } from '../http/connection.ts';
 import { parseRevalidationRequest } from './request.ts';
 import type { RevalidationReport } from './revalidator.ts';
 import type { RevalidationRequest } from './request.ts';
+import { exchangeOf } from '../observe/exchange.ts';
 import { noted } from '../errors.ts';
 
 export const REVALIDATE_PATH = '/_origin/revalidate';
@@ -93,9 +94,13 @@ function sha256(value: string): Buffer {
 }
 
 function fail(ctx: Context, status: number, error: string): void {
-  ctx.state.errorCode = noted(
+  const code = noted(
     status === 401 ? 'ORIGIN_REVALIDATE_UNAUTHORIZED' : 'ORIGIN_REVALIDATE_INVALID',
   );
+  const exchange = exchangeOf(ctx.res);
+  if (exchange !== undefined) {
+    exchange.errorCode = code;
+  }
   if (status !== 400 && hasBody(ctx)) {
     // Answered before the body was read: the connection closes rather than Node discarding an
     // upload of any size to keep it alive.

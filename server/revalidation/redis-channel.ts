@@ -50,6 +50,7 @@ export function redisChannel(options: RedisChannelOptions): RevalidationChannel 
       }
       const text = JSON.stringify({ build: buildId, message });
       const heard = await link.call(
+        'revalidation.publish',
         (client) => client.publish(channel, text),
         REVALIDATION_TIMEOUT_MS,
       );

@@ -2,6 +2,7 @@
 // through the configured channels (cluster IPC here; a Redis pub/sub channel plugs in the same
 // way), and passed to the CDN purge hook. One entry point whoever asks: the endpoint, the app's
 // own server code (server.ts revalidate), an operator (scripts/revalidate.mjs, via the endpoint).
+import { channels, traced } from '../observe/channels.ts';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { noted } from '../errors.ts';
@@ -92,7 +93,21 @@ export class Revalidator {
   }
 
   /** Applies `request` here, tells every channel, purges the CDN; resolves with what each did. */
-  async revalidate(request: RevalidationRequest): Promise<RevalidationReport> {
+  revalidate(request: RevalidationRequest): Promise<RevalidationReport> {
+    return traced(
+      channels.revalidate,
+      () => ({ mode: request.mode, paths: request.paths.length, groups: request.groups.length }),
+      async (traceMessage) => {
+        const report = await this.#revalidate(request);
+        if (traceMessage !== undefined) {
+          traceMessage.affected = report.affected;
+        }
+        return report;
+      },
+    );
+  }
+
+  async #revalidate(request: RevalidationRequest): Promise<RevalidationReport> {
     this.#stats.requested++;
     const message: RevalidationMessage = { ...request, id: randomUUID(), at: this.#now() };
     this.#remember(message.id);

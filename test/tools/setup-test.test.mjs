@@ -27,12 +27,27 @@ describe('setup:test', () => {
       REDIS_SERVER_PATH: process.execPath,
       VARNISHD_PATH: process.execPath,
       VARNISH_XKEY_PATH: process.execPath,
+      OTELCOL_PATH: process.execPath,
     });
     assert.equal(code, 0, output);
     assert.match(
       output,
-      /Found chromium: .*\nFound redis-server: .*\nFound varnish: .*\nFound varnish-modules: /,
+      /Found chromium: .*\nFound redis-server: .*\nFound varnish: .*\nFound varnish-modules: .*\nFound the OpenTelemetry Collector: /,
     );
+  });
+
+  it('without Go to build the OpenTelemetry Collector, says so in one line and fails', () => {
+    const { code, output } = setup('setup-test.mjs', {
+      CHROMIUM_PATH: process.execPath,
+      REDIS_SERVER_PATH: process.execPath,
+      VARNISHD_PATH: process.execPath,
+      VARNISH_XKEY_PATH: process.execPath,
+      OTELCOL_PATH: '/nonexistent/otelcol',
+    });
+    assert.equal(code, 1);
+    const lines = output.trim().split('\n');
+    assert.match(lines.at(-1), /^No Go here: install Go .*, or set OTELCOL_PATH/);
+    assert.equal(lines.filter((line) => /Go/.test(line)).length, 1, output);
   });
 
   it('without apt-get, names what to install and the variable to set, and fails', () => {
