@@ -30,4 +30,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The server itself is PID 1 (exec form, no npm or shell in between): SIGTERM reaches it and it drains.
 # --no-memory-reducer: a busy server after an idle spell renders at full speed (scripts/lib/node-flags.mjs).
+# Traces need no loader flag either: `docker run -e OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318`
+# and the origin loads the tracing SDK from node_modules above (docs/observability.md).
 CMD ["node", "--no-memory-reducer", "dist/server/server.mjs"]

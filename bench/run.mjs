@@ -18,6 +18,7 @@ import {
   startCpuWindow,
 } from './lib/machine.mjs';
 import { HELP, parseOptions } from './lib/options.mjs';
+import { startOtlpSink } from './lib/otlp-sink.mjs';
 import {
   installCleanup,
   pinned,
@@ -187,6 +188,11 @@ async function main() {
       '  (more than 20 minutes: fewer --rounds, a shorter --duration or fewer --variants would be quicker)',
     );
   say();
+
+  if (variantNames.some((name) => name.startsWith('origin-traced'))) {
+    const sink = await startOtlpSink();
+    process.env.BENCH_OTLP_SINK = sink.url;
+  }
 
   // The peers (and the stock build's Express) come from bench/node_modules, installed on demand.
   await ensureBenchPackages({ log: say });

@@ -232,6 +232,35 @@ VARIANTS.push(
   },
   {
     ...ORIGIN,
+    name: 'origin-traced',
+    ablation: true,
+    label:
+      'origin-traced (OTEL_EXPORTER_OTLP_ENDPOINT set, the default sampler: every request traced)',
+    about:
+      "The origin exporting a trace of every request (the specification's default sampler, parentbased_always_on) to an OTLP endpoint in the bench's process.",
+    get env() {
+      return { ...COMMON_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: traceSink() };
+    },
+  },
+  {
+    ...ORIGIN,
+    name: 'origin-traced-10',
+    ablation: true,
+    label:
+      'origin-traced-10 (tracing with OTEL_TRACES_SAMPLER_ARG=0.1: one request in ten recorded)',
+    about:
+      'The origin tracing one request in ten (parentbased_traceidratio, 0.1), the sampler docs/observability.md suggests for production.',
+    get env() {
+      return {
+        ...COMMON_ENV,
+        OTEL_EXPORTER_OTLP_ENDPOINT: traceSink(),
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      };
+    },
+  },
+  {
+    ...ORIGIN,
     name: 'origin-metrics',
     ablation: true,
     label: 'origin-metrics (METRICS_PORT set: Prometheus histograms observed on every response)',
@@ -289,4 +318,15 @@ export function getVariant(name) {
   const variant = VARIANTS.find((candidate) => candidate.name === name);
   if (!variant) throw new Error(`unknown variant "${name}" (known: ${VARIANT_NAMES.join(', ')})`);
   return variant;
+}
+
+/** Where the traced variants export: the sink bench/run.mjs starts when one of them runs. */
+function traceSink() {
+  const url = process.env.BENCH_OTLP_SINK;
+  if (url === undefined) {
+    throw new Error(
+      'the traced variants need the OTLP sink bench/run.mjs starts (BENCH_OTLP_SINK)',
+    );
+  }
+  return url;
 }

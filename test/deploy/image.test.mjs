@@ -8,7 +8,9 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
+import { startCollector } from '../../scripts/lib/otel-collector.mjs';
 import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 import { DIST, ROOT, request } from '../helpers/origin.mjs';
 
@@ -92,17 +94,7 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     let output = '';
     server.stdout.on('data', (chunk) => (output += chunk));
     server.stderr.on('data', (chunk) => (output += chunk));
-    url = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no start in 20 s:\n${output}`)), 20_000);
-      server.stdout.on('data', () => {
-        const match = /listening on (http:\/\/[^"\s]+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-      server.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
-    });
+    url = await listening(server, () => output);
   });
   after(() => {
     server?.kill('SIGTERM');
@@ -157,6 +149,38 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     assert.equal(asset.headers['x-powered-by'], undefined);
   });
 
+  it('traces with OTEL_EXPORTER_OTLP_ENDPOINT alone: its production install holds the SDK, no loader flag', async () => {
+    const collector = await startCollector();
+    const traced = spawn(process.execPath, cmd.slice(1), {
+      cwd: app,
+      env: {
+        ...env,
+        PATH: process.env.PATH,
+        PORT: await anyPortSetting(),
+        HOST: '127.0.0.1',
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    traced.stdout.on('data', (chunk) => (output += chunk));
+    traced.stderr.on('data', (chunk) => (output += chunk));
+    try {
+      const tracedUrl = await listening(traced, () => output);
+      assert.equal((await request(tracedUrl, '/products/6')).status, 200);
+      for (let i = 0; i < 200; i++) {
+        if (collector.spans().some((span) => span.name === 'GET /products/:id')) break;
+        await sleep(50);
+      }
+      const names = collector.spans().map((span) => span.name);
+      assert.ok(names.includes('GET /products/:id'), `${names.join(', ')}\n${output}`);
+    } finally {
+      traced.kill('SIGTERM');
+      await collector.stop();
+    }
+  });
+
   it('passes its own HEALTHCHECK', () => {
     const port = new URL(url).port;
     const [executable, ...args] = healthcheck;
@@ -169,6 +193,21 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     assert.equal(result.status, 0, result.stderr);
   });
 });
+
+/** The URL the origin says it listens on (within 20 s), or its output when it exits first. */
+function listening(server, output) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start in 20 s:\n${output()}`)), 20_000);
+    server.stdout.on('data', () => {
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(output());
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    server.once('exit', (code) => reject(new Error(`exited ${code}:\n${output()}`)));
+  });
+}
 
 describe('the build stage (Dockerfile)', () => {
   it("installs the workspace's lockfile, which holds none of the bench's peer servers", () => {

@@ -10,6 +10,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
+import { readConfig } from '../../server/config.ts';
 import { ROOT } from '../helpers/origin.mjs';
 
 const DIR = join(ROOT, 'deploy/kubernetes');
@@ -199,10 +200,39 @@ describe('the shared cache in Kubernetes', () => {
         assert.ok(name.startsWith(`${SHARED_CACHE}/`), `${name} (${object.kind})`);
     }
     // Placeholders, plainly: a value that looks real would be applied and trusted. ASSET_ARCHIVE
-    // is a setting kept beside REDIS_URL, which it needs: no secret.
-    const { ASSET_ARCHIVE: archive, ...secrets } = secret.stringData;
+    // is a setting kept beside REDIS_URL, which it needs, and the collector's endpoint one beside
+    // them: no secrets.
+    const {
+      ASSET_ARCHIVE: archive,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector,
+      ...secrets
+    } = secret.stringData;
     for (const value of Object.values(secrets)) assert.match(value, /CHANGE-ME/);
     assert.equal(archive, 'redis');
+    assert.match(collector, /^http:\/\/[^/]+:4318$/);
+  });
+
+  it('is a configuration the origin starts with, traced or not, one request in ten recorded', () => {
+    // The container's env as Kubernetes gives it: the Secret's keys, $(VAR) expanded.
+    const envOf = (withSecret) => {
+      const env = {};
+      for (const { name, value, valueFrom } of origin.env) {
+        if (valueFrom?.secretKeyRef) {
+          if (withSecret) env[name] = secret.stringData[valueFrom.secretKeyRef.key];
+        } else if (valueFrom?.fieldRef) {
+          env[name] = 'ssr-origin-5d9c7-x2x7q';
+        } else {
+          env[name] = value.replace(/\$\((\w+)\)/g, (_, ref) => env[ref] ?? '');
+        }
+      }
+      return env;
+    };
+    assert.equal(readConfig(envOf(false)).tracing, undefined, 'no endpoint: no tracing');
+    const traced = readConfig(envOf(true)).tracing;
+    assert.equal(traced.url, `${secret.stringData.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
+    assert.equal(traced.sampler, 'parentbased_traceidratio');
+    assert.equal(traced.ratio, 0.1);
+    assert.equal(envOf(true).OTEL_RESOURCE_ATTRIBUTES, 'k8s.pod.name=ssr-origin-5d9c7-x2x7q');
   });
 
   it("runs a bounded, unpersisted Valkey with probes, limits and the Secret's password", () => {
