@@ -130,19 +130,19 @@ export class Observers {
         handle(req, res);
         return;
       }
+      // As tracePromise publishes, without its promise: start (the tracer's context entered for
+      // all the request's work) and end around the handler, asyncStart and asyncEnd once the
+      // response ended.
       const message: RequestMessage = { req, res, exchange };
-      // A promise settled by the response's end: the channel's asyncEnd is the span's end.
-      void request.tracePromise(
-        () =>
-          new Promise<void>((resolve) => {
-            res.once('close', () => {
-              this.#ended(exchange, req, res);
-              resolve();
-            });
-            handle(req, res);
-          }),
-        message,
-      );
+      request.start.runStores(message, () => {
+        res.once('close', () => {
+          this.#ended(exchange, req, res);
+          request.asyncStart.publish(message);
+          request.asyncEnd.publish(message);
+        });
+        handle(req, res);
+      });
+      request.end.publish(message);
     };
   }
 

@@ -94,13 +94,14 @@ class ChannelSpans {
         req.method ?? 'GET',
         {
           kind: SpanKind.SERVER,
-          attributes: requestAttributes(req, this.#engine),
           links: ignore && remoteSpan !== undefined ? [{ context: remoteSpan }] : undefined,
         },
         parent,
       );
       this.#spans.set(message, span);
+      // A request the sampler left out costs its context and nothing more.
       if (span.isRecording()) {
+        span.setAttributes(requestAttributes(req, this.#engine));
         const { traceId, spanId } = span.spanContext();
         exchange.traceIds = { trace_id: traceId, span_id: spanId };
       }
@@ -111,7 +112,9 @@ class ChannelSpans {
         const span = this.#spans.get(message);
         if (span !== undefined) {
           this.#spans.delete(message);
-          endRequest(span, message);
+          if (span.isRecording()) {
+            endRequest(span, message);
+          }
         }
       },
     };
@@ -280,7 +283,9 @@ class ChannelSpans {
       const span = this.#spans.get(message);
       if (span !== undefined) {
         this.#spans.delete(message);
-        finish?.(span, message);
+        if (span.isRecording()) {
+          finish?.(span, message);
+        }
         span.end();
       }
     };
