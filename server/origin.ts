@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import conditional from 'koa-conditional-get';
 import type { Logger } from 'pino';
+import { type AppApi, appApiStep } from './app-api/api-step.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
 import { fastPath } from './fast-path.ts';
@@ -44,6 +45,8 @@ export interface OriginOptions {
   readiness: Readiness;
   /** POST /_origin/revalidate (revalidation/endpoint.ts); undefined when REVALIDATE_TOKEN is unset. */
   revalidateEndpoint?: Middleware;
+  /** The app's own API on `/api/…` (its bundle's `api` export); undefined when it has none. */
+  api?: AppApi;
   /** What /healthz reports besides the origin's own counters. */
   stats: () => object;
   log: Logger;
@@ -81,7 +84,9 @@ export function createOrigin(options: OriginOptions): RequestListener {
   if (!files || !options.fastPath || options.accessLog) {
     return time ? (req, res) => (time(res, 'koa', performance.now()), handle(req, res)) : handle;
   }
-  const fromMemory = fastPath(files.index, options.readiness, origins, options.pages);
+  const fromMemory = fastPath(files.index, options.readiness, origins, options.pages, {
+    api: options.api !== undefined,
+  });
   return (req, res) => {
     const startMs = time && performance.now();
     const answered = fromMemory(req, res);
@@ -131,6 +136,12 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   // accessLog: one line per request, after the response (off by default: it costs throughput).
   if (options.accessLog) {
     app.use(accessLog(log));
+  }
+
+  // appApi: the app's own API, which renders call by an internal address the Host rules need not
+  // list: before the guard, like the revalidation endpoint. Never renders.
+  if (options.api) {
+    app.use(appApiStep(options.api, log));
   }
 
   // requestGuard: cheap rejections before any work — forged or malformed hosts, odd request

@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { AppApi } from './app-api/api-step.ts';
 import type { OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
@@ -139,6 +140,7 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
       token === undefined
         ? undefined
         : revalidateEndpoint(token, (request) => revalidator.revalidate(request)),
+    api: appApi(build.layout),
     stats,
     log,
     accessLog: config.log.access,
@@ -146,6 +148,15 @@ export function createParts(config: OriginConfig, build: Build, log: Logger): Pa
     timeResponse: timings?.timeResponse,
   });
   return { listener, readiness, renderCache: caches.store, revalidator };
+}
+
+/**
+ * The app's own API, if its bundle exports one: every locale's bundle holds the same code, so the
+ * first's (an API is not localized: `/api/…` is under no locale's prefix).
+ */
+export function appApi(layout: BuildLayout): AppApi | undefined {
+  const { api } = layout.locales[0].app;
+  return typeof api === 'function' ? api : undefined;
 }
 
 /** Which process this is, in /healthz. */

@@ -6,6 +6,7 @@ import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
+import { defaultApiUrl } from './app-api/api-url.ts';
 import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.ts';
@@ -17,7 +18,7 @@ import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
-import { createParts, type Parts } from './parts.ts';
+import { appApi, createParts, type Parts } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { nodeRangeWarning } from './process/node-range.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
@@ -120,7 +121,7 @@ async function start(): Promise<Parts | undefined> {
   );
   const hints = await readHints(layout);
   const parts = orStop(() => createParts(config, { layout, serverDir, browserDir, hints }, log));
-  listen(parts, config, log);
+  listen(parts, config, log, appApi(layout) !== undefined);
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
     serveOwnMetrics(config.metrics, log, cannotStart);
@@ -128,8 +129,16 @@ async function start(): Promise<Parts | undefined> {
   return parts;
 }
 
-/** Serves the parts on the public port until the process is told to stop. */
-function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof createLogger>): void {
+/**
+ * Serves the parts on the public port until the process is told to stop. With an app API, renders
+ * reach it at this process's own address unless API_URL says otherwise (app-api/api-url.ts).
+ */
+function listen(
+  parts: Parts,
+  config: OriginConfig,
+  log: ReturnType<typeof createLogger>,
+  hasApi: boolean,
+): void {
   const { port, host, tls } = config.listen;
   let publicServer: PublicServer;
   try {
@@ -149,7 +158,17 @@ function listen(parts: Parts, config: OriginConfig, log: ReturnType<typeof creat
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
     const url = `${scheme}://${host ?? 'localhost'}:${bound}`;
-    log.info({ url, http2: scheme === 'https' }, `Origin listening on ${url}`);
+    const api =
+      hasApi && typeof address === 'object' && address
+        ? defaultApiUrl(process.env, { scheme, address: address.address, port: bound })
+        : undefined;
+    if (api && scheme === 'https') {
+      log.warn(
+        { api },
+        'API_URL is unset: renders fetch the app API over HTTPS at the loopback address, which works only with a certificate Node trusts for it (NODE_EXTRA_CA_CERTS); set API_URL (docs/configuration.md)',
+      );
+    }
+    log.info({ url, http2: scheme === 'https', api }, `Origin listening on ${url}`);
   });
   server.on('error', (error: NodeJS.ErrnoException) =>
     cannotStart(error.code === 'EADDRINUSE' ? `port ${port} is in use` : error.message),
@@ -215,9 +234,19 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
   devHandler ??= plainApp().then((app) => {
     const config = loadConfig();
     const log = createLogger(config.log.level);
+    const api = typeof app.api === 'function' ? app.api : undefined;
+    // The dev server's own address, as the production origin says its own once it listens.
+    if (api) {
+      defaultApiUrl(process.env, {
+        scheme: 'encrypted' in req.socket ? 'https' : 'http',
+        address: req.socket.localAddress ?? '',
+        port: req.socket.localPort ?? 4200,
+      });
+    }
     return createOrigin({
       hosts: config.hosts,
       files: undefined,
+      api,
       pages: createDevPages({
         lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)),
         trustProxy: config.hosts.trustProxy,
