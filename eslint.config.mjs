@@ -11,6 +11,7 @@ import tseslint from 'typescript-eslint';
 const APPS = ['src/**/*.ts', 'test/app/src/**/*.ts', 'schematics/ng-new/minimal/**/*.ts'];
 /** `ng new --demo=false` copies these into src/app; where they live, no tsconfig includes them. */
 const MINIMAL_APP = [
+  'schematics/ng-new/minimal/src/*.ts',
   'schematics/ng-new/minimal/src/app/*.ts',
   'schematics/ng-new/minimal/src/app/pages/*.ts',
 ];

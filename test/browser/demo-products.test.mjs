@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { makeProduct } from '../../src/app/products.ts';
+import { makeProduct } from '../../src/api/products.ts';
 import {
   PAGE_THEN_APP,
   SCREENSHOTS,

@@ -240,6 +240,16 @@ describe('ng-new', () => {
       "the demo's browser tests go with it",
     );
     assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
+    assert.deepEqual(
+      tree.files.filter((path) => path.startsWith('/acme-shop/src/api/')),
+      [],
+      "and the demo's API",
+    );
+    // The server bundle exports no API and maps no API URL: the demo's, gone with it.
+    const mainServer = tree.readContent('/acme-shop/src/main.server.ts');
+    assert.doesNotMatch(mainServer, /\bapi\b/);
+    assert.match(mainServer, /export \{ serverRoutes \}/, 'the exports every app has stay');
+    assert.doesNotMatch(tree.readContent('/acme-shop/src/app/app.config.server.ts'), /api/i);
     const pkg = json(tree, '/acme-shop/package.json');
     assert.equal(pkg.scripts['test:browser'], undefined);
     assert.ok('browser' in OPTIONAL_SUITES, 'npm test skips the suite, not fails');
@@ -412,6 +422,8 @@ describe('parts.json', () => {
       ['docs/render-cache.md', 'origin', 'docs'],
       ['docs/benchmark.md', 'bench', 'docs'],
       ['src/app/pages/product.ts', 'demo', 'files'],
+      ['src/api/api.ts', 'demo', 'files'],
+      ['src/main.server.ts', 'app', 'files'],
       ['src/app/pages/not-found.ts', 'app', 'files'],
       ['public/async-work.json', 'demo', 'files'],
       ['public/favicon.ico', 'app', 'files'],
