@@ -35,7 +35,9 @@ async function answerOf(
   const response = await api(
     new Request(new URL(url, 'http://localhost'), {
       method,
-      headers: headers.keys().map((name) => [name, headers.getAll(name)!.join(', ')]),
+      headers: headers
+        .keys()
+        .map((name): [string, string] => [name, headers.getAll(name)!.join(', ')]),
     }),
   );
   if (response === null) {
