@@ -50,8 +50,12 @@ export default defineConfig([
     languageOptions: {
       parserOptions: {
         project: false,
-        // Typed with the unit tests' compiler options (its app.spec.ts uses Vitest's globals).
-        projectService: { allowDefaultProject: MINIMAL_APP, defaultProject: 'tsconfig.spec.json' },
+        // Typed with the unit tests' compiler options (its app.spec.ts uses Vitest's globals), its
+        // files over the template's src/ as they land (schematics/tsconfig.minimal.json).
+        projectService: {
+          allowDefaultProject: MINIMAL_APP,
+          defaultProject: 'schematics/tsconfig.minimal.json',
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },
