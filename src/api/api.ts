@@ -12,9 +12,14 @@ const CATALOG_CACHING: Caching = {
   cacheControl: 'public, max-age=60, stale-while-revalidate=600',
   tags: ['catalog'],
 };
-/** A product, tagged with its id: publishing it purges its pages by that tag. */
+/**
+ * A product, tagged with its id: publishing it purges its pages by that tag. Five minutes fresh:
+ * a shop has many more products than a cache sees each minute, and each one a cache keeps is asked
+ * again once per max-age (300 products at 60 pages a second: one request per 60 pages, where a
+ * minute would make it one per 12). A change reaches readers sooner through its tag.
+ */
 const productCaching = (id: number): Caching => ({
-  cacheControl: 'public, max-age=60, stale-while-revalidate=600',
+  cacheControl: 'public, max-age=300, stale-while-revalidate=600',
   tags: [`product-${id}`],
 });
 const METHODS = 'GET, HEAD';
