@@ -46,7 +46,7 @@ describe('Product', () => {
     );
     const category = makeCatalog().categories.find((c) => c.slug === expected.category)!;
     const crumbs = [...element.querySelectorAll('.breadcrumb a')];
-    expect(crumbs.map((a) => a.textContent)).toEqual(['Products', category.name]);
+    expect(crumbs.map((a) => a.textContent)).toEqual(['Shop', category.name]);
     expect(crumbs[1].getAttribute('href')).toBe(`/products#${category.slug}`);
   });
 

@@ -35,11 +35,14 @@ import { type Fetched, Shop } from '../shop';
     @let fetched = product();
     @if (fetched.ok) {
       @let p = fetched.value;
+      <!-- Spaced by its paragraph's margin: the page has no styles of its own. -->
       <nav class="breadcrumb" aria-label="Breadcrumb">
-        <a routerLink="/products">Products</a>
-        @if (category(); as c) {
-          › <a routerLink="/products" [fragment]="c.slug">{{ c.name }}</a>
-        }
+        <p>
+          <a routerLink="/products">Shop</a>
+          @if (category(); as c) {
+            › <a routerLink="/products" [fragment]="c.slug">{{ c.name }}</a>
+          }
+        </p>
       </nav>
       <mat-card appearance="outlined">
         <mat-card-header>
@@ -97,11 +100,6 @@ import { type Fetched, Shop } from '../shop';
         }}
       </p>
       <a mat-button routerLink="/products">All products</a>
-    }
-  `,
-  styles: `
-    .breadcrumb {
-      margin-bottom: 12px;
     }
   `,
 })
