@@ -39,7 +39,7 @@ export function fastPath(
     if (
       HEALTH_PATHS.has(target) ||
       target.startsWith(ORIGIN_PATH_PREFIX) ||
-      (api && isApiPath(target.split('?', 1)[0])) ||
+      (api && isApiPath(target)) ||
       countHostHeaders(req.rawHeaders) > 1
     ) {
       return false;

@@ -27,9 +27,16 @@ const HOP_BY_HOP = new Set([
 /** Statuses that carry no body (RFC 9110 §15.3.5, §15.4.5). */
 const NO_BODY = new Set([204, 304]);
 
-/** Whether a request's path is the API's: `/api` or under `/api/`. */
-export function isApiPath(path: string): boolean {
-  return path === API_PATH || path.startsWith(`${API_PATH}/`);
+/**
+ * Whether a path, or a request target as it came (a query after it), is the API's: `/api` or
+ * under `/api/`. Allocates nothing: the fast path asks it of every request.
+ */
+export function isApiPath(target: string): boolean {
+  if (!target.startsWith(API_PATH)) {
+    return false;
+  }
+  const next = target.charAt(API_PATH.length);
+  return next === '' || next === '/' || next === '?';
 }
 
 /**
