@@ -11,6 +11,7 @@ import tseslint from 'typescript-eslint';
 const APPS = ['src/**/*.ts', 'test/app/src/**/*.ts', 'schematics/ng-new/minimal/**/*.ts'];
 /** `ng new --demo=false` copies these into src/app; where they live, no tsconfig includes them. */
 const MINIMAL_APP = [
+  'schematics/ng-new/minimal/src/*.ts',
   'schematics/ng-new/minimal/src/app/*.ts',
   'schematics/ng-new/minimal/src/app/pages/*.ts',
 ];
@@ -49,8 +50,12 @@ export default defineConfig([
     languageOptions: {
       parserOptions: {
         project: false,
-        // Typed with the unit tests' compiler options (its app.spec.ts uses Vitest's globals).
-        projectService: { allowDefaultProject: MINIMAL_APP, defaultProject: 'tsconfig.spec.json' },
+        // Typed with the unit tests' compiler options (its app.spec.ts uses Vitest's globals), its
+        // files over the template's src/ as they land (schematics/tsconfig.minimal.json).
+        projectService: {
+          allowDefaultProject: MINIMAL_APP,
+          defaultProject: 'schematics/tsconfig.minimal.json',
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },

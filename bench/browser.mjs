@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { serveAppApiOf } from '../scripts/lib/app-api.mjs';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { launchBrowser } from '../scripts/lib/chromium.mjs';
 import { request } from '../scripts/lib/http.mjs';
@@ -14,11 +15,12 @@ import { ensureBuilds } from './lib/build.mjs';
 import { coldLoad, MOBILE_NETWORK } from './lib/browser-load.mjs';
 import { browserMarkdown, browserSummary, browserTerminal } from './lib/browser-report.mjs';
 import { describeMachine } from './lib/machine.mjs';
+import { measuredSite } from './lib/measured-site.mjs';
 import { installCleanup, startServer } from './lib/process.mjs';
 import { updateReadme } from './lib/readme.mjs';
 import { roundOrder } from './lib/round-order.mjs';
 import { PATHS, renderedPathAt } from './lib/scenarios.mjs';
-import { baselineVariant, READY_LINE, ROOT, getVariant } from './lib/variants.mjs';
+import { baselineVariant, DIST, READY_LINE, ROOT, getVariant } from './lib/variants.mjs';
 
 const HELP = `Usage: npm run bench:browser -- [options]
 
@@ -101,12 +103,15 @@ async function main() {
   // The bench's own certificate, trusted by its key: Chromium then caches and reuses what a 103
   // fetched, as with a certificate a CA signed (--ignore-certificate-errors would not).
   const browser = await launchBrowser({ certificate });
+  // Pages made of data fetch the app's API: one for every variant, at the same address (the stock
+  // server has none of its own), as the main bench serves it.
+  const api = await serveAppApiOf((await measuredSite(DIST)).serverDir);
   const servers = new Map();
   try {
     for (const variant of variants) {
       const server = await startServer({
         command: variant.command(),
-        env: { ...variant.env, ...variant.tls },
+        env: { ...variant.env, ...variant.tls, ...(api && { API_URL: api.url }) },
         cwd: ROOT,
         ready: READY_LINE,
         scheme: variant.tls ? 'https' : 'http',
@@ -135,6 +140,7 @@ async function main() {
   } finally {
     await browser.close();
     await Promise.all([...servers.values()].map((server) => server.stop()));
+    await api?.close();
     certificate.remove();
   }
 }

@@ -20,6 +20,7 @@ import {
   STOCK_I18N_DIST,
 } from './lib/localized-build.mjs';
 import { STOCK_DIST } from './lib/variants.mjs';
+import { serveAppApiOf } from '../scripts/lib/app-api.mjs';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { readLoadPaths } from '../scripts/lib/load-paths.mjs';
 import { NODE_FLAGS } from '../scripts/lib/node-flags.mjs';
@@ -103,11 +104,20 @@ function rss(pid) {
   return match ? Number(match[1]) * 1024 : NaN;
 }
 
-/** @param {Build} build @param {ReturnType<typeof readLoadPaths>['rendered']} rendered */
-async function measure(build, rendered, round) {
+/**
+ * @param {Build} build @param {ReturnType<typeof readLoadPaths>['rendered']} rendered
+ * @param {Record<string, string>} dataEnv where every server's renders fetch the app's API
+ */
+async function measure(build, rendered, round, dataEnv) {
   const server = await startServer({
     command: [process.execPath, ...NODE_FLAGS, join(build.dist, 'server/server.mjs')],
-    env: { HOST: '127.0.0.1', NODE_ENV: 'production', NG_ALLOWED_HOSTS: undefined, ...build.env },
+    env: {
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+      NG_ALLOWED_HOSTS: undefined,
+      ...dataEnv,
+      ...build.env,
+    },
     cwd: ROOT,
     ready: /listening on/,
   });
@@ -193,13 +203,22 @@ async function main() {
   // Each localized build against its own server's plain build.
   const plainOf = [0, 0, 0, 0, 4, 4];
   const runs = builds.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    // Interleaved, the order turned each round: no build always runs on a warmer machine.
-    const order = builds.map((_, i) => (i + round) % builds.length);
-    for (const i of order) {
-      console.log(`round ${round + 1}/${ROUNDS}: ${builds[i].name}…`);
-      runs[i].push(await measure(builds[i], rendered, round));
+  // Pages made of data: every server's renders fetch the app's API from here, and the origin's
+  // data cache is off, so both servers pay the same fetches and locales are what differs (as the
+  // main bench's ssr does: docs/benchmark.md).
+  const api = await serveAppApiOf((await readBuildDirs(APP_DIST)).locales[0].serverDir);
+  const dataEnv = api ? { API_URL: api.url, DATA_CACHE_BYTES: '0' } : {};
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      // Interleaved, the order turned each round: no build always runs on a warmer machine.
+      const order = builds.map((_, i) => (i + round) % builds.length);
+      for (const i of order) {
+        console.log(`round ${round + 1}/${ROUNDS}: ${builds[i].name}…`);
+        runs[i].push(await measure(builds[i], rendered, round, dataEnv));
+      }
     }
+  } finally {
+    await api?.close();
   }
   const med = (i, pick) => median(runs[i].map(pick));
   const row = (label, pick, format, lowerIsBetter) => {

@@ -45,13 +45,30 @@ import {
   equalLoadRate,
   equalLoadTable,
   markdown,
+  addUpstreamPerPage,
   compressionTarget,
+  dataTarget,
   renderCacheTarget,
   visitorTarget,
   summarize,
   terminalTable,
 } from './lib/report.mjs';
-import { describeBuild, getScenario, PATHS, SKIPPED_SCENARIOS } from './lib/scenarios.mjs';
+import {
+  askEach,
+  burst,
+  BURST_PAGES,
+  createUpstreams,
+  DATA_DELAY_MS,
+  DATA_SCENARIO,
+  upstreamEnv,
+} from './lib/data-upstream.mjs';
+import {
+  dataPages,
+  describeBuild,
+  getScenario,
+  PATHS,
+  SKIPPED_SCENARIOS,
+} from './lib/scenarios.mjs';
 import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
 import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
@@ -116,6 +133,114 @@ function checkBaseline(dir) {
   }
 }
 
+/**
+ * The processes a variant runs the scenarios in: one for every scenario that can share it, and one
+ * for each scenario that needs its own (`own`).
+ * @param {string[]} scenarios
+ * @returns {{ own?: import('./lib/scenarios.mjs').Scenario, scenarios: string[] }[]}
+ */
+function processGroups(scenarios) {
+  const shared = scenarios.filter((name) => !getScenario(name).ownProcess);
+  return [
+    ...(shared.length > 0 ? [{ scenarios: shared }] : []),
+    ...scenarios
+      .filter((name) => getScenario(name).ownProcess)
+      .map((name) => ({ own: getScenario(name), scenarios: [name] })),
+  ];
+}
+
+/** Which of a variant's processes loads `scenario`: its own (`origin@ssr-data`), or the variant's. */
+const processKey = (name, scenario) =>
+  getScenario(scenario).ownProcess ? `${name}@${scenario}` : name;
+
+/**
+ * The share of the slowest variant's median a scenario's fixed-rate runs ask for: --equal-load, or
+ * less where the scenario says (ssr-data: half, to stay below every server's capacity).
+ */
+function equalLoadShare(name, share) {
+  const own = getScenario(name).equalLoadShare;
+  return own === undefined ? share : Math.min(own, share);
+}
+
+/** The scenarios whose fixed-rate runs ask for less than --equal-load, with their share. */
+function equalLoadShares(scenarios, share) {
+  return Object.fromEntries(
+    scenarios.map((name) => [name, equalLoadShare(name, share)]).filter(([, own]) => own !== share),
+  );
+}
+
+/** The check of a scenario whose process did not start. */
+function notStarted(why) {
+  return {
+    valid: false,
+    problems: [`its process did not start: ${why}`],
+    notes: [],
+    context: {},
+    expectedStatuses: [200],
+    minBytesPerResponse: 0,
+  };
+}
+
+/**
+ * Checks what a fresh process answers for its scenarios. A process of pages made of data gets a
+ * burst first (nothing asked of its API yet), then, checked, every page of its set once (`warm`):
+ * what the load then measures is a server after warm-up. Returns a verdict per scenario.
+ */
+async function checkProcess({ state, variant, group, server, upstream, build, warm }) {
+  if (group.own) {
+    const paths = dataPages()
+      .slice(0, BURST_PAGES)
+      .map((page) => page.path);
+    state.bursts[group.own.name] = await burst(server.url, paths, upstream);
+  }
+  const verdicts = [];
+  for (const scenario of group.scenarios) {
+    const check = await checkScenario(server.url, scenario, build);
+    if (group.own) {
+      const more = burstProblems(state.bursts[scenario]);
+      if (more.length === 0 && check.valid && warm) {
+        // The rest of the set: the burst asked for its first pages already.
+        const rest = dataPages()
+          .slice(BURST_PAGES)
+          .map((page) => page.path);
+        more.push(...(await askEach(server.url, rest, 16)));
+      }
+      if (more.length > 0) {
+        check.problems.push(...more);
+        check.valid = false;
+        check.statusOnly = false;
+      }
+    }
+    // A peer that answers one of the app's routes with another status (a redirect to a
+    // folder, a 200 where the app's server route says 404) cannot serve this app: said so.
+    check.unsupported = Boolean(variant.peer && check.statusOnly);
+    state.checks[scenario] = check;
+    verdicts.push(
+      check.valid
+        ? `${scenario} ok${check.revalidation && check.revalidation !== '304' ? ` (${check.revalidation})` : ''}`
+        : check.unsupported
+          ? `${scenario} cannot serve`
+          : `${scenario} INVALID`,
+    );
+  }
+  return verdicts;
+}
+
+/** What is wrong with a burst's answers: pages not made, or made without asking the API. */
+function burstProblems(result) {
+  const problems = [];
+  const failed = Object.entries(result.statuses).filter(([status]) => status !== '200');
+  if (failed.length > 0)
+    problems.push(
+      `a burst of ${result.pages} pages: ${failed.map(([status, n]) => `${n}× ${status}`).join(', ')}`,
+    );
+  if (result.upstreamRequests === 0)
+    problems.push(
+      `a burst of ${result.pages} pages asked the app's API for nothing: do its renders read API_URL?`,
+    );
+  return problems;
+}
+
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   if (options.help) {
@@ -127,10 +252,10 @@ async function main() {
     addBaseline(options.baseline);
   }
   // ssr-shared is not run per variant: it starts its own pairs of origins (bench/lib/shared-tier.mjs).
-  const variantScenarios = options.scenarios.filter((name) => !getScenario(name).pair);
+  let variantScenarios = options.scenarios.filter((name) => !getScenario(name).pair);
   const sharedAsked = options.scenarios.includes(SHARED_SCENARIO);
   // Only ssr-shared asked for: no variant has anything to run.
-  const variantNames = variantScenarios.length > 0 ? options.variants : [];
+  let variantNames = variantScenarios.length > 0 ? options.variants : [];
   /** Warm-up seconds before a variant's first run of a scenario: longer where pages render. */
   const warmupFor = (scenarioName) =>
     getScenario(scenarioName).renders ? options.renderWarmup : options.warmup;
@@ -156,6 +281,10 @@ async function main() {
   const cpuPairs = options.pairedCpu > 0 ? pairsIn(variantNames, variantScenarios) : [];
   const plannedSeconds =
     variantNames.length * (STARTUP_ESTIMATE_S + 1) +
+    // A scenario run in processes of its own (ssr-data): their start, burst and warming pass.
+    variantNames.length *
+      variantScenarios.filter((name) => getScenario(name).ownProcess).length *
+      (STARTUP_ESTIMATE_S + 1 + dataPages().length / 60) +
     variantNames.length * variantScenarios.reduce((sum, name) => sum + warmupFor(name), 0) +
     options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) +
     options.rounds *
@@ -206,6 +335,18 @@ async function main() {
   const localized = describeSite(site);
   if (localized) say(`Measuring ${localized}.`);
   const build = describeBuild(site, DIST);
+  // Pages made of data get it from the app's own API, which the bench serves, one for each process
+  // it loads (bench/lib/data-upstream.mjs); without one, the scenario made of data cannot run.
+  const upstreams = await createUpstreams(site.serverDir);
+  const skipped = [...SKIPPED_SCENARIOS];
+  if (upstreams.missing) {
+    for (const name of variantScenarios.filter((one) => getScenario(one).needs === 'data')) {
+      skipped.push({ name, why: upstreams.missing });
+      say(`  skipped:    ${name}: ${upstreams.missing}`);
+    }
+    variantScenarios = variantScenarios.filter((one) => getScenario(one).needs !== 'data');
+    if (variantScenarios.length === 0) variantNames = [];
+  }
   // ssr-shared's processes are the origin's: its mechanism is named even when no variant runs.
   const criticalCss = describeCriticalCss(
     sharedAsked && !variantNames.includes('origin') ? [...variantNames, 'origin'] : variantNames,
@@ -268,11 +409,12 @@ async function main() {
   let shared;
 
   try {
-    // Start every variant once, then check every scenario's answers before any load.
+    // Start every variant, then check every scenario's answers before any load. A variant runs in
+    // one process, and in one more for each scenario that needs its own (ssr-data: other cache
+    // settings, an API that answers late); each process asks an API of its own, counted apart.
     for (const name of variantNames) {
       const variant = getVariant(name);
-      progress.step(`starting ${name}`, STARTUP_ESTIMATE_S + 1);
-      /** @type {import('./lib/report.mjs').VariantState & { startupMs?: number, pid?: number }} */
+      /** @type {import('./lib/report.mjs').VariantState & { startupMs?: number, pid?: number, pids: number[] }} */
       const state = {
         name,
         label: variant.label,
@@ -284,48 +426,59 @@ async function main() {
           .join(' '),
         started: false,
         checks: {},
+        pids: [],
+        bursts: {},
       };
       states.push(state);
-      const started = Date.now();
-      try {
-        const command = variant.command();
-        const server = await startServer({
-          command: pin.enabled ? pinned(command, serverCpus) : command,
-          env: variantEnv(variant, pin.enabled ? options.serverCpuCount : availableParallelism()),
-          cwd: ROOT,
-          ready: READY_LINE,
-        });
-        servers.set(name, { server });
+      for (const group of processGroups(variantScenarios)) {
+        const key = processKey(name, group.scenarios[0]);
+        progress.step(`starting ${key}`, STARTUP_ESTIMATE_S + 1);
+        const upstream = await upstreams.start(group.own?.upstreamDelayMs ?? 0);
+        const started = Date.now();
+        let server;
+        try {
+          const command = variant.command();
+          server = await startServer({
+            command: pin.enabled ? pinned(command, serverCpus) : command,
+            env: {
+              ...variantEnv(variant, pin.enabled ? options.serverCpuCount : availableParallelism()),
+              ...upstreamEnv(upstream, group.own !== undefined),
+            },
+            cwd: ROOT,
+            ready: READY_LINE,
+          });
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          progress.log(`✗ ${key} did not start: ${why}`);
+          if (!group.own) {
+            state.error = why;
+            break;
+          }
+          state.checks[group.own.name] = notStarted(why);
+          continue;
+        }
+        servers.set(key, { server, upstream });
         state.started = true;
-        state.pid = server.pid;
-        state.startupMs = Date.now() - started;
-      } catch (error) {
-        state.error = error instanceof Error ? error.message : String(error);
-        progress.log(`✗ ${name} did not start: ${state.error}`);
-        continue;
-      }
-      const server = servers.get(name).server;
-      const verdicts = [];
-      for (const scenario of variantScenarios) {
-        const check = await checkScenario(server.url, scenario, build);
-        // A peer that answers one of the app's routes with another status (a redirect to a
-        // folder, a 200 where the app's server route says 404) cannot serve this app: said so.
-        check.unsupported = Boolean(variant.peer && check.statusOnly);
-        state.checks[scenario] = check;
-        verdicts.push(
-          check.valid
-            ? `${scenario} ok${check.revalidation && check.revalidation !== '304' ? ` (${check.revalidation})` : ''}`
-            : check.unsupported
-              ? `${scenario} cannot serve`
-              : `${scenario} INVALID`,
+        state.pid ??= server.pid;
+        state.startupMs ??= Date.now() - started;
+        state.pids.push(server.pid);
+        const verdicts = await checkProcess({
+          state,
+          variant,
+          group,
+          server,
+          upstream,
+          build,
+          // --quick is a look, not a measurement: the burst's pages are all it warms.
+          warm: !options.quick,
+        });
+        progress.log(
+          `✓ ${key} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${server.pid}) · ${verdicts.join(', ')}`,
         );
-      }
-      progress.log(
-        `✓ ${name} ready in ${(state.startupMs / 1000).toFixed(1)} s (pid ${server.pid}) · ${verdicts.join(', ')}`,
-      );
-      for (const scenario of variantScenarios) {
-        const check = state.checks[scenario];
-        if (!check.valid) progress.log(`    ${scenario}: ${check.problems.join('; ')}`);
+        for (const scenario of group.scenarios) {
+          const check = state.checks[scenario];
+          if (!check.valid) progress.log(`    ${scenario}: ${check.problems.join('; ')}`);
+        }
       }
     }
 
@@ -352,15 +505,18 @@ async function main() {
         build,
         settle,
         requestTimeout: REQUEST_TIMEOUT_S,
+        // Its origins render pages made of data too: an API that answers at once, data cache off.
+        env: upstreamEnv(await upstreams.start(0), false),
       });
       await shared.start();
     }
     /** What a variant is loaded with in a scenario, or undefined when it cannot be (not valid, not running). */
     const target = (name, scenarioName) => {
       const state = states.find((candidate) => candidate.name === name);
-      const server = servers.get(name)?.server;
+      const server = servers.get(processKey(name, scenarioName))?.server;
       const check = state.checks[scenarioName];
       if (!server || state.crashed || !check?.valid) return undefined;
+      const { upstream } = servers.get(processKey(name, scenarioName));
       const job = {
         url: server.url,
         requests: getScenario(scenarioName).requests(build, check.context),
@@ -368,7 +524,7 @@ async function main() {
         pipelining: options.pipelining,
         timeout: REQUEST_TIMEOUT_S,
       };
-      return { state, server, check, job };
+      return { state, server, check, job, upstream };
     };
     /** Marks a variant whose server died during a run; returns the reason, or undefined if it runs. */
     const crashed = (state, server) => {
@@ -382,7 +538,7 @@ async function main() {
         for (const name of roundOrder(variantNames, round - 1)) {
           const loaded = target(name, scenarioName);
           if (!loaded) continue;
-          const { state, server, check, job } = loaded;
+          const { state, server, check, job, upstream } = loaded;
           const key = `${name}/${scenarioName}`;
           const warmup = warmupFor(scenarioName);
           if (!warmed.has(key) && warmup > 0) {
@@ -412,8 +568,13 @@ async function main() {
             options.duration + RUN_OVERHEAD_S,
           );
           const cpuBefore = readCpuSeconds(server.pid);
+          const upstreamBefore = upstream?.total();
           const result = await load.run({ ...job, duration: options.duration });
           const cpuAfter = readCpuSeconds(server.pid);
+          // What reached the process's API while it was measured, kept with the run: requests left in
+          // flight when the load stops are counted without their pages (report.mjs uses the
+          // fixed-rate runs' counts).
+          const upstreamRequests = upstream && upstream.total() - upstreamBefore;
           const serverCpu =
             cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0
               ? undefined
@@ -438,6 +599,7 @@ async function main() {
             serverCpu,
             peakRss,
             peakRssReset: resetOk,
+            upstreamRequests,
             problems,
           });
           const cpu = `CPU server ${serverCpu === undefined ? '?' : Math.round(serverCpu * 100)}% / load ${Math.round(result.loadCpu * 100)}%`;
@@ -518,7 +680,10 @@ async function main() {
     // Interleaved rounds as above: one run's p99 hangs on a few slow answers, the median of rounds less so.
     if (options.equalLoad > 0) {
       const rates = new Map(
-        variantScenarios.map((name) => [name, equalLoadRate(throughput, name, options.equalLoad)]),
+        variantScenarios.map((name) => [
+          name,
+          equalLoadRate(throughput, name, equalLoadShare(name, options.equalLoad)),
+        ]),
       );
       for (let round = 1; round <= options.rounds; round++) {
         for (const scenarioName of variantScenarios) {
@@ -527,13 +692,15 @@ async function main() {
           for (const name of roundOrder(variantNames, round - 1)) {
             const loaded = target(name, scenarioName);
             if (!loaded) continue;
-            const { state, server, check, job } = loaded;
+            const { state, server, check, job, upstream } = loaded;
             await settle();
             progress.step(
               `equal load · round ${round}/${options.rounds} · ${scenarioName} · ${name} · ${rate} req/s`,
               options.duration + RUN_OVERHEAD_S,
             );
+            const upstreamBefore = upstream?.total();
             const result = await load.run({ ...job, duration: options.duration, rate });
+            const upstreamRequests = upstream && upstream.total() - upstreamBefore;
             const problems = judgeRun(result, check);
             const died = crashed(state, server);
             if (died) problems.push(died);
@@ -544,6 +711,7 @@ async function main() {
               variant: name,
               rate,
               result,
+              upstreamRequests,
               problems,
             });
             progress.log(
@@ -560,6 +728,7 @@ async function main() {
     await load.close();
     await Promise.all([...servers.values()].map(({ server }) => server?.stop()));
     await shared?.close();
+    await upstreams.closeAll();
     killChildren();
   }
 
@@ -573,6 +742,7 @@ async function main() {
     runs,
     rounds: options.rounds,
   });
+  addUpstreamPerPage(rows, equalLoadRuns);
   const scenarioText = {
     title: (name) => getScenario(name).title,
     describe: (name) => getScenario(name).describe,
@@ -598,7 +768,10 @@ async function main() {
     pin,
     criticalCss,
     localized,
-    skipped: SKIPPED_SCENARIOS,
+    skipped,
+    data: variantScenarios.includes(DATA_SCENARIO)
+      ? { upstreamDelayMs: DATA_DELAY_MS, burstPages: BURST_PAGES }
+      : undefined,
     nodeEnv: 'production',
     patches: listPatches(),
     order:
@@ -624,6 +797,8 @@ async function main() {
     startups,
     equalLoadRuns,
     pairedSummary,
+    states,
+    equalLoadShares: equalLoadShares(variantScenarios, options.equalLoad),
   });
   const md = sharedSummary
     ? `${mainMd}${sharedMarkdown(sharedSummary, getScenario(SHARED_SCENARIO)).join('\n')}\n`
@@ -667,12 +842,22 @@ async function main() {
   say();
   say(terminalTable(rows, scenarioText));
   if (sharedSummary) say(`\n${sharedTerminal(sharedSummary, getScenario(SHARED_SCENARIO).title)}`);
-  for (const target of [renderCacheTarget(rows), visitorTarget(rows), compressionTarget(rows)]) {
+  const data = dataTarget(rows, states, equalLoadRuns);
+  for (const target of [
+    renderCacheTarget(rows),
+    visitorTarget(rows),
+    compressionTarget(rows),
+    data,
+  ]) {
     if (target) say(`\n${target.replaceAll('**', '').replaceAll('`', '')}`);
   }
   if (equalLoadRuns.length > 0) {
     say();
-    say(equalLoadTable(equalLoadRuns, variantNames, options.equalLoad));
+    say(
+      equalLoadTable(equalLoadRuns, variantNames, options.equalLoad, {
+        shares: equalLoadShares(variantScenarios, options.equalLoad),
+      }),
+    );
   }
   if (pairedSummary.length > 0) {
     say();

@@ -233,7 +233,9 @@ function localizedLoadPaths(text) {
   for (const key of ['prerendered', 'clientOnly', 'notFound']) {
     if (typeof paths[key] === 'string') paths[key] = prefix(paths[key]);
   }
-  if (paths.rendered?.path) paths.rendered.path = prefix(paths.rendered.path);
+  for (const key of ['rendered', 'data']) {
+    if (paths[key]?.path) paths[key].path = prefix(paths[key].path);
+  }
   return `${JSON.stringify(paths, null, 2)}\n`;
 }
 

@@ -7,8 +7,11 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { readBuildDirs } from '../server/locales/build-layout.ts';
+import { serveAppApiOf } from './lib/app-api.mjs';
 import { readLoadPaths } from './lib/load-paths.mjs';
 import { median } from './lib/median.mjs';
+import { APP_DIST } from './lib/paths.mjs';
 
 // load-paths.json's page rendered per request, the bench's ssr rotation (else its prerendered page).
 const paths = readLoadPaths();
@@ -73,8 +76,22 @@ async function measure() {
   );
 }
 
-/** The parent: runs the child with the collector's trace on and sums the trace over the measured renders. */
+/**
+ * The parent: runs the child with the collector's trace on and sums the trace over the measured
+ * renders. Renders of pages made of data fetch the app's API: served here, outside the measured
+ * process, as a remote API is.
+ */
 async function report() {
+  const api = await serveAppApiOf((await readBuildDirs(APP_DIST)).locales[0].serverDir);
+  try {
+    await measureAndReport(api && { API_URL: api.url });
+  } finally {
+    await api?.close();
+  }
+}
+
+/** @param {Record<string, string> | undefined} env */
+async function measureAndReport(env) {
   const child = spawn(
     process.execPath,
     [
@@ -87,6 +104,7 @@ async function report() {
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env },
     },
   );
   let out = '';

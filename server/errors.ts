@@ -46,6 +46,8 @@ export const ERRORS = {
   ORIGIN_REVALIDATE_INVALID: { status: 400, message: 'invalid revalidation request' },
   ORIGIN_REVALIDATE_CHANNEL_FAILED: { message: 'revalidation: a channel failed' },
   ORIGIN_CDN_PURGE_FAILED: { message: 'CDN purge failed' },
+  // The app's own API (app-api/).
+  ORIGIN_API_FAILED: { status: 500, message: 'the app api failed' },
   // Responses, processes and the start (origin.ts, process/, server.ts).
   ORIGIN_RESPONSE_FAILED: { message: 'response error' },
   ORIGIN_GRACE_EXCEEDED: { message: 'grace period over: closing remaining connections' },

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isApiPath } from './app-api/api-step.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { writeAnswer } from './http/answer.ts';
 import { exchangeOf } from './observe/exchange.ts';
@@ -19,7 +20,8 @@ import { countHostHeaders, type RequestOrigins } from './request/request-origin.
  *   decode, no query) — what filesFromMemory would answer; or
  * - a plain page path (no query, `%`, `\` or extension, not a file) whose page is fresh in the
  *   render cache and answered 200 — what the pages step would answer from the cache.
- * The origin's own paths (`/healthz`, `/readyz`, `/_origin/…`) are never answered here.
+ * The origin's own paths (`/healthz`, `/readyz`, `/_origin/…`) are never answered here, nor the
+ * app's API (`/api/…`) when it has one: those are its to answer, whatever a file or page is there.
  * Everything else returns false and goes through Koa. Middleware added to Koa does not see the
  * requests answered here: turn it off (FAST_PATH=false) if some must.
  */
@@ -28,6 +30,7 @@ export function fastPath(
   readiness: Readiness,
   origins: RequestOrigins,
   pages: Pages | undefined,
+  { api }: { api: boolean } = { api: false },
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !readiness.ready) {
@@ -37,6 +40,7 @@ export function fastPath(
     if (
       HEALTH_PATHS.has(target) ||
       target.startsWith(ORIGIN_PATH_PREFIX) ||
+      (api && isApiPath(target)) ||
       countHostHeaders(req.rawHeaders) > 1
     ) {
       return false;

@@ -17,3 +17,8 @@ export declare const REQUEST_CONTEXT: typeof import('@angular/core').REQUEST_CON
 /** Needed by a localized build only: each locale's renders get its own (an older main.server lacks it). */
 export declare const LOCALE_ID: typeof import('@angular/core').LOCALE_ID | undefined;
 export declare const serverRoutes: ServerRoute[];
+/**
+ * The app's own API, when it has one (the demo's src/api/): the origin answers `/api/…` with it
+ * before the Host guard (app-api/api-step.ts). A web-standard handler; null: not its request.
+ */
+export declare const api: ((request: Request) => Promise<Response | null>) | undefined;

@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import conditional from 'koa-conditional-get';
 import type { Logger } from 'pino';
+import { type AppApi, appApiStep } from './app-api/api-step.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
 import { ERRORS, noted, REFUSED_BEFORE_ROUTING } from './errors.ts';
@@ -46,6 +47,8 @@ export interface OriginOptions {
   readiness: Readiness;
   /** POST /_origin/revalidate (revalidation/endpoint.ts); undefined when REVALIDATE_TOKEN is unset. */
   revalidateEndpoint?: Middleware;
+  /** The app's own API on `/api/…` (its bundle's `api` export); undefined when it has none. */
+  api?: AppApi;
   /** What /healthz reports besides the origin's own counters. */
   stats: () => object;
   log: Logger;
@@ -89,7 +92,9 @@ export function createOrigin(options: OriginOptions): RequestListener {
   if (!files || !options.fastPath) {
     return observers.listener(handle);
   }
-  const fromMemory = fastPath(files.index, options.readiness, origins, options.pages);
+  const fromMemory = fastPath(files.index, options.readiness, origins, options.pages, {
+    api: options.api !== undefined,
+  });
   return observers.listener((req, res) => {
     if (fromMemory(req, res)) {
       counters.answeredBeforeKoa++;
@@ -163,6 +168,12 @@ function koaChain(
   // internal name: before the Host guard, authenticated by its token instead. Never renders.
   if (options.revalidateEndpoint) {
     app.use(options.revalidateEndpoint);
+  }
+
+  // appApi: the app's own API, which renders call by an internal address the Host rules need not
+  // list: before the guard, like the revalidation endpoint. Never renders.
+  if (options.api) {
+    app.use(appApiStep(options.api, log));
   }
 
   // requestGuard: cheap rejections before any work — forged or malformed hosts, odd request

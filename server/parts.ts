@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { AppApi } from './app-api/api-step.ts';
 import type { OriginConfig } from './config.ts';
 import { errorCounts } from './errors.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
@@ -136,7 +137,6 @@ export function createParts(
   const timings = config.metrics && recordMetrics(stats);
   renderer.renderEnded = timings?.renderEnded;
   caches.data.cache.upstreamEnded = timings?.upstreamEnded;
-  const { token } = config.revalidation;
   const listener = createOrigin({
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
@@ -146,16 +146,22 @@ export function createParts(
     hints,
     csp,
     readiness,
-    revalidateEndpoint:
-      token === undefined
-        ? undefined
-        : revalidateEndpoint(token, (request) => revalidator.revalidate(request)),
+    revalidateEndpoint: endpointOf(config, revalidator),
+    api: appApi(build.layout),
     stats,
     log,
     fastPath: config.files.fastPath,
     observers: requestObservers(config, log, timings),
   });
   return { listener, readiness, renderCache: caches.store, revalidator };
+}
+
+/** POST /_origin/revalidate, when REVALIDATE_TOKEN is set. */
+function endpointOf(config: OriginConfig, revalidator: Revalidator) {
+  const { token } = config.revalidation;
+  return token === undefined
+    ? undefined
+    : revalidateEndpoint(token, (request) => revalidator.revalidate(request));
 }
 
 /**
@@ -172,6 +178,15 @@ export function requestObservers(
     ...(config.log.access ? [accessLog(log)] : []),
     ...(config.serverTiming ? [serverTiming] : []),
   ];
+}
+
+/**
+ * The app's own API, if its bundle exports one: every locale's bundle holds the same code, so the
+ * first's (an API is not localized: `/api/…` is under no locale's prefix).
+ */
+export function appApi(layout: BuildLayout): AppApi | undefined {
+  const { api } = layout.locales[0].app;
+  return typeof api === 'function' ? api : undefined;
 }
 
 /** Which process this is, in /healthz. */

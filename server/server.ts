@@ -7,6 +7,7 @@ import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
+import { defaultApiUrl } from './app-api/api-url.ts';
 import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import type { Tracing } from './observe/tracing/start-tracing.ts';
@@ -19,7 +20,7 @@ import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
-import { createParts, type Parts, requestObservers } from './parts.ts';
+import { appApi, createParts, type Parts, requestObservers } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { nodeRangeWarning } from './process/node-range.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
@@ -127,7 +128,7 @@ async function start(): Promise<Parts | undefined> {
   const parts = orStop(() =>
     createParts(config, { layout, serverDir, browserDir, hints }, log, tracing),
   );
-  listen(parts, config, log, tracing);
+  listen(parts, config, log, { tracing, hasApi: appApi(layout) !== undefined });
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
     serveOwnMetrics(config.metrics, log, cannotStart);
@@ -144,12 +145,15 @@ async function traceWith(config: OriginConfig, log: Logger): Promise<Tracing> {
   return startTracing(config.tracing!, { engine: config.engine.name, log });
 }
 
-/** Serves the parts on the public port until the process is told to stop. */
+/**
+ * Serves the parts on the public port until the process is told to stop. With an app API, renders
+ * reach it at this process's own address unless API_URL says otherwise (app-api/api-url.ts).
+ */
 function listen(
   parts: Parts,
   config: OriginConfig,
   log: Logger,
-  tracing: Tracing | undefined,
+  { tracing, hasApi }: { tracing: Tracing | undefined; hasApi: boolean },
 ): void {
   const { port, host, tls } = config.listen;
   let publicServer: PublicServer;
@@ -170,7 +174,17 @@ function listen(
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
     const url = `${scheme}://${host ?? 'localhost'}:${bound}`;
-    log.info({ url, http2: scheme === 'https' }, `Origin listening on ${url}`);
+    const api =
+      hasApi && typeof address === 'object' && address
+        ? defaultApiUrl(process.env, { scheme, address: address.address, port: bound })
+        : undefined;
+    if (api && scheme === 'https') {
+      log.warn(
+        { api },
+        'API_URL is unset: renders fetch the app API over HTTPS at the loopback address, which works only with a certificate Node trusts for it (NODE_EXTRA_CA_CERTS); set API_URL (docs/configuration.md)',
+      );
+    }
+    log.info({ url, http2: scheme === 'https', api }, `Origin listening on ${url}`);
   });
   server.on('error', (error: NodeJS.ErrnoException) =>
     cannotStart(error.code === 'EADDRINUSE' ? `port ${port} is in use` : error.message),
@@ -238,9 +252,19 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
   devHandler ??= plainApp().then((app) => {
     const config = loadConfig();
     const log = createLogger(config.log.level);
+    const api = typeof app.api === 'function' ? app.api : undefined;
+    // The dev server's own address, as the production origin says its own once it listens.
+    if (api) {
+      defaultApiUrl(process.env, {
+        scheme: 'encrypted' in req.socket ? 'https' : 'http',
+        address: req.socket.localAddress ?? '',
+        port: req.socket.localPort ?? 4200,
+      });
+    }
     return createOrigin({
       hosts: config.hosts,
       files: undefined,
+      api,
       pages: createDevPages({
         lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)),
         trustProxy: config.hosts.trustProxy,

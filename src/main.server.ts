@@ -11,3 +11,5 @@ export default bootstrap;
 export { CommonEngine } from '@angular/ssr/node';
 export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
+// The demo's API (src/api/): the origin answers /api/… with it, before the Host guard.
+export { api } from './api/api';

@@ -44,13 +44,15 @@ bench/results/<timestamp>.json, .md and .svg.
   --render-warmup S    the same for scenarios that render pages (ssr, mixed): the render's JIT
                        warms up for longer (default ${DEFAULTS['render-warmup']})
   --equal-load F       after the rounds, as many rounds of open-loop runs at one constant rate per
-                       scenario, F × the slowest variant's median (at most ${MAX_EQUAL_LOAD_RATE}/s), for latency
-                       at equal load (default ${DEFAULTS['equal-load']}; 0 skips them)
+                       scenario, F × the slowest variant's median (at most ${MAX_EQUAL_LOAD_RATE}/s; ssr-data: at
+                       most 0.5), for latency at equal load and upstream requests per page
+                       (default ${DEFAULTS['equal-load']}; 0 skips them)
   --paired-cpu F       with ssr and both variants of a pair (origin and ceiling, origin-app and
                        stock, origin and origin-nocache): as many rounds of the pair loaded
                        together on the same CPU, each at F × the slower one's ssr median, for
                        their CPU per render side by side (default ${DEFAULTS['paired-cpu']}, at most 0.5; 0 skips them)
-  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load or paired runs (explicit flags win)
+  --quick              ${QUICK.rounds} round × ${QUICK.duration} s, ${QUICK.warmup} s warm-ups, no equal-load or paired runs (explicit flags win),
+                       ssr-data's pages warmed by its burst alone
   --pin / --no-pin     pin the servers and the load generator to separate CPUs with taskset
                        (default: on when there are ≥ 2 CPUs and taskset works)
   --server-cpus LIST   the CPUs the servers are pinned to, as taskset takes them (default 1);

@@ -7,14 +7,21 @@ import { pairedTable } from './paired-cpu.mjs';
  * @typedef {import('./load.mjs').LoadResult} LoadResult
  * @typedef {import('./validate.mjs').ScenarioCheck} ScenarioCheck
  * @typedef {{ round: number, scenario: string, variant: string, result: LoadResult, serverCpu?: number,
- *   peakRss?: number, problems: string[] }} Run
+ *   peakRss?: number, upstreamRequests?: number, problems: string[] }} Run
+ *   (upstreamRequests: what reached the process's API during the run, bench/lib/data-upstream.mjs)
  * @typedef {{ name: string, label: string, started: boolean, error?: string, crashed?: string,
- *   checks: Record<string, ScenarioCheck> }} VariantState
+ *   checks: Record<string, ScenarioCheck>, bursts?: Record<string, Burst> }} VariantState
+ * @typedef {{ pages: number, statuses: Record<string, number>, upstreamRequests: number,
+ *   byPath: Record<string, number>, mostAsked: { path: string, requests: number } }} Burst (a
+ *   burst of distinct pages on a fresh process: what reached its API, by path)
  * @typedef {{ scenario: string, variant: string, status: 'valid' | 'invalid' | 'unsupported' | 'failed', reasons: string[],
  *   notes: string[], revalidation?: string, rounds: number, rps?: { median: number, min: number, max: number, values: number[] },
  *   latencyP50?: number, latencyP99?: number, errors: number, badStatuses: number, bytesPerResponse?: number,
- *   peakRss?: number, serverCpu?: number, loadCpu?: number, serverUsPerResponse?: number, vsStock?: number, vsCeiling?: number, rank?: number }} SummaryRow
- * @typedef {{ round: number, scenario: string, variant: string, rate: number, result: LoadResult, problems: string[] }} EqualLoadRun
+ *   peakRss?: number, serverCpu?: number, loadCpu?: number, serverUsPerResponse?: number, vsStock?: number, vsCeiling?: number, rank?: number,
+ *   upstreamPerPage?: number }} SummaryRow (upstreamPerPage: what reached the API per answer of the
+ *   fixed-rate runs, addUpstreamPerPage)
+ * @typedef {{ round: number, scenario: string, variant: string, rate: number, result: LoadResult,
+ *   upstreamRequests?: number, problems: string[] }} EqualLoadRun
  */
 
 export { median };
@@ -128,6 +135,27 @@ export function summarize({ scenarios, variants, runs, rounds }) {
 }
 
 /**
+ * What reached each process's API per answer, from the fixed-rate runs: every request they send is
+ * answered before the count is read (open-loop.mjs waits for them), so none is counted whose page
+ * is not, as flat-out runs would (autocannon leaves the requests in flight when it stops, and the
+ * server still renders them). Each row of a scenario and variant with such runs gets it.
+ * @param {SummaryRow[]} rows @param {EqualLoadRun[]} equalLoadRuns
+ */
+export function addUpstreamPerPage(rows, equalLoadRuns) {
+  for (const row of rows) {
+    const own = equalLoadRuns.filter(
+      (run) =>
+        run.scenario === row.scenario &&
+        run.variant === row.variant &&
+        run.upstreamRequests !== undefined,
+    );
+    const pages = own.reduce((sum, run) => sum + run.result.requests, 0);
+    if (pages > 0)
+      row.upstreamPerPage = own.reduce((sum, run) => sum + run.upstreamRequests, 0) / pages;
+  }
+}
+
+/**
  * The most the open-loop generator is asked for: node:http on one core sent 2,200 requests/s for
  * ~90 KB answers at ~55% of its CPU; far above that it, not the server, would set the latency.
  */
@@ -159,7 +187,12 @@ const KEPT_UP = 0.95;
  * @param {EqualLoadRun[]} equalLoadRuns
  * @param {string[]} variants
  */
-export function equalLoadTable(equalLoadRuns, variants, share, { markdown = false } = {}) {
+export function equalLoadTable(
+  equalLoadRuns,
+  variants,
+  share,
+  { markdown = false, shares = {} } = {},
+) {
   const scenarios = [...new Set(equalLoadRuns.map((run) => run.scenario))];
   const headers = ['scenario', 'rate req/s', ...variants];
   const table = scenarios.map((scenario) => {
@@ -182,9 +215,12 @@ export function equalLoadTable(equalLoadRuns, variants, share, { markdown = fals
       }),
     ];
   });
+  const exceptions = Object.entries(shares)
+    .filter(([scenario]) => scenarios.includes(scenario))
+    .map(([scenario, own]) => `${scenario}: ${Math.round(own * 100)}%`);
   const title =
     `Latency at equal load: p50 / p99 ms of each variant at the same constant rate, ${Math.round(share * 100)}% of the slowest ` +
-    "variant's median req/s in that scenario (open-loop runs after the flat-out ones, medians of as many interleaved rounds).";
+    `variant's median req/s in that scenario${exceptions.length ? ` (${exceptions.join(', ')})` : ''} (open-loop runs after the flat-out ones, medians of as many interleaved rounds).`;
   if (!markdown) return [title, alignText(headers, table)].join('\n');
   return [
     `**${title}** Flat out, as in the table above, latency is mostly queueing (connections ÷ throughput): a server that ` +
@@ -223,6 +259,8 @@ const fmt = {
   us: (value) =>
     value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value),
   rss: (value) => (value === undefined ? '–' : `${integer.format(value / 2 ** 20)} MiB`),
+  perPage: (value) =>
+    value === undefined ? '–' : value >= 1 || value === 0 ? value.toFixed(2) : value.toFixed(3),
   spread: (rps) =>
     !rps || rps.values.length < 2
       ? '–'
@@ -266,6 +304,7 @@ const COLUMNS = [
   ],
   ['srv µs/resp', (row) => fmt.us(row.serverUsPerResponse)],
   ['hits', (row) => (row.hitRatio === undefined ? '–' : `${(row.hitRatio * 100).toFixed(1)}%`)],
+  ['upstream/page', (row) => fmt.perPage(row.upstreamPerPage)],
   ['result', mark],
 ];
 const LEFT = new Set(['variant', 'result', 'scenario']);
@@ -324,6 +363,8 @@ export function markdown({
   startups = [],
   equalLoadRuns = [],
   pairedSummary = [],
+  states = [],
+  equalLoadShares = {},
 }) {
   const date = startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const pin = settings.pin.enabled
@@ -354,8 +395,8 @@ export function markdown({
         ]
       : []),
     '',
-    '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | server µs/resp | result |',
-    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+    '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | server µs/resp | hits | upstream/page | result |',
+    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
   // Only ssr-shared ran (its own section follows): the settings, without an empty variant table.
   if (rows.length === 0) return `${lines.slice(0, -3).join('\n')}\n`;
@@ -375,6 +416,8 @@ export function markdown({
       "p50/p99 are medians over rounds of each round's latency percentiles; bytes/resp includes headers; peak RSS is the highest VmHWM of the server process during a measured run (origin-cluster: summed over primary and workers). " +
       'CPU server/load: share of one CPU used by the server process (and its workers) and by the load generator during the runs (medians); "client-bound": the load generator used ≥ 90% of its CPU, so the server may be faster than shown. ' +
       "Server µs/resp: the server process's CPU time per response (median over rounds), the cost to compare where rows are client-bound. " +
+      'hits: the share of answers a cache answered (`ssr-visitors`). ' +
+      "upstream/page: the requests that reached the process's API (the app's own, served by the bench: one per process) per answer of the fixed-rate runs below, whose every request is answered before the count is read; a page made of data asks it twice per render (the data every page shares, and its item) unless a cache answers. " +
       '# ranks the valid variants (the ceiling is a reference, not a contender). ' +
       'INVALID: the answers were not what a browser needs (status, type, length, errors), so the row is not ranked. ' +
       "cannot serve: a peer (not the origin, not stock) answered one of the app's pages with another status than the app gives it (a redirect to the page's folder, a 200 where the app's server route says 404: CommonEngine alone does not read server routes), so it was not loaded: a limit of that server, not a failure of the run. " +
@@ -389,12 +432,20 @@ export function markdown({
   if (equalLoadRuns.length > 0) {
     lines.push(
       '',
-      equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, { markdown: true }),
+      equalLoadTable(equalLoadRuns, settings.variants, settings.equalLoad, {
+        markdown: true,
+        shares: equalLoadShares,
+      }),
     );
   }
   if (pairedSummary.length > 0) lines.push('', pairedTable(pairedSummary, { markdown: true }));
   lines.push(...runtimeComparison(rows));
-  for (const target of [renderCacheTarget(rows), visitorTarget(rows), compressionTarget(rows)]) {
+  for (const target of [
+    renderCacheTarget(rows),
+    visitorTarget(rows),
+    compressionTarget(rows),
+    dataTarget(rows, states, equalLoadRuns),
+  ]) {
     if (target) lines.push('', target);
   }
   if (failures.length > 0) {
@@ -524,4 +575,72 @@ function runtimeComparison(rows) {
         `| \`${scenario}\` | ${fmt.rps(node.rps.median)} | ${fmt.rps(bun.rps.median)} | ${fmt.ratio(bun.rps.median / node.rps.median)} | ${fmt.ms(node.latencyP99)} | ${fmt.ms(bun.latencyP99)} | ${fmt.rss(node.peakRss)} | ${fmt.rss(bun.peakRss)} |`,
     ),
   ];
+}
+
+/** What pages made of data are held to (ssr-data), the origin against stock in the same run. */
+export const DATA_TARGETS = { upstreamPerPage: 0.05, p50VsStock: 0.3, sharedRequests: 1 };
+
+/**
+ * Pages made of data, the origin against the stock server in the same run (`ssr-data`): what reached
+ * the API per page after warm-up, p50 at the same fixed rate, and how often a burst of distinct
+ * pages on a fresh process asked the API for what they share. Undefined when the origin did not run
+ * it validly.
+ * @param {SummaryRow[]} rows @param {VariantState[]} states @param {EqualLoadRun[]} equalLoadRuns
+ */
+export function dataTarget(rows, states, equalLoadRuns) {
+  const scenario = 'ssr-data';
+  const row = (variant) =>
+    rows.find(
+      (one) => one.scenario === scenario && one.variant === variant && one.status === 'valid',
+    );
+  const origin = row('origin');
+  if (!origin) return undefined;
+  const stock = row('stock');
+  const verdict = (met) => (met ? 'met' : 'missed');
+  const parts = [];
+  const up = origin.upstreamPerPage;
+  parts.push(
+    up === undefined
+      ? 'upstream requests per page not measured (they are counted in the fixed-rate runs: --equal-load 0?)'
+      : `the origin's API was asked ${fmt.perPage(up)} times per page after warm-up (target ≤ ${DATA_TARGETS.upstreamPerPage}: ${verdict(up <= DATA_TARGETS.upstreamPerPage)})` +
+          (stock?.upstreamPerPage === undefined
+            ? ''
+            : `, the stock server's ${fmt.perPage(stock.upstreamPerPage)}`),
+  );
+  const fixed = (variant) =>
+    equalLoadRuns.filter(
+      (run) => run.scenario === scenario && run.variant === variant && run.problems.length === 0,
+    );
+  const [ours, theirs] = [fixed('origin'), fixed('stock')];
+  if (ours.length > 0 && theirs.length > 0) {
+    const at = (runs, pick) => median(runs.map((run) => pick(run.result.latency)));
+    const ratio = at(ours, (l) => l.p50) / at(theirs, (l) => l.p50);
+    parts.push(
+      `at ${integer.format(ours[0].rate)} req/s its p50 was ${fmt.ms(at(ours, (l) => l.p50))} ms against stock's ${fmt.ms(at(theirs, (l) => l.p50))} ms, ` +
+        `${fmt.ratio(ratio)} (target ≤ ${DATA_TARGETS.p50VsStock.toFixed(2)}: ${verdict(ratio <= DATA_TARGETS.p50VsStock)}; p99 ${fmt.ms(at(ours, (l) => l.p99))} against ${fmt.ms(at(theirs, (l) => l.p99))} ms)`,
+    );
+  } else {
+    parts.push(
+      `p50 at a fixed rate not measured (${stock ? 'no valid fixed-rate runs: --equal-load 0?' : 'stock did not run it'})`,
+    );
+  }
+  const burstOf = (variant) => states.find((state) => state.name === variant)?.bursts?.[scenario];
+  const [ourBurst, theirBurst] = [burstOf('origin'), burstOf('stock')];
+  if (ourBurst) {
+    // What the pages share is what a server without a data cache asked for more than once.
+    const shared = [theirBurst, ourBurst].find((one) => one && one.mostAsked.requests > 1)
+      ?.mostAsked.path;
+    const most = ourBurst.mostAsked.requests;
+    parts.push(
+      `a burst of ${ourBurst.pages} distinct pages at once on a fresh process asked its API for ` +
+        (shared
+          ? `what they share (\`${shared}\`) ${ourBurst.byPath[shared] ?? 0}×`
+          : 'each path') +
+        `, and for no path more than ${most}× (target ${DATA_TARGETS.sharedRequests}: ${verdict(most <= DATA_TARGETS.sharedRequests)})` +
+        (theirBurst && shared
+          ? `; the stock server asked for it ${theirBurst.byPath[shared] ?? 0}×`
+          : ''),
+    );
+  }
+  return `**Data (\`${scenario}\`):** ${parts.join('; ')}.`;
 }

@@ -6,6 +6,7 @@ import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { ROOT } from '../../scripts/lib/paths.mjs';
 import { REDIS_SERVER } from '../../scripts/lib/redis-server.mjs';
 import { pathInSite } from '../../server/locales/locale-sites.ts';
+import { BURST_PAGES, DATA_DELAY_MS } from './data-upstream.mjs';
 
 /** The app's pages to load (load-paths.json): the demo's are /, /products/{id} (1..999999), /dashboard. */
 export const PATHS = readLoadPaths();
@@ -26,6 +27,20 @@ export const POPULAR_PRODUCTS = RENDERED ? Math.min(100, RENDERED.count) : 0;
  * holds until the rotation has used up every page of the route.
  */
 let productCounter = POPULAR_PRODUCTS;
+
+/** Pages made of data (load-paths.json's "data"): a few hundred, cycled over by ssr-data. */
+const DATA = PATHS.data;
+
+/** The k-th page made of data (k ≥ 0), each page once before any repeats. */
+export function dataPathAt(k) {
+  if (!DATA) throw new Error('load-paths.json names no "data" page');
+  return DATA.at(k);
+}
+
+/** Every page made of data, as a fixed list each connection cycles through (as popularProducts). */
+export function dataPages() {
+  return Array.from({ length: DATA?.count ?? 0 }, (_, k) => ({ path: dataPathAt(k) }));
+}
 
 /** The next rendered page of the rotation: a different id on every call. */
 export function nextProductPath() {
@@ -156,7 +171,11 @@ export function describeBuild({ browserDir, prefix }, dist) {
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
  * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean,
- *   refreshesCache?: boolean, pair?: boolean, acceptEncoding?: string }} Scenario
+ *   refreshesCache?: boolean, pair?: boolean, acceptEncoding?: string, ownProcess?: boolean,
+ *   upstreamDelayMs?: number, equalLoadShare?: number }} Scenario
+ *   (ownProcess: each variant runs it in a process of its own, started with its own settings and
+ *   API (bench/lib/data-upstream.mjs); upstreamDelayMs: how late that API answers; equalLoadShare:
+ *   the most its fixed-rate runs ask, as a share of the slowest variant's median)
  */
 
 /** One page load: the HTML, then the stylesheet and the JavaScript it references. */
@@ -170,6 +189,7 @@ function pageLoad(build, html) {
 }
 
 const R = RENDERED?.path.replace(/\{(\w+)\}/, ':$1') ?? '(none)';
+const D = DATA?.path.replace(/\{(\w+)\}/, ':$1') ?? '(none)';
 const P = PATHS.prerendered;
 const renderedWhat =
   RENDERED && RENDERED.status !== 200
@@ -185,7 +205,7 @@ const compressed = (requests) =>
     headers: { ...request.headers, 'accept-encoding': BROWSER_ACCEPT_ENCODING },
   }));
 
-/** @type {(Scenario & { needs?: 'rendered' | 'cached', needsRedis?: boolean })[]} */
+/** @type {(Scenario & { needs?: 'rendered' | 'cached' | 'data', needsRedis?: boolean })[]} */
 const ALL_SCENARIOS = [
   {
     name: 'ssg',
@@ -235,6 +255,17 @@ const ALL_SCENARIOS = [
     renders: true,
     refreshesCache: true,
     needs: 'cached',
+  },
+  {
+    name: 'ssr-data',
+    title: `ssr-data: ${D}, ${DATA?.count ?? 0} pages made of data, its API ${DATA_DELAY_MS} ms away, render cache off`,
+    describe: `GET ${DATA?.path} over ${DATA?.label ?? 'no pages'} (load-paths.json's "data"), each asked once before the load (warmed) and then over and over, from a process of each variant of its own: every render fetches the data every page shares and its item from the app's own API, served by the bench and answering after ${DATA_DELAY_MS} ms, as an API across a network does. The origin runs with its render cache off (RENDER_CACHE_BYTES=0: every request renders) and its data cache on, as by default; the stock server and the peers have no data cache and ask the API for every fetch. Upstream/page: what reached the API per page answered. Before anything else, a burst of ${Math.min(BURST_PAGES, DATA?.count ?? 0)} distinct pages at once on the fresh process counts how often its API was asked for what every page shares. Its fixed-rate runs ask for half the slowest variant's median (at most --equal-load).`,
+    requests: () => dataPages(),
+    renders: true,
+    needs: 'data',
+    ownProcess: true,
+    upstreamDelayMs: DATA_DELAY_MS,
+    equalLoadShare: 0.5,
   },
   {
     name: 'asset',
@@ -293,6 +324,11 @@ const ALL_SCENARIOS = [
 function skipReason(scenario) {
   if (scenario.needsRedis && !existsSync(REDIS_SERVER))
     return `needs redis-server (${REDIS_SERVER} is missing: install Debian's redis-server, or set REDIS_SERVER_PATH)`;
+  if (scenario.needs === 'data') {
+    return PATHS.data
+      ? undefined
+      : 'load-paths.json names no "data" page (pages whose render fetches the app\'s own API)';
+  }
   if (scenario.needs && !RENDERED) return 'load-paths.json names no "rendered" page';
   if (scenario.needs === 'cached' && !RENDERED?.cached)
     return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';

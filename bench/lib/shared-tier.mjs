@@ -243,9 +243,20 @@ async function sampleCacheStatus(servers, headers = { host: SHARED_HOST }) {
  * @param {{ options: ReturnType<typeof import('./options.mjs').parseOptions>, pin: { enabled: boolean, serverCpus: string },
  *   load: Awaited<ReturnType<typeof import('./load.mjs').startLoadGenerator>>,
  *   progress: ReturnType<typeof import('./progress.mjs').createProgress>,
- *   build: import('./scenarios.mjs').BuildInfo, settle: () => Promise<void>, requestTimeout: number }} context
+ *   build: import('./scenarios.mjs').BuildInfo, settle: () => Promise<void>, requestTimeout: number,
+ *   env?: Record<string, string | undefined> }} context (env: every origin's, where its renders'
+ *   data comes from: bench/lib/data-upstream.mjs)
  */
-export function createSharedBench({ options, pin, load, progress, build, settle, requestTimeout }) {
+export function createSharedBench({
+  options,
+  pin,
+  load,
+  progress,
+  build,
+  settle,
+  requestTimeout,
+  env: dataEnv = {},
+}) {
   const origin = getVariant('origin');
   const requestsOf = (setup) => getScenario(setup.loadAs).requests(build, {});
   const requests = getScenario(SHARED_SCENARIO).requests(build, {});
@@ -272,7 +283,7 @@ export function createSharedBench({ options, pin, load, progress, build, settle,
         const server = await startServer({
           command: pin.enabled ? pinned(command, pin.serverCpus) : command,
           // REDIS_URL: undefined removes one the shell may have set from the pairs without Redis.
-          env: { ...variantEnv(origin, 1), ...env, REDIS_URL: redisUrl },
+          env: { ...variantEnv(origin, 1), ...dataEnv, ...env, REDIS_URL: redisUrl },
           cwd: ROOT,
           ready: READY_LINE,
         });

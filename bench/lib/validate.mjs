@@ -2,7 +2,7 @@
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import { request as plainRequest } from '../../scripts/lib/http.mjs';
-import { getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
+import { dataPathAt, getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
 
 const DECODE = { br: brotliDecompressSync, gzip: gunzipSync, zstd: zstdDecompressSync };
 /** The Accept-Encoding of the scenario being checked (compressed scenarios: a browser's). */
@@ -108,13 +108,20 @@ async function checkFile(baseUrl, file, problems) {
 }
 
 /**
- * A page rendered for this request (load-paths.json's "rendered"): its status, HTML, rendered by
- * Angular on the server for this request, whole, with the critical CSS every variant renders with
- * (when the global stylesheet has any to inline; else with the stylesheet linked, if there is one).
+ * A page rendered for this request (load-paths.json's "rendered", or `expected` for another): its
+ * status, HTML, rendered by Angular on the server for this request, whole, with the critical CSS
+ * every variant renders with (when the global stylesheet has any to inline; else with the
+ * stylesheet linked, if there is one).
  * @param {string} baseUrl @param {string} path @param {BuildInfo} build @param {string[]} problems
+ * @param {number} [expected]
  */
-async function checkRendered(baseUrl, path, build, problems) {
-  const expected = PATHS.rendered?.status ?? 200;
+async function checkRendered(
+  baseUrl,
+  path,
+  build,
+  problems,
+  expected = PATHS.rendered?.status ?? 200,
+) {
   const res = await request(baseUrl, path);
   const text = withoutNonces(res).toString('utf8');
   if (res.status !== expected)
@@ -232,6 +239,28 @@ export async function checkScenario(baseUrl, scenario, build) {
         if (new Set(texts).size !== paths.length)
           problems.push('popular pages: not one distinct page per id');
         check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.wireBytes)));
+        break;
+      }
+      case 'ssr-data': {
+        // Pages made of data, each asked for twice (the render cache is off: both are renders),
+        // from the end of the set, past what the burst asked for: each answered 200, which a page
+        // whose data did not come is not (the demo's answers 503), and different ids different pages.
+        const last = PATHS.data.count - 1;
+        const paths = [
+          ...new Set([last, last - 1, last - 2].map((k) => dataPathAt(Math.max(0, k)))),
+        ];
+        const pages = [];
+        for (const path of [...paths, ...paths])
+          pages.push(await checkRendered(baseUrl, path, build, problems, 200));
+        const texts = pages.map((page) =>
+          withoutNonces(page)
+            .toString('utf8')
+            .replace(/ng-server-context="[^"]*"/, ''),
+        );
+        if (new Set(texts.slice(0, paths.length)).size !== paths.length)
+          problems.push('pages made of data: different ids answered the same page');
+        check.minBytesPerResponse = share(Math.min(...pages.map((page) => page.wireBytes)));
+        check.rendersEach = true;
         break;
       }
       case 'asset': {

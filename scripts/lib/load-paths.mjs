@@ -14,7 +14,10 @@ export const LOAD_PATHS_FILE = process.env['LOAD_PATHS'] || join(ROOT, 'load-pat
  * `label` says which, for reports (`ids 1..999999`, `3 values of {slug}`).
  * @typedef {{ path: string, count: number, label: string, status: number, cached: boolean,
  *   at: (k: number) => string, valueAt: (i: number) => string }} RenderedPages
- * @typedef {{ prerendered: string, rendered?: RenderedPages, clientOnly?: string, notFound: string }} LoadPaths
+ * @typedef {{ prerendered: string, rendered?: RenderedPages, data?: Omit<RenderedPages, 'status' | 'cached'>,
+ *   clientOnly?: string, notFound: string }} LoadPaths
+ *   (data: pages whose render fetches the app's own API, the bench's ssr-data; the same shape as
+ *   rendered's pages)
  */
 
 class LoadPathsError extends Error {}
@@ -55,6 +58,64 @@ export function readLoadPaths(file = LOAD_PATHS_FILE) {
   return parseLoadPaths(raw, file);
 }
 
+/**
+ * The pages of a field that names a route and the values of its placeholder (`rendered`, `data`):
+ * `at(k)` in a rotation that visits every value once before repeating.
+ * @returns {Omit<RenderedPages, 'status' | 'cached'>}
+ */
+function pagesOf(r, field, fail) {
+  const placeholders = typeof r.path === 'string' ? [...r.path.matchAll(PLACEHOLDER)] : [];
+  if (!isPath(r.path) || placeholders.length !== 1)
+    fail(
+      `${field}.path`,
+      'must be a path with one placeholder, e.g. "/products/{id}" or "/recipes/{slug}"',
+    );
+  const placeholder = placeholders[0][0];
+  if ((r.ids === undefined) === (r.values === undefined))
+    fail(field, `needs either "ids" (a numeric range) or "values" (a list) to fill ${placeholder}`);
+  /** @type {string[] | undefined} */
+  let list;
+  let min = 0;
+  if (r.ids !== undefined) {
+    const ids = r.ids;
+    if (
+      !Array.isArray(ids) ||
+      ids.length !== 2 ||
+      !ids.every((id) => Number.isSafeInteger(id) && id >= 0) ||
+      ids[0] > ids[1]
+    ) {
+      fail(`${field}.ids`, 'must be [first, last], whole numbers, first ≤ last');
+    }
+    min = ids[0];
+  } else {
+    const values = r.values;
+    const valid = (value) =>
+      (typeof value === 'string' && value !== '') || Number.isSafeInteger(value);
+    if (!Array.isArray(values) || values.length === 0 || !values.every(valid))
+      fail(
+        `${field}.values`,
+        'must be a list of strings or whole numbers, e.g. ["pancakes", "ramen"]',
+      );
+    list = values.map(String);
+    if (new Set(list).size !== list.length) fail(`${field}.values`, 'must not repeat a value');
+    const bad = list.find((value) => !isPath(r.path.replace(placeholder, () => value)));
+    if (bad !== undefined)
+      fail(`${field}.values`, `"${bad}" does not make a path (no spaces, ?, # or leading //)`);
+  }
+  const count = list ? list.length : r.ids[1] - r.ids[0] + 1;
+  const valueAt = list ? (i) => list[i] : (i) => String(min + i);
+  const next = rotation(0, count - 1);
+  return {
+    path: r.path,
+    count,
+    label: list
+      ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}`
+      : `ids ${r.ids[0]}..${r.ids[1]}`,
+    at: (k) => r.path.replace(placeholder, () => valueAt(next(k))),
+    valueAt,
+  };
+}
+
 /** @returns {LoadPaths} */
 export function parseLoadPaths(raw, file = 'load-paths.json') {
   const fail = (field, why) => {
@@ -62,7 +123,7 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
   };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     fail('(top level)', 'must be an object');
-  const known = ['$comment', 'prerendered', 'rendered', 'clientOnly', 'notFound'];
+  const known = ['$comment', 'prerendered', 'rendered', 'data', 'clientOnly', 'notFound'];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
   if (!isPath(raw.prerendered))
@@ -80,47 +141,7 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
     const r = raw.rendered;
     if (typeof r !== 'object' || r === null)
       fail('rendered', 'must be an object { "path", "ids" or "values", "status", "cached" }');
-    const placeholders = typeof r.path === 'string' ? [...r.path.matchAll(PLACEHOLDER)] : [];
-    if (!isPath(r.path) || placeholders.length !== 1)
-      fail(
-        'rendered.path',
-        'must be a path with one placeholder, e.g. "/products/{id}" or "/recipes/{slug}"',
-      );
-    const placeholder = placeholders[0][0];
-    if ((r.ids === undefined) === (r.values === undefined))
-      fail(
-        'rendered',
-        `needs either "ids" (a numeric range) or "values" (a list) to fill ${placeholder}`,
-      );
-    /** @type {string[] | undefined} */
-    let list;
-    let min = 0;
-    if (r.ids !== undefined) {
-      const ids = r.ids;
-      if (
-        !Array.isArray(ids) ||
-        ids.length !== 2 ||
-        !ids.every((id) => Number.isSafeInteger(id) && id >= 0) ||
-        ids[0] > ids[1]
-      ) {
-        fail('rendered.ids', 'must be [first, last], whole numbers, first ≤ last');
-      }
-      min = ids[0];
-    } else {
-      const values = r.values;
-      const valid = (value) =>
-        (typeof value === 'string' && value !== '') || Number.isSafeInteger(value);
-      if (!Array.isArray(values) || values.length === 0 || !values.every(valid))
-        fail(
-          'rendered.values',
-          'must be a list of strings or whole numbers, e.g. ["pancakes", "ramen"]',
-        );
-      list = values.map(String);
-      if (new Set(list).size !== list.length) fail('rendered.values', 'must not repeat a value');
-      const bad = list.find((value) => !isPath(r.path.replace(placeholder, () => value)));
-      if (bad !== undefined)
-        fail('rendered.values', `"${bad}" does not make a path (no spaces, ?, # or leading //)`);
-    }
+    const pages = pagesOf(r, 'rendered', fail);
     if (
       r.status !== undefined &&
       !(Number.isInteger(r.status) && r.status >= 200 && r.status <= 599)
@@ -128,20 +149,20 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
       fail('rendered.status', 'must be an HTTP status (default 200)');
     if (r.cached !== undefined && typeof r.cached !== 'boolean')
       fail('rendered.cached', 'must be true or false');
-    const count = list ? list.length : r.ids[1] - r.ids[0] + 1;
-    const valueAt = list ? (i) => list[i] : (i) => String(min + i);
-    const next = rotation(0, count - 1);
     paths.rendered = {
-      path: r.path,
-      count,
-      label: list
-        ? `${count} value${count === 1 ? '' : 's'} of ${placeholder}`
-        : `ids ${r.ids[0]}..${r.ids[1]}`,
+      ...pages,
       status: r.status ?? 200,
       cached: r.cached ?? false,
-      at: (k) => r.path.replace(placeholder, () => valueAt(next(k))),
-      valueAt,
     };
+  }
+  if (raw.data !== undefined) {
+    const d = raw.data;
+    if (typeof d !== 'object' || d === null || Array.isArray(d))
+      fail('data', 'must be an object { "path", "ids" or "values" }');
+    for (const key of Object.keys(d))
+      if (!['path', 'ids', 'values'].includes(key))
+        fail(`data.${key}`, 'is not a field (known: path, ids, values)');
+    paths.data = pagesOf(d, 'data', fail);
   }
   return paths;
 }

@@ -9,6 +9,15 @@ import { renderInputs } from './render-inputs';
 export const serverRoutes: ServerRoute[] = [
   { path: '', renderMode: RenderMode.Prerender },
   {
+    path: 'products',
+    renderMode: RenderMode.Server,
+    // Made of the catalog alone, the same for every visitor: shared, as the product pages are.
+    headers: {
+      'Cache-Control': 's-maxage=60, stale-while-revalidate=600, stale-if-error=86400',
+      'No-Vary-Search': 'params',
+    },
+  },
+  {
     path: 'products/:id',
     renderMode: RenderMode.Server,
     // The same for every visitor in one currency for a minute: the origin's render cache and any

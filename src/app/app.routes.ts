@@ -1,8 +1,15 @@
+import { inject } from '@angular/core';
 import { ActivatedRouteSnapshot, Route, Routes, UrlSegment } from '@angular/router';
-import { isProductId, makeProduct } from './products';
+import { map } from 'rxjs';
+import { isProductId } from './products';
+import { Shop } from './shop';
 
-/** The product of a route the canMatch guard has validated. */
-const productOf = (route: ActivatedRouteSnapshot) => makeProduct(Number(route.paramMap.get('id')));
+/**
+ * The product of a route the canMatch guard has validated, from the API: one request for the
+ * route's title, description and page (Shop.product).
+ */
+const productOf = (route: ActivatedRouteSnapshot) =>
+  inject(Shop).product(route.paramMap.get('id')!);
 
 export const routes: Routes = [
   {
@@ -15,10 +22,23 @@ export const routes: Routes = [
     loadComponent: () => import('./pages/home'),
   },
   {
+    path: 'products',
+    title: 'Products',
+    data: { description: 'Every category of the shop, with a few of its products.' },
+    loadComponent: () => import('./pages/products'),
+  },
+  {
     path: 'products/:id',
     // The page's <title> and description are the product's, in the server's HTML.
-    title: (route) => productOf(route).name,
-    resolve: { description: (route: ActivatedRouteSnapshot) => productOf(route).description },
+    title: (route) =>
+      productOf(route).pipe(
+        map((p) => (p.ok ? p.value.name : p.status === 404 ? 'No such product' : 'Unavailable')),
+      ),
+    resolve: {
+      product: productOf,
+      description: (route: ActivatedRouteSnapshot) =>
+        productOf(route).pipe(map((p) => (p.ok ? p.value.description : undefined))),
+    },
     // An id that cannot name a product falls through to the not-found page (and its 404).
     canMatch: [(_route: Route, segments: UrlSegment[]) => isProductId(segments[1]?.path)],
     loadComponent: () => import('./pages/product'),

@@ -1,5 +1,6 @@
 import { TestBed } from '@angular/core/testing';
 import { Router, provideRouter, withComponentInputBinding } from '@angular/router';
+import { provideApiInProcess } from './api-in-process';
 import { App } from './app';
 import { routes } from './app.routes';
 
@@ -9,7 +10,7 @@ describe('App shell', () => {
   beforeEach(() => {
     TestBed.configureTestingModule({
       imports: [App],
-      providers: [provideRouter(routes, withComponentInputBinding())],
+      providers: [provideRouter(routes, withComponentInputBinding()), provideApiInProcess()],
     });
   });
 
@@ -30,7 +31,7 @@ describe('App shell', () => {
     TestBed.resetTestingModule();
     TestBed.configureTestingModule({
       imports: [App],
-      providers: [provideRouter(routes, withComponentInputBinding())],
+      providers: [provideRouter(routes, withComponentInputBinding()), provideApiInProcess()],
     });
   }
 

@@ -49,7 +49,7 @@ export class App {
   /** Each link's section is the first segment of its routes' paths (see nav-section.ts). */
   protected readonly links = [
     { section: '', href: '/', label: 'Home' },
-    { section: 'products', href: '/products/1', label: 'Products' },
+    { section: 'products', href: '/products', label: 'Products' },
     { section: 'dashboard', href: '/dashboard', label: 'Dashboard' },
     { section: 'account', href: '/account', label: 'Account' },
   ];

@@ -37,7 +37,7 @@ function refusedForCacheHits(variant, scenario, reasons) {
 // which then finds them installed: a first install is not the bench's time to spend.
 before(() => ensureBenchPackages(), { timeout: 10 * 60_000 });
 
-describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
+describe('npm run bench (smoke mode)', { timeout: 215_000 }, () => {
   const bench = benchRun(
     [
       '--variants',
@@ -53,7 +53,8 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
       '--equal-load',
       '0.5',
     ],
-    160_000,
+    // ssr-data adds a process per variant, its burst and warming pass: about half a minute.
+    205_000,
   );
 
   it('exits 0 and prints the table', () => {
@@ -85,9 +86,44 @@ describe('npm run bench (smoke mode)', { timeout: 170_000 }, () => {
       const variant = bench.json.variants.find((candidate) => candidate.name === name);
       assert.ok(variant, `${name} missing`);
       assert.equal(variant.started, true, `${name} did not start: ${variant.error}`);
-      assert.ok(!isRunning(variant.pid), `${name} (pid ${variant.pid}) still running`);
+      // Its process for most scenarios, and one of its own for ssr-data.
+      assert.equal(variant.pids.length, SCENARIOS.includes('ssr-data') ? 2 : 1, name);
+      for (const pid of variant.pids)
+        assert.ok(!isRunning(pid), `${name} (pid ${pid}) still running`);
     }
   });
+
+  it(
+    "counts what reached each process's API, and the burst of distinct pages on ssr-data's",
+    {
+      skip: !SCENARIOS.includes('ssr-data') && 'load-paths.json names no "data" page',
+    },
+    () => {
+      const row = (variant, scenario) =>
+        bench.json.summary.find((one) => one.variant === variant && one.scenario === scenario);
+      for (const name of VARIANTS) {
+        // Every variant's renders asked its API: a number per page, from the fixed-rate runs.
+        for (const scenario of ['ssr', 'ssr-data'].filter((one) => SCENARIOS.includes(one))) {
+          const { upstreamPerPage } = row(name, scenario);
+          assert.equal(typeof upstreamPerPage, 'number', `${name}/${scenario}`);
+        }
+        const burst = bench.json.variants.find((one) => one.name === name).bursts['ssr-data'];
+        assert.deepEqual(burst.statuses, { 200: burst.pages }, name);
+        assert.ok(burst.upstreamRequests >= burst.pages, `${name}: each page's own data, at least`);
+      }
+      // Without a data cache, every render asks for what the pages share; the origin's asks once.
+      const stockBurst = bench.json.variants.find((one) => one.name === 'stock').bursts['ssr-data'];
+      assert.equal(stockBurst.mostAsked.requests, stockBurst.pages);
+      const originBurst = bench.json.variants.find((one) => one.name === 'origin').bursts[
+        'ssr-data'
+      ];
+      assert.equal(originBurst.byPath[stockBurst.mostAsked.path], 1);
+      assert.match(
+        bench.run.stdout,
+        /^Data \(ssr-data\): the origin's API was asked [\d.]+ times per page/m,
+      );
+    },
+  );
 
   it('every variant answered every scenario validly, with load actually served', () => {
     for (const name of VARIANTS) {

@@ -38,7 +38,8 @@ function localizedLoadPaths() {
   const prefixed = (path) => `${PREFIX}${path === '/' ? '' : path}`;
   for (const key of ['prerendered', 'clientOnly', 'notFound'])
     if (typeof paths[key] === 'string') paths[key] = prefixed(paths[key]);
-  if (paths.rendered) paths.rendered.path = prefixed(paths.rendered.path);
+  for (const key of ['rendered', 'data'])
+    if (paths[key]) paths[key].path = prefixed(paths[key].path);
   return paths;
 }
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { makeProduct } from '../../src/app/products.ts';
+import { makeProduct } from '../../src/api/products.ts';
 import {
   PAGE_THEN_APP,
   SCREENSHOTS,
@@ -78,7 +78,8 @@ describe('the demo products in a real browser', () => {
   it("marks Products on every product page in the server's HTML, and no section where no product is", async () => {
     const appName = await appNameOf();
     for (const [path, status, current] of [
-      ['/products/41', 200, [site.page('/products/1')]],
+      ['/products/41', 200, [site.page('/products')]],
+      ['/products', 200, [site.page('/products')]],
       ['/async-work?http=0', 200, []],
       // No product has id 0: the not-found page, which is in no section of the nav.
       ['/products/0', 404, []],

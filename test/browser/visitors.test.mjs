@@ -5,7 +5,8 @@
 // replaces the demo pages replaces them.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { makeProduct } from '../../src/app/products.ts';
+import { makeProduct } from '../../src/api/products.ts';
+import { formatPrice } from '../../src/app/currency.ts';
 import { launchBrowser, watchedPage } from '../helpers/browser.mjs';
 import { APP_DIST, startOrigin } from '../helpers/origin.mjs';
 import { site } from '../helpers/site.mjs';
@@ -56,7 +57,7 @@ describe('visitors with cookies', () => {
     const dollars = await visitor({ currency: 'USD', consent: 'yes' });
     try {
       const first = await load(anonymous.page, '/products/7');
-      assert.ok(first.html.includes(product.price), 'euros by default');
+      assert.ok(first.html.includes(formatPrice(product.priceCents, 'EUR')), 'euros by default');
       assert.equal(await anonymous.page.locator('.greeting').count(), 0);
 
       const personal = await load(signedIn.page, '/products/7');

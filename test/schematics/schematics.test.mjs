@@ -240,6 +240,16 @@ describe('ng-new', () => {
       "the demo's browser tests go with it",
     );
     assert.ok(!tree.exists('/acme-shop/public/async-work.json'), "and the demo's data");
+    assert.deepEqual(
+      tree.files.filter((path) => path.startsWith('/acme-shop/src/api/')),
+      [],
+      "and the demo's API",
+    );
+    // The server bundle exports no API and maps no API URL: the demo's, gone with it.
+    const mainServer = tree.readContent('/acme-shop/src/main.server.ts');
+    assert.doesNotMatch(mainServer, /\bapi\b/);
+    assert.match(mainServer, /export \{ serverRoutes \}/, 'the exports every app has stay');
+    assert.doesNotMatch(tree.readContent('/acme-shop/src/app/app.config.server.ts'), /api/i);
     const pkg = json(tree, '/acme-shop/package.json');
     assert.equal(pkg.scripts['test:browser'], undefined);
     assert.ok('browser' in OPTIONAL_SUITES, 'npm test skips the suite, not fails');
@@ -298,7 +308,8 @@ describe('ng-new', () => {
       for (const key of ['prerendered', 'clientOnly', 'notFound'])
         if (template[key] !== undefined)
           assert.equal(paths[key], `/en-US${template[key] === '/' ? '' : template[key]}`, key);
-      assert.equal(paths.rendered?.path, template.rendered && `/en-US${template.rendered.path}`);
+      for (const key of ['rendered', 'data'])
+        assert.equal(paths[key]?.path, template[key] && `/en-US${template[key].path}`, key);
       // The demo's browser tests come along: they ask the build for its source locale's pages.
       assert.equal(tree.exists('/acme-shop/test/browser/demo-products.test.mjs'), demo);
       assert.ok(tree.exists('/acme-shop/test/helpers/site.mjs'));
@@ -412,6 +423,8 @@ describe('parts.json', () => {
       ['docs/render-cache.md', 'origin', 'docs'],
       ['docs/benchmark.md', 'bench', 'docs'],
       ['src/app/pages/product.ts', 'demo', 'files'],
+      ['src/api/api.ts', 'demo', 'files'],
+      ['src/main.server.ts', 'app', 'files'],
       ['src/app/pages/not-found.ts', 'app', 'files'],
       ['public/async-work.json', 'demo', 'files'],
       ['public/favicon.ico', 'app', 'files'],

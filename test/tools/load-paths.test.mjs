@@ -115,6 +115,34 @@ describe('load-paths.json', () => {
     assert.equal(rendered.valueAt(0), '1');
   });
 
+  it("names pages made of data (the bench's ssr-data) as it names rendered ones, and checks them the same", () => {
+    const { data } = parseLoadPaths({
+      prerendered: '/',
+      data: { path: '/products/{id}', ids: [1, 300] },
+    });
+    assert.equal(data.count, 300);
+    assert.equal(data.label, 'ids 1..300');
+    assert.deepEqual(
+      new Set(Array.from({ length: 300 }, (_, k) => data.at(k))).size,
+      300,
+      'each page once in a round',
+    );
+    assert.equal(parseLoadPaths({ prerendered: '/' }).data, undefined, 'optional');
+    const cases = [
+      [{ data: '/products/1' }, /"data" must be an object/],
+      [
+        { data: { path: '/products', ids: [1, 2] } },
+        /"data.path" must be a path with one placeholder/,
+      ],
+      [{ data: { path: '/p/{id}' } }, /"data" needs either "ids" .* or "values"/],
+      [{ data: { path: '/p/{id}', ids: [3, 1] } }, /"data.ids"/],
+      [{ data: { path: '/p/{id}', values: ['a', 'a'] } }, /"data.values" must not repeat/],
+      [{ data: { path: '/p/{id}', ids: [1, 2], cached: true } }, /"data.cached" is not a field/],
+    ];
+    for (const [raw, field] of cases)
+      assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
+  });
+
   it('a rotation visits every id of any range once before repeating', () => {
     fc.assert(
       fc.property(

@@ -3,45 +3,55 @@ import { TestBed } from '@angular/core/testing';
 import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
 import { RouterTestingHarness } from '@angular/router/testing';
+import { makeCatalog, makeProduct } from '../../api/products';
+import { provideApiInProcess } from '../api-in-process';
+import { API_BASE_URL } from '../api-url';
 import { routes } from '../app.routes';
 import { APP_NAME, PageTitleStrategy } from '../page-title';
-import { makeProduct } from '../products';
 import Product from './product';
 
+/** The app's routes, their data from the demo's API in this process (api-in-process.ts). */
+const withRoutes = [
+  provideRouter(routes, withComponentInputBinding()),
+  { provide: TitleStrategy, useClass: PageTitleStrategy },
+  provideApiInProcess(),
+];
+
 /** The document's title and description tags once the app's own routes have shown `url`. */
-async function headAt(url: string) {
-  TestBed.configureTestingModule({
-    providers: [
-      provideRouter(routes, withComponentInputBinding()),
-      { provide: TitleStrategy, useClass: PageTitleStrategy },
-    ],
-  });
-  await RouterTestingHarness.create(url);
+async function headAt(url: string, providers: unknown[] = []) {
+  TestBed.configureTestingModule({ providers: [...withRoutes, ...providers] });
+  const harness = await RouterTestingHarness.create(url);
   const descriptions = TestBed.inject(Meta)
     .getTags('name="description"')
     .map((tag) => tag.content);
-  return { title: TestBed.inject(Title).getTitle(), descriptions };
+  return { title: TestBed.inject(Title).getTitle(), descriptions, harness };
 }
 
 describe('Product', () => {
-  async function render(id: string) {
-    TestBed.configureTestingModule({ providers: [provideRouter([])] });
+  async function render(id: number) {
+    TestBed.configureTestingModule({ providers: [provideRouter([]), provideApiInProcess()] });
     const fixture = TestBed.createComponent(Product);
-    fixture.componentRef.setInput('id', id);
+    fixture.componentRef.setInput('product', { ok: true, value: makeProduct(id) });
     await fixture.whenStable();
     return fixture.nativeElement as HTMLElement;
   }
 
-  it('renders the product computed from the id', async () => {
-    const element = await render('7');
+  it('renders the product the API sent, in its category of the catalog', async () => {
+    const element = await render(7);
     const expected = makeProduct(7);
     expect(element.querySelector('h1')?.textContent).toBe(expected.name);
     expect(element.querySelector('.description')?.textContent).toBe(expected.description);
-    expect(element.textContent).toContain(expected.price);
+    expect(element.querySelector('.price')?.textContent).toBe(
+      `€${(expected.priceCents / 100).toFixed(2)}`,
+    );
+    const category = makeCatalog().categories.find((c) => c.slug === expected.category)!;
+    const crumbs = [...element.querySelectorAll('.breadcrumb a')];
+    expect(crumbs.map((a) => a.textContent)).toEqual(['Shop', category.name]);
+    expect(crumbs[1].getAttribute('href')).toBe(`/products#${category.slug}`);
   });
 
   it('links to the previous and next products', async () => {
-    const element = await render('7');
+    const element = await render(7);
     const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) =>
       a.getAttribute('href'),
     );
@@ -49,16 +59,17 @@ describe('Product', () => {
   });
 
   it('has no previous link on the first product', async () => {
-    const element = await render('1');
+    const element = await render(1);
     const hrefs = [...element.querySelectorAll('mat-card-actions a')].map((a) =>
       a.getAttribute('href'),
     );
     expect(hrefs).toEqual(['/products/2']);
   });
 
-  it("has the product's own title and description", async () => {
+  it("has the product's own title and description, from the API", async () => {
     const product = makeProduct(7);
-    expect(await headAt('/products/7')).toEqual({
+    const { title, descriptions } = await headAt('/products/7');
+    expect({ title, descriptions }).toEqual({
       title: `${product.name} · ${APP_NAME}`,
       descriptions: [product.description],
     });
@@ -66,18 +77,30 @@ describe('Product', () => {
 
   it('declares its cache groups on the server: the product and the catalog', async () => {
     const responseInit: ResponseInit = { status: 200 };
-    TestBed.configureTestingModule({
-      providers: [
-        provideRouter(routes, withComponentInputBinding()),
-        { provide: RESPONSE_INIT, useValue: responseInit },
-      ],
-    });
-    await RouterTestingHarness.create('/products/7');
+    await headAt('/products/7', [{ provide: RESPONSE_INIT, useValue: responseInit }]);
     expect(responseInit.headers).toEqual({ 'Cache-Groups': '"product-7", "catalog"' });
   });
 
+  it('says it is unavailable, with a 503 no cache keeps, when the API cannot answer', async () => {
+    const responseInit: ResponseInit = { status: 200 };
+    const { title, descriptions, harness } = await headAt('/products/7', [
+      { provide: RESPONSE_INIT, useValue: responseInit },
+      // An address the API does not answer: as a server that is down.
+      { provide: API_BASE_URL, useValue: 'http://localhost/down' },
+    ]);
+    expect(responseInit.status).toBe(503);
+    expect({ title, descriptions }).toEqual({
+      title: `Unavailable · ${APP_NAME}`,
+      descriptions: [],
+    });
+    expect(harness.routeNativeElement?.querySelector('h1')?.textContent).toBe(
+      'This product is unavailable',
+    );
+  });
+
   it('has the not-found title for an id that names no product', async () => {
-    expect(await headAt('/products/0')).toEqual({
+    const { title, descriptions } = await headAt('/products/0');
+    expect({ title, descriptions }).toEqual({
       title: `Page not found · ${APP_NAME}`,
       descriptions: ['There is nothing at this address.'],
     });

@@ -11,3 +11,5 @@ export default bootstrap;
 export { CommonEngine } from '@angular/ssr/node';
 export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
+// The tests' own API on /api/… (test/app/src/api.ts; TEST_APP_API=off: none).
+export { api } from './api';

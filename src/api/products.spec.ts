@@ -1,8 +1,9 @@
-import { isProductId, makeProduct, plural } from './products';
+import { isProductId } from '../app/products';
+import { makeCatalog, makeProduct, MAX_PRODUCT_ID, plural } from './products';
 
 describe('products', () => {
   it('accepts canonical ids from 1 to 999999 only', () => {
-    for (const id of ['1', '7', '42', '999999']) {
+    for (const id of ['1', '7', '42', String(MAX_PRODUCT_ID)]) {
       expect(isProductId(id), id).toBe(true);
     }
     for (const id of [undefined, '', '0', '007', '-1', '1.5', '1e3', '1000000', 'abc', ' 1']) {
@@ -33,5 +34,17 @@ describe('products', () => {
     );
     expect(warranties).toContain('1 year');
     expect(warranties.some((text) => text?.startsWith('1 years'))).toBe(false);
+  });
+
+  it('lists every category once in the catalog, each with products of its own', () => {
+    const { categories } = makeCatalog();
+    expect(new Set(categories.map((category) => category.slug)).size).toBe(8);
+    for (const category of categories) {
+      expect(category.featured.length, category.slug).toBe(4);
+      for (const { id, name } of category.featured) {
+        expect(makeProduct(id).category, name).toBe(category.slug);
+        expect(makeProduct(id).name).toBe(name);
+      }
+    }
   });
 });

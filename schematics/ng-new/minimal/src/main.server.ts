@@ -1,0 +1,13 @@
+import { BootstrapContext, bootstrapApplication } from '@angular/platform-browser';
+import { App } from './app/app';
+import { config } from './app/app.config.server';
+
+const bootstrap = (context: BootstrapContext) => bootstrapApplication(App, config, context);
+
+export default bootstrap;
+
+// The origin (server/) is a separate bundle with no Angular of its own for rendering: it renders
+// through this bundle's copy of Angular, so the engine and the tokens it provides must come from here.
+export { CommonEngine } from '@angular/ssr/node';
+export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
+export { serverRoutes } from './app/app.routes.server';
