@@ -71,7 +71,11 @@ describe('Accept-Encoding', () => {
         '"br"',
         'br;q=1.0001',
       ),
-      fc.string({ maxLength: 10 }).filter((text) => !/^[\w*-]*(;q=[\d.]*)?$/.test(text.trim())),
+      // Commas go before the filter: ',*' without its comma is '*', a member that parses.
+      fc
+        .string({ maxLength: 10 })
+        .map((text) => text.replaceAll(',', ''))
+        .filter((text) => !/^[\w*-]*(;q=[\d.]*)?$/.test(text.trim())),
     );
     fc.assert(
       fc.property(
@@ -81,7 +85,7 @@ describe('Accept-Encoding', () => {
         fc.nat(),
         (list, offered, junk, at) => {
           const parts = list.map(([name, q]) => name + (q === null ? '' : `;q=${q}`));
-          parts.splice(at % (parts.length + 1), 0, ...junk.map((text) => text.replaceAll(',', '')));
+          parts.splice(at % (parts.length + 1), 0, ...junk);
           assert.equal(
             negotiate(parts.join(', '), offered),
             expectedChoice(list, offered),

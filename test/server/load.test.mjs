@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sampleRss, load } from '../../scripts/lib/load.mjs';
-import { request, startOrigin } from '../helpers/origin.mjs';
+import { health, rendersIdle, request, startOrigin } from '../helpers/origin.mjs';
 
 const MB = 1024 * 1024;
 
@@ -51,12 +51,11 @@ describe('overload: 500 connections against server-rendered pages for 5 s', () =
   it('recovers at once: renders again and has nothing left queued', async () => {
     const res = await request(origin.url, '/products/77');
     assert.equal(res.status, 200);
-    const shed = await request(origin.url, '/healthz');
-    const { running, queued, backgroundQueued } = JSON.parse(shed.text).renders;
-    assert.deepEqual(
-      { running, queued, backgroundQueued },
-      { running: 0, queued: 0, backgroundQueued: 0 },
-    );
+    const { queued, backgroundQueued } = (await health(origin)).renders;
+    assert.deepEqual({ queued, backgroundQueued }, { queued: 0, backgroundQueued: 0 });
+    // A render the flood started may still be finishing (its client left, a render runs to its
+    // end), as /products/77's render took a slot after it: it ends, and nothing replaces it.
+    await rendersIdle(origin);
   });
 
   it('says when to retry on 503', async () => {
