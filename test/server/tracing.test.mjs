@@ -81,7 +81,9 @@ describe('traces', () => {
   });
   before(async () => {
     [collector, api] = await Promise.all([startCollector(), startApi()]);
-    origin = await startOrigin({ env: env({ REVALIDATE_TOKEN: TOKEN }) });
+    origin = await startOrigin({
+      env: env({ REVALIDATE_TOKEN: TOKEN, CDN_PURGE_URL: `${api.url}/purge{path}` }),
+    });
   });
   after(async () => {
     await Promise.all([origin?.stop(), collector?.stop(), api?.close()]);
@@ -252,6 +254,33 @@ describe('traces', () => {
     const revalidation = serverSpans(spans, '/_origin/revalidate')[0];
     assert.ok(
       spans.some((span) => span.name === 'revalidate' && span.parentSpanId === revalidation.spanId),
+    );
+  });
+
+  it('a fetch the data cache does not own (the CDN purge) is a CLIENT span, its traceparent at the API', async () => {
+    const revalidated = await request(origin.url, '/_origin/revalidate', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ paths: ['/products/61'] }),
+    });
+    assert.equal(revalidated.status, 200);
+    const purgeOf = (span) =>
+      span.kind === CLIENT && span.attributes['url.full']?.endsWith('/purge/products/61');
+    const spans = await waitFor(collector, (all) => all.some(purgeOf) && all, 'the purge span');
+    const purge = spans.find(purgeOf);
+    assert.equal(purge.name, `POST ${new URL(api.url).host}`);
+    assert.equal(purge.attributes['http.response.status_code'], '200');
+    // Under the revalidation, under its request.
+    const revalidate = spans.find((span) => span.spanId === purge.parentSpanId);
+    assert.equal(revalidate?.name, 'revalidate');
+    const asked = spans.find((span) => span.spanId === revalidate.parentSpanId);
+    assert.equal(asked?.attributes['url.path'], '/_origin/revalidate');
+    assert.ok(
+      api.seen.some(
+        ({ url, traceparent }) =>
+          url === '/purge/products/61' && traceparent === `00-${purge.traceId}-${purge.spanId}-01`,
+      ),
+      `the purge went out with its span's traceparent: ${JSON.stringify(api.seen)}`,
     );
   });
 

@@ -43,6 +43,7 @@ import {
 import type { Logger } from 'pino';
 import { logContextFrom, throttledWarning } from '../../logger.ts';
 import { ChannelContextManager } from './channel-context.ts';
+import { traceFetches } from './fetch-spans.ts';
 import { traceChannels } from './spans.ts';
 import type { ParentTrust } from './tracing-settings.ts';
 
@@ -110,12 +111,13 @@ export function startTracing(
       ),
     }),
   );
-  const untrace = traceChannels({
-    tracer: provider.getTracer('ssr-origin'),
-    manager,
-    trust: settings.trust,
-    engine,
-  });
+  const tracer = provider.getTracer('ssr-origin');
+  const untraceChannels = traceChannels({ tracer, manager, trust: settings.trust, engine });
+  const untraceFetches = traceFetches(tracer, manager);
+  const untrace = () => {
+    untraceFetches();
+    untraceChannels();
+  };
   // Lines of a recorded request carry its ids; the SDK's own work (an export) is no request's.
   logContextFrom(() => {
     const active = manager.active();
