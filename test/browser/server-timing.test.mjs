@@ -3,7 +3,7 @@
 // render, the time it waited on its API — on the origin's tests' app (a page made of data, its API
 // on loopback), and nothing of it with the setting off.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { launchBrowser } from '../helpers/browser.mjs';
@@ -11,19 +11,11 @@ import { startOrigin } from '../helpers/origin.mjs';
 
 /** An API that takes 50 ms an answer. */
 function startApi() {
-  const server = createServer(async (req, res) => {
+  return serveOnLoopback(async (req, res) => {
     await sleep(50);
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=30' });
     res.end(JSON.stringify({ name: 'catalog', id: '1', title: 'item' }));
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        close: () => new Promise((done) => server.close(done)),
-      }),
-    ),
-  );
 }
 
 /** The navigation's Server-Timing entries, by name. */

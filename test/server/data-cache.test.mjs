@@ -3,7 +3,7 @@
 // and the origin's stricter rules, checked by how many requests reach the API and what each render
 // gets. Through the origin and its renders: data-pages.test.mjs.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
@@ -16,10 +16,10 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} };
  * An API whose answers the tests set per path: `routes.set('/x', (req, n) => ({ status, headers,
  * body, delayMs }))`, `n` counting the requests to that path. Every request is recorded.
  */
-function startApi() {
+async function startApi() {
   const routes = new Map();
   const seen = [];
-  const server = createServer(async (req, res) => {
+  const api = await serveOnLoopback(async (req, res) => {
     const path = req.url;
     seen.push({ path, headers: req.headers });
     const n = seen.filter((s) => s.path === path).length;
@@ -34,19 +34,7 @@ function startApi() {
     res.writeHead(answer.status ?? 200, answer.headers ?? {});
     res.end(answer.body ?? '');
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const url = `http://127.0.0.1:${server.address().port}`;
-      resolve({
-        url,
-        routes,
-        seen,
-        count: (path) => seen.filter((s) => s.path === path).length,
-        close: () => new Promise((done) => server.close(done)),
-        server,
-      });
-    }),
-  );
+  return { ...api, routes, seen, count: (path) => seen.filter((s) => s.path === path).length };
 }
 
 function cacheWith(options = {}) {

@@ -4,7 +4,7 @@
 // `item-<id>`); `data-private/:id` asks for the visitor's own (`private`). The API counts what
 // reaches it. What the data cache does on its own: data-cache.test.mjs.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
@@ -12,10 +12,10 @@ import { at, health, request, startOrigin } from '../helpers/origin.mjs';
 
 const TOKEN = 'data-pages-test-token-0123456789';
 
-function startApi() {
+async function startApi() {
   const seen = [];
   const state = { down: false, delayMs: 40 };
-  const server = createServer(async (req, res) => {
+  const api = await serveOnLoopback(async (req, res) => {
     seen.push(req.url);
     await sleep(state.delayMs);
     if (state.down) {
@@ -45,17 +45,7 @@ function startApi() {
       );
     }
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        seen,
-        state,
-        count: (path) => seen.filter((u) => u === path).length,
-        close: () => new Promise((done) => server.close(done)),
-      }),
-    ),
-  );
+  return { ...api, seen, state, count: (path) => seen.filter((u) => u === path).length };
 }
 
 const revalidate = (origin, body) =>

@@ -2,7 +2,7 @@
 // the metrics' response times see requests the fast path answers as they see Koa's, over HTTP/1.1
 // and HTTP/2, whichever step wrote the answer; with none configured, answers carry nothing of them.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logLines, request, startOrigin } from '../helpers/origin.mjs';
@@ -30,19 +30,11 @@ function timings(header) {
 
 /** An API for the data page: 40 ms per answer. */
 function startApi() {
-  const server = createServer(async (req, res) => {
+  return serveOnLoopback(async (req, res) => {
     await sleep(40);
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=30' });
     res.end(JSON.stringify({ name: 'catalog', id: '1', title: 'item' }));
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        close: () => new Promise((done) => server.close(done)),
-      }),
-    ),
-  );
 }
 
 for (const protocol of ['http/1.1', 'h2']) {

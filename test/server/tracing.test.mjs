@@ -3,7 +3,7 @@
 // tests read the spans the collector wrote. A page made of data asks an API on loopback, which
 // records the traceparent each request brings.
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer } from 'node:http';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { createServer as createTcpServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,24 +26,16 @@ const CLIENT = 3;
 const ERROR = 2;
 
 /** An API for the data pages: slow enough for renders to overlap, recording each traceparent. */
-function startApi() {
+async function startApi() {
   const seen = [];
-  const server = createHttpServer(async (req, res) => {
+  const api = await serveOnLoopback(async (req, res) => {
     seen.push({ url: req.url, traceparent: req.headers['traceparent'] });
     await sleep(60);
     const id = req.url.split('/').pop();
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=30' });
     res.end(JSON.stringify(req.url === '/catalog' ? { name: 'catalog' } : { id, title: id }));
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        seen,
-        close: () => new Promise((done) => server.close(done)),
-      }),
-    ),
-  );
+  return { ...api, seen };
 }
 
 /** Polls the collector (up to 10 s) until `find` returns something. */
