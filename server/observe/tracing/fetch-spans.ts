@@ -8,13 +8,13 @@ import {
   type Context,
   propagation,
   type Span,
-  SpanKind,
   SpanStatusCode,
   trace,
   type Tracer,
 } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
 import type { ChannelContextManager } from './channel-context.ts';
+import { failed, fetchSpan } from './spans.ts';
 
 /** What undici's channels say of a request (docs/api/DiagnosticsChannel.md in undici). */
 interface UndiciRequest {
@@ -69,10 +69,7 @@ export function traceFetches(tracer: Tracer, manager: ChannelContextManager): ()
     const span = spans.get(request);
     if (span === undefined) return;
     spans.delete(request);
-    if (error !== undefined) {
-      if (error instanceof Error) span.recordException(error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: describe(error) });
-    }
+    if (error !== undefined) failed(span, error);
     span.end();
   };
 
@@ -88,7 +85,7 @@ export function traceFetches(tracer: Tracer, manager: ChannelContextManager): ()
   };
 }
 
-/** A CLIENT span named by method and host, as the data cache names its own fetches. */
+/** A CLIENT span named as the data cache's fetches are; none for a target that is not a URL. */
 function startSpan(tracer: Tracer, request: UndiciRequest, parent: Context): Span | undefined {
   let url: URL;
   try {
@@ -96,20 +93,8 @@ function startSpan(tracer: Tracer, request: UndiciRequest, parent: Context): Spa
   } catch {
     return undefined;
   }
-  return tracer.startSpan(
-    `${request.method} ${url.host}`,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'http.request.method': request.method,
-        // Never the URL's credentials.
-        'url.full': `${url.origin}${url.pathname}${url.search}`,
-        'server.address': url.hostname,
-        'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
-      },
-    },
-    parent,
-  );
+  const { name, kind, attributes } = fetchSpan(request.method, url);
+  return tracer.startSpan(name, { kind, attributes }, parent);
 }
 
 /** Whether a request already carries a trace context: the data cache's, with a span of its own. */
@@ -119,8 +104,4 @@ function carriesTraceparent(headers: string[] | string): boolean {
     if (headers[i].toLowerCase() === 'traceparent') return true;
   }
   return false;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

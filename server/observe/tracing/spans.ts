@@ -353,8 +353,8 @@ function endRequest(span: Span, { req, res, exchange }: RequestMessage): void {
   span.end();
 }
 
-/** A render's fetch: a CLIENT span named by its method and host. */
-function fetchSpan(method: string, url: URL): Described {
+/** A fetch: a CLIENT span named by its method and host. */
+export function fetchSpan(method: string, url: URL): Described {
   return {
     name: `${method} ${url.host}`,
     kind: SpanKind.CLIENT,
@@ -392,7 +392,7 @@ interface Described {
 }
 
 /** Records an error on a span. */
-function failed(span: Span, error: unknown): void {
+export function failed(span: Span, error: unknown): void {
   if (error instanceof Error) {
     span.recordException(error);
   }
