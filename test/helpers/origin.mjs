@@ -51,6 +51,15 @@ export function siteDirs(dist = DIST) {
 export const ENGINE = process.env['RENDER_ENGINE'] || 'common';
 
 /**
+ * The options of a suite that runs no engine-specific code (`why`), run under CommonEngine only:
+ * each-engine.mjs would run it twice for nothing.
+ * @param {string} why
+ */
+export const onceForBothEngines = (why) => ({
+  skip: ENGINE !== 'common' && `${why}: run with RENDER_ENGINE=common`,
+});
+
+/**
  * The protocols the origin serves: HTTP/1.1 (plain), and with TLS_CERT and TLS_KEY, HTTP/2 (with
  * HTTP/1.1 over TLS for clients that ask for it). Suites whose behaviour must hold on both run per
  * protocol; `request()` speaks HTTP/2 to an `https://` origin.

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DIST,
-  ENGINE,
+  onceForBothEngines,
   health,
   logLines,
   rawRequest,
@@ -28,10 +28,7 @@ async function workerPids(origin, count = 20) {
 
 describe(
   'cluster mode (WORKERS)',
-  {
-    skip:
-      ENGINE !== 'common' && 'the same processes whatever renders: run with RENDER_ENGINE=common',
-  },
+  onceForBothEngines('the same processes whatever renders'),
   () => {
     it('serves from every worker, and /healthz says which one answered and how many there are', async () => {
       const origin = await startOrigin({ env: { WORKERS: '2' } });

@@ -11,7 +11,7 @@ import { h2Load } from '../helpers/h2-load.mjs';
 import { http1Load } from '../helpers/http1-load.mjs';
 import { METRICS_ON, metricsUrl, scrape, total } from '../helpers/metrics.mjs';
 import {
-  ENGINE,
+  onceForBothEngines,
   health,
   logLines,
   runOriginExpectingExit,
@@ -107,10 +107,7 @@ function assertNoCrash(origin) {
 
 describe(
   'recycling workers (MAX_REQUESTS, MAX_RSS_MB)',
-  {
-    skip:
-      ENGINE !== 'common' && 'the same processes whatever renders: run with RENDER_ENGINE=common',
-  },
+  onceForBothEngines('the same processes whatever renders'),
   () => {
     it('HTTP/1.1 under autocannon: workers leaking past MAX_RSS_MB are replaced one at a time, replacement first, and no request fails', async () => {
       const origin = await startOrigin({

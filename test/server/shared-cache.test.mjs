@@ -15,7 +15,7 @@ import { assertCacheIsolation } from '../helpers/cache-isolation.mjs';
 import {
   DIST,
   ROOT,
-  ENGINE,
+  onceForBothEngines,
   siteDirs,
   at,
   health,
@@ -536,9 +536,7 @@ describe('shared tier: builds never share', () => {
 
 describe(
   'shared tier: Redis failing is not the origin failing',
-  {
-    skip: ENGINE !== 'common' && 'the same tier whatever renders: run with RENDER_ENGINE=common',
-  },
+  onceForBothEngines('the same tier whatever renders'),
   () => {
     let redis;
     let origins = [];
