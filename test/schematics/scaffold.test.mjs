@@ -19,6 +19,7 @@ import { delimiter, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startChild } from '../../scripts/lib/child-process.mjs';
 import { freePort, listenOnFreePort } from '../../scripts/lib/ports.mjs';
+import { startVarnish, VARNISHD } from '../../scripts/lib/varnish.mjs';
 import { nodeSatisfies } from '../../server/process/node-range.ts';
 import { ROOT, request, startOrigin } from '../helpers/origin.mjs';
 import { applyDocsSteps } from './docs-steps.mjs';
@@ -381,6 +382,12 @@ async function replay(app, apiUrl, written) {
   }
   for (const named of new Set(added.match(/docs\/[a-z-]+\.md/g)))
     assert.ok(existsSync(join(app, named)), `the log names ${named}, which the app has`);
+  // The CDN came along, and says how to run it; varnishd takes it before the app's first build.
+  assert.match(added, /- `npm run varnish:inputs` writes deploy\/varnish\/inputs\.vcl/);
+  assert.match(added, /CDN_PURGE_URL=http:\/\/<varnish>\/\.origin\/purge\/\{mode\}\/\{group\}/);
+  assert.equal(pkg.scripts['varnish:inputs'], template.scripts['varnish:inputs']);
+  assert.match(readFileSync(join(app, 'deploy/varnish/inputs.vcl'), 'utf8'), /cookie\.keep\(""\);/);
+  run(app, VARNISHD, ['-C', '-f', join(app, 'deploy/varnish/default.vcl')], 60_000);
 
   // The docs' steps; their code compiles in the app (the build type-checks it, strictly).
   applyDocsSteps(app);
@@ -391,6 +398,17 @@ async function replay(app, apiUrl, written) {
     readdirSync(browser).some((name) => /^main-\w+\.js\.br$/.test(name)),
     'npm run build writes what serve:ssr serves',
   );
+
+  // The CDN's inputs from the app's build in dist/my-store: the currency cookie its product route
+  // declares (docs-steps.mjs), and nothing else.
+  const generated = run(app, 'npm', ['run', 'varnish:inputs'], BUILD_MS);
+  assert.match(generated, /Varnish keys pages by their URL and cookie currency\./);
+  assert.doesNotMatch(generated, UNCAUSED_WARNINGS);
+  const inputsVcl = readFileSync(join(app, 'deploy/varnish/inputs.vcl'), 'utf8');
+  assert.match(inputsVcl, /^ {4}cookie\.keep\("currency"\);$/m);
+  assert.match(inputsVcl, /cookie\.get\("currency"\) !~ \{"\^\(\?:EUR\|USD\|GBP\)\$"\}/);
+  assert.match(inputsVcl, /cookie\.set\("currency", \{"EUR"\}\);/);
+  assert.doesNotMatch(inputsVcl, /req\.http\./, 'no header declared');
 
   // serve:ssr: the store as the origin serves it, quiet.
   const served = await startScript(
@@ -439,6 +457,7 @@ async function replay(app, apiUrl, written) {
     assert.equal(recipe.status, 200);
     assert.match(recipe.text, /<h1>Ramen<\/h1>/, "the guide's page, as its docs build it");
     assert.equal((await request(served.url, '/no-such-page')).status, 404);
+    await checkVarnish(app, served.url);
     assert.doesNotMatch(served.output(), UNCAUSED_WARNINGS);
   } finally {
     await served.stop();
@@ -551,6 +570,8 @@ async function replay(app, apiUrl, written) {
     'tsconfig.app.json',
     'src/main.server.ts',
     '.gitignore',
+    'deploy/varnish/default.vcl',
+    'deploy/varnish/inputs.vcl',
   ];
   const first = files.map((file) => readFileSync(join(app, file), 'utf8'));
   assert.match(ng(app, 'add', ROOT, '--skip-confirmation', '--bench'), /Nothing to change/);
@@ -558,4 +579,39 @@ async function replay(app, apiUrl, written) {
     files.map((file) => readFileSync(join(app, file), 'utf8')),
     first,
   );
+}
+
+/**
+ * A real varnishd with the app's own deploy/varnish/ (default.vcl pointed at `originUrl`, the
+ * inputs.vcl its varnish:inputs wrote) in front of its serve:ssr: pages come through it, a
+ * product page shared per currency whatever else a visitor's cookies hold.
+ */
+async function checkVarnish(app, originUrl) {
+  const varnish = await startVarnish({
+    backendPort: Number(new URL(originUrl).port),
+    defaultVcl: join(app, 'deploy/varnish/default.vcl'),
+    inputsVcl: readFileSync(join(app, 'deploy/varnish/inputs.vcl'), 'utf8'),
+  });
+  try {
+    // It fetches once its health probe (/readyz) has seen the origin up.
+    for (let tries = 0; (await request(varnish.url, '/readyz')).status !== 200; tries++) {
+      assert.ok(tries < 100, `Varnish never saw the origin healthy:\n${varnish.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal((await request(varnish.url, '/about')).status, 200);
+    const get = (cookie) => request(varnish.url, '/products/8', { headers: { cookie } });
+    const first = await get('sid=carol; currency=GBP; _ga=GA1.2.3');
+    assert.equal(first.status, 200);
+    assert.match(first.text, /<h2>Product 8<\/h2>/);
+    assert.match(first.text, /15\.30 GBP/, 'in the currency its cookie names');
+    assert.equal(first.headers['x-cache'], 'miss');
+    const second = await get('currency=GBP; sid=dave');
+    assert.equal(second.headers['x-cache'], 'hit', 'another visitor of the same currency: a hit');
+    assert.doesNotMatch(second.text, /carol|dave/);
+    const euros = await get('sid=erin');
+    assert.equal(euros.headers['x-cache'], 'miss', "the default currency's page is another");
+    assert.match(euros.text, /18\.00 EUR/);
+  } finally {
+    await varnish.stop();
+  }
 }
