@@ -400,15 +400,18 @@ async function replay(app, apiUrl, written) {
     'npm run build writes what serve:ssr serves',
   );
 
-  // The CDN's inputs from the app's build in dist/my-store: the currency cookie its product route
-  // declares (docs-steps.mjs), and nothing else.
+  // The CDN's inputs from the app's build in dist/my-store: the cookies its routes declare
+  // (docs-steps.mjs: currency on the product page, the guide's units on the recipe page), and
+  // nothing else.
   const generated = run(app, 'npm', ['run', 'varnish:inputs'], BUILD_MS);
-  assert.match(generated, /Varnish keys pages by their URL and cookie currency\./);
+  assert.match(generated, /Varnish keys pages by their URL and cookie currency, cookie units\./);
   assert.doesNotMatch(generated, UNCAUSED_WARNINGS);
   const inputsVcl = readFileSync(join(app, 'deploy/varnish/inputs.vcl'), 'utf8');
-  assert.match(inputsVcl, /^ {4}cookie\.keep\("currency"\);$/m);
+  assert.match(inputsVcl, /^ {4}cookie\.keep\("currency,units"\);$/m);
   assert.match(inputsVcl, /cookie\.get\("currency"\) !~ \{"\^\(\?:EUR\|USD\|GBP\)\$"\}/);
   assert.match(inputsVcl, /cookie\.set\("currency", \{"EUR"\}\);/);
+  assert.match(inputsVcl, /cookie\.get\("units"\) !~ \{"\^\(\?:metric\|imperial\)\$"\}/);
+  assert.match(inputsVcl, /cookie\.set\("units", \{"metric"\}\);/);
   assert.doesNotMatch(inputsVcl, /req\.http\./, 'no header declared');
 
   // serve:ssr: the store as the origin serves it, quiet.
