@@ -376,14 +376,24 @@ export class DataCache {
         headers.set('cache-control', 'max-age=0');
       }
     }
-    const response = await this.#upstream(
-      new Request(request, { headers, signal: signal ?? AbortSignal.timeout(this.#patienceMs) }),
-      new URL(request.url).host,
-    );
-    if (response.status === 304 && stored !== undefined && previous !== undefined) {
-      const refreshed = await refreshedBy304(request, response, stored, previous);
-      if (refreshed !== undefined) {
+    const host = new URL(request.url).host;
+    const bound = signal ?? AbortSignal.timeout(this.#patienceMs);
+    let response = await this.#upstream(new Request(request, { headers, signal: bound }), host);
+    if (response.status === 304) {
+      const refreshed =
+        stored && previous && (await refreshedBy304(request, response, stored, previous));
+      if (refreshed) {
         return refreshed;
+      }
+      // A 304 that matches nothing stored (no validator of its own, another one, or to a request
+      // that was not conditional): RFC 9111 §4.3.4 forbids updating with it; ask once more for the
+      // whole answer, and a 304 again is the API's failure, never an entry.
+      await response.body?.cancel();
+      headers.delete('if-none-match');
+      headers.delete('if-modified-since');
+      response = await this.#upstream(new Request(request, { headers, signal: bound }), host);
+      if (response.status === 304) {
+        throw new UpstreamError(response, Buffer.alloc(0));
       }
     }
     if (response.status >= 500) {
@@ -524,7 +534,9 @@ async function refreshedBy304(
     status: 304,
     headers: headersOf(response),
   });
-  if (revalidated.modified) {
+  // `matches`, not `modified`: http-cache-semantics reports a 304 that matches nothing as not
+  // modified (a browser has no other body to show), with a policy made of the 304 itself.
+  if (!revalidated.matches) {
     return undefined;
   }
   const merged = revalidated.policy;

@@ -102,8 +102,13 @@ interface Waiting {
   settle: ((outcome: Outcome) => void)[];
 }
 
-export function createCdnPurge(config: CdnPurgeConfig, log: Logger): CdnPurge {
-  const queue = new PurgeQueue(config);
+/** The queue's bound, MAX_PENDING unless a test says otherwise. */
+export function createCdnPurge(
+  config: CdnPurgeConfig,
+  log: Logger,
+  { maxPending = MAX_PENDING }: { maxPending?: number } = {},
+): CdnPurge {
+  const queue = new PurgeQueue(config, maxPending);
   return async (request) => {
     const { items, skipped } = purgeItems(config.url, request);
     const outcomes = await Promise.all(items.map((item) => queue.add(item, request.mode)));
@@ -141,12 +146,15 @@ class PurgeQueue {
     soft: new Map(),
     hard: new Map(),
   };
+  readonly #maxPending: number;
   #pending = 0;
+  #pumpScheduled = false;
   #running = 0;
   #calls = 0;
 
-  constructor(config: CdnPurgeConfig) {
+  constructor(config: CdnPurgeConfig, maxPending: number) {
     this.#config = config;
+    this.#maxPending = maxPending;
     this.#batched = purgeTarget(config.url) === 'groups';
     if (config.token !== undefined) {
       this.#headers[config.tokenHeader ?? 'authorization'] =
@@ -163,14 +171,25 @@ class PurgeQueue {
         waiting.settle.push(resolve);
         return;
       }
-      if (this.#pending >= MAX_PENDING) {
-        resolve({ call: 0, error: `purge queue full (${MAX_PENDING} items waiting)` });
+      if (this.#pending >= this.#maxPending) {
+        resolve({ call: 0, error: `purge queue full (${this.#maxPending} items waiting)` });
         return;
       }
       this.#pending++;
       this.#waiting[mode].set(item, { item, mode, settle: [resolve] });
-      this.#pump();
+      this.#schedulePump();
     });
+  }
+
+  /** Pumps once what this tick added: a revalidation's items go out together, not one per call. */
+  #schedulePump(): void {
+    if (!this.#pumpScheduled) {
+      this.#pumpScheduled = true;
+      queueMicrotask(() => {
+        this.#pumpScheduled = false;
+        this.#pump();
+      });
+    }
   }
 
   /** Starts calls while items wait and fewer than CONCURRENCY run. */
