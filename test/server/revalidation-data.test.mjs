@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
+import { http1Load } from '../helpers/http1-load.mjs';
 import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { at, request, startOrigin } from '../helpers/origin.mjs';
 import { waitFor } from '../helpers/wait.mjs';
@@ -196,6 +197,71 @@ describe('revalidation reaches the data a page was made from', () => {
     } finally {
       api.setDelay(11, 5);
     }
+  });
+});
+
+describe('a revalidation storm under load', () => {
+  let api;
+  let origin;
+  let cdn;
+  before(async () => {
+    api = await startShopApi();
+    // A CDN's purge API on loopback that answers every purge.
+    cdn = await serveOnLoopback((_, res) => res.end('{}'));
+    origin = await startOrigin({
+      env: {
+        TEST_DATA_API: api.url,
+        REVALIDATE_TOKEN: TOKEN,
+        CDN_PURGE_URL: `${cdn.url}/purge/{mode}/{groups}`,
+      },
+    });
+  });
+  after(async () => {
+    await origin?.stop();
+    await cdn?.close();
+    await api?.close();
+  });
+
+  it('a thousand groups a second: each hard revalidation among them still takes effect at once, every call answered', async () => {
+    const path = at('/data/30');
+    await request(origin.url, path);
+    const load = http1Load({
+      url: origin.url,
+      paths: Array.from({ length: 20 }, (_, i) => at(`/data/${40 + (i % 5)}`)),
+      amount: 3000,
+      connections: 6,
+    });
+    let stormed = 0;
+    let storming = true;
+    const storm = (async () => {
+      const calls = [];
+      // Ten calls of ten groups every 100 ms for 1.5 s, none awaited before the next: a CMS's
+      // bulk publish, a thousand groups a second.
+      for (let tick = 0; tick < 15; tick++) {
+        for (let call = 0; call < 10; call++) {
+          const groups = Array.from({ length: 10 }, () => `storm-${stormed++}`);
+          calls.push(revalidate(origin, { groups, mode: tick % 2 ? 'soft' : 'hard' }));
+        }
+        await sleep(100);
+      }
+      storming = false;
+      return Promise.all(calls);
+    })();
+    let checked = 0;
+    for (let price = 101; storming || checked < 10; price++, checked++) {
+      api.setPrice(30, price);
+      await revalidate(origin, { groups: ['api:item-30', `storm-x-${price}`], mode: 'hard' });
+      const page = await request(origin.url, path);
+      assert.equal(priceOf(page), String(price), page.headers['cache-status']);
+    }
+    const reports = await storm;
+    assert.ok(stormed >= 1000, `${stormed} groups revalidated`);
+    assert.ok(
+      reports.every((report) => report.cdn.ok),
+      'every purge went out',
+    );
+    const done = await load;
+    assert.equal(done.failed + done.errors + done.timeouts, 0, JSON.stringify(done));
   });
 });
 
