@@ -591,7 +591,7 @@ function groupAliases(value: string): GroupAlias[] {
 function purgeUrl(url: string): string {
   let parsed: URL | undefined;
   try {
-    parsed = new URL(url.replaceAll(/\{(group|path|mode)\}/g, 'x'));
+    parsed = new URL(url.replaceAll(/\{(groups|group|path|mode)\}/g, 'x'));
   } catch {
     parsed = undefined;
   }
@@ -601,7 +601,7 @@ function purgeUrl(url: string): string {
     purgeTarget(url) === undefined
   ) {
     throw new Error(
-      `must be an http(s) URL with either {group} or {path} (and optionally {mode}), ` +
+      `must be an http(s) URL with one of {groups}, {group} or {path} (and optionally {mode}), ` +
         `such as "https://api.fastly.com/service/ID/purge/{group}", got "${url}"`,
     );
   }

@@ -426,6 +426,12 @@ function createRevalidator(config: OriginConfig, caches: Caches, log: Logger): R
           ]
         : []),
     ],
+    sharedSources:
+      shared &&
+      (async (paths) => {
+        const found = await shared.tier.sourcesOf(paths);
+        return found.ok ? found.value : [];
+      }),
     cdnPurge: config.revalidation.cdnPurge && createCdnPurge(config.revalidation.cdnPurge, log),
     log,
   });

@@ -237,7 +237,7 @@ export async function revalidate(request: {
     throw new TypeError(`revalidate: ${parsed.error}`);
   }
   if (serving === undefined) {
-    return { id: '', ...parsed.request, affected: 0, channels: [], cdn: null };
+    return { id: '', ...parsed.request, affected: 0, dataOfPaths: 0, channels: [], cdn: null };
   }
   return serving.revalidator.revalidate(parsed.request);
 }

@@ -1,9 +1,11 @@
 # A cache in front of the origin that teams can run as their CDN: Debian's varnish and
 # varnish-modules (xkey). It honours the origin's s-maxage, stale-while-revalidate and
 # stale-if-error; keys a page by the cookies its route declares, normalized, and nothing else of
-# the visitor's cookies; passes private answers; tags each page with its Cache-Groups; and answers
-# the origin's CDN_PURGE_URL calls by group, soft and hard. The backend below is the one thing to
-# edit. Run: varnishd -a :6081 -f /etc/varnish/default.vcl -s malloc,256m (docs/render-cache-and-cdn.md).
+# the visitor's cookies; passes private answers; tags each page with its cache groups and path; and
+# answers the origin's CDN_PURGE_URL calls by tag, soft and hard. The backend below is the one thing
+# to edit. Run: varnishd -a :6081 -f /etc/varnish/default.vcl -s malloc,256m, with the origin's
+# CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>:6081/.origin/purge/{mode}/{groups},
+# CDN_PURGE_METHOD=PURGE (docs/render-cache-and-cdn.md, docs/revalidation.md).
 vcl 4.1;
 
 import cookie;
@@ -107,10 +109,24 @@ sub vcl_backend_response {
         set beresp.http.X-Origin-Vary = beresp.http.Vary;
         set beresp.http.Vary = regsuball(beresp.http.Vary, "(?i)(^|,)(\s*)cookie(\s*)(,|$)", "\1\2X-Origin-Inputs\3\4");
     }
-    # Its cache groups (RFC 9875) as xkey tags: from Cache-Groups, a List of Strings.
-    if (beresp.http.Cache-Groups) {
-        set beresp.http.xkey = regsuball(beresp.http.Cache-Groups, {"\s*"([^"]*)"\s*,?"}, "\1 ");
+    # Its tags, as the origin spells them in its xkey header (CACHE_GROUP_ALIASES=xkey): each cache
+    # group and the page's path, percent-encoded as its purge URLs carry them. The vmod reads that
+    # header itself; vcl_deliver keeps it from visitors.
+    #
+    # An answer the origin sends stale (an Age past its s-maxage: revalidated on demand, or standing
+    # in for a failed render) is kept stale within its grace, and refetched at the next request; the
+    # built-in vcl_beresp_stale would make it a miss for every request of the next two minutes.
+    if (beresp.ttl <= 0s && beresp.grace > 0s && !beresp.http.Set-Cookie &&
+        beresp.http.Cache-Control !~ "(?i)(no-store|no-cache|private)") {
+        return (deliver);
     }
+}
+
+# Every fetch asks the origin for a page it may store as fresh: a stale one (revalidated on demand)
+# would come back with its Age past s-maxage. The origin waits for the refresh a stale page starts
+# anyway instead (RFC 9111's max-stale request directive), so this costs it no render of its own.
+sub vcl_backend_fetch {
+    set bereq.http.Cache-Control = "max-stale=0";
 }
 
 sub vcl_deliver {
@@ -137,7 +153,8 @@ sub vcl_synth {
     }
 }
 
-# CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{group}, CDN_PURGE_METHOD=PURGE.
+# CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups}, CDN_PURGE_METHOD=PURGE: a call
+# names one tag or a comma-separated list of them (a batch), as the origin's xkey header spells them.
 sub origin_purge {
     if (client.ip !~ purgers) {
         return (synth(403, "Forbidden"));
@@ -147,7 +164,7 @@ sub origin_purge {
     } else if (req.url ~ "^/\.origin/purge/hard/[^/]+$") {
         set req.http.X-Purged = xkey.purge(regsub(req.url, "^/\.origin/purge/hard/", ""));
     } else {
-        return (synth(400, "Purge /.origin/purge/soft/GROUP or /.origin/purge/hard/GROUP"));
+        return (synth(400, "Purge /.origin/purge/soft/TAGS or /.origin/purge/hard/TAGS"));
     }
     return (synth(200, "Purged " + req.http.X-Purged));
 }

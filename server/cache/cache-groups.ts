@@ -7,16 +7,32 @@ export const MAX_GROUPS = 64;
 /** Longer groups are ignored (RFC 9875 asks for at least 32 characters; 256 leaves room for ids). */
 export const MAX_GROUP_LENGTH = 256;
 
-/** Headers that carry a page's groups: never on a 304 (send-cached-page.ts, pages.ts). */
-export const GROUP_HEADERS: readonly string[] = ['Cache-Groups', 'Surrogate-Key', 'Cache-Tag'];
-
 /**
  * CDN spellings of the same groups, for CDNs that do not read Cache-Groups yet:
- * `surrogate-key` (Fastly: `Surrogate-Key: a b`, space-separated) and `cache-tag`
- * (Cloudflare: `Cache-Tag: a,b`, comma-separated).
+ * `surrogate-key` (Fastly: `Surrogate-Key: a b`, space-separated), `cache-tag` (Cloudflare:
+ * `Cache-Tag: a,b`, comma-separated) and `xkey` (Varnish's xkey vmod, deploy/varnish: every group
+ * as its tag, and the page's path as one more: see groupTag and pathTag).
  */
-export type GroupAlias = 'surrogate-key' | 'cache-tag';
-export const GROUP_ALIASES: readonly GroupAlias[] = ['surrogate-key', 'cache-tag'];
+export type GroupAlias = 'surrogate-key' | 'cache-tag' | 'xkey';
+export const GROUP_ALIASES: readonly GroupAlias[] = ['surrogate-key', 'cache-tag', 'xkey'];
+
+/**
+ * A group as a CDN tag and in a purge URL, one spelling for both: percent-encoded as
+ * encodeURIComponent does, so that it holds no separator of a tag list (a space, a comma), no `/`
+ * and nothing a URL changes. `api:product-7` is `api%3Aproduct-7` in the tag and in the URL alike,
+ * which a CDN that compares them as they are (Varnish's xkey) needs.
+ */
+export function groupTag(group: string): string {
+  return encodeURIComponent(group);
+}
+
+/**
+ * A page's path as a CDN tag: `path:` and the path percent-encoded. The bare `:` is what no
+ * groupTag holds (it encodes every colon), so a path's tag never meets a group's.
+ */
+export function pathTag(path: string): string {
+  return `path:${encodeURIComponent(path)}`;
+}
 
 /** Whether `group` can be an sf-string: printable ASCII (0x20–0x7E), here also non-empty and bounded. */
 export function isGroupName(group: string): boolean {
@@ -52,12 +68,27 @@ export function parseCacheGroups(value: string): string[] | undefined {
 }
 
 /**
- * The alias headers (flat: name, value, …) for `groups`. A group with a character the alias
- * separates with (a space for Surrogate-Key, a comma for Cache-Tag) cannot be carried and is left out.
+ * The alias headers (flat: name, value, …) for `groups` of a page at `path`. A group with a
+ * character the alias separates with (a space for Surrogate-Key, a comma for Cache-Tag) cannot be
+ * carried and is left out; xkey carries every group and the path, as tags (groupTag, pathTag).
  */
-export function aliasHeaders(groups: readonly string[], aliases: readonly GroupAlias[]): string[] {
+export function aliasHeaders(
+  groups: readonly string[],
+  aliases: readonly GroupAlias[],
+  path?: string,
+): string[] {
   const headers: string[] = [];
   for (const alias of aliases) {
+    if (alias === 'xkey') {
+      const tags = groups.map(groupTag);
+      if (path !== undefined) {
+        tags.push(pathTag(path));
+      }
+      if (tags.length > 0) {
+        headers.push('xkey', tags.join(' '));
+      }
+      continue;
+    }
     const [name, separator, joiner] =
       alias === 'surrogate-key' ? ['Surrogate-Key', ' ', ' '] : ['Cache-Tag', ',', ','];
     const carried = groups.filter((group) => !group.includes(separator) && group.trim() === group);

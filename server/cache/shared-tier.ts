@@ -65,6 +65,16 @@ export interface SharedTierOptions<E extends StoredEntry> {
   log: Logger;
 }
 
+/** A stored list of sources, if it is one (Redis may hold anything under a key). */
+function sourceList(json: string): string[] | undefined {
+  try {
+    const list: unknown = JSON.parse(json);
+    return Array.isArray(list) && list.every((item) => typeof item === 'string') ? list : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A lock outlives its holder by at most this; the holder renews it while it renders. */
 const LEASE_MS = 3000;
 /** Revalidation is an operator's call, not a request: it may wait longer than a lookup. */
@@ -90,7 +100,7 @@ return redis.call('DEL', KEYS[1])`;
 /**
  * Entries in Redis under `<namespace>:…` (one hash-tag per namespace, so a Redis Cluster keeps its
  * keys on one shard, as the scripts need): `page:<key>` a hash (the codec's fields, t: stored at,
- * r: soft-revalidated at), `group:<group>` and `path:<path>` sets of entry keys for revalidation,
+ * r: soft-revalidated at, s: the keys it was made from), `group:<group>` and `path:<path>` sets of entry keys for revalidation,
  * `lock:<key>` the production lock. Productions are announced on `<namespace>:rendered`.
  */
 export class SharedTier<E extends StoredEntry> {
@@ -124,12 +134,12 @@ export class SharedTier<E extends StoredEntry> {
   async get(key: string): Promise<SharedLookup<E>> {
     const { codec } = this.#options;
     const outcome = await this.#link.call('tier.get', (client) =>
-      client.hmGet(this.#pageKey(key), ['r', ...codec.fields]),
+      client.hmGet(this.#pageKey(key), ['r', 's', ...codec.fields]),
     );
     if (!outcome.ok) {
       return { skipped: outcome.reason };
     }
-    const [revalidatedAt, ...values] = outcome.value;
+    const [revalidatedAt, sources, ...values] = outcome.value;
     if (values.every((value) => value === null)) {
       this.#stats.misses++;
       return { found: undefined };
@@ -139,6 +149,10 @@ export class SharedTier<E extends StoredEntry> {
       this.#stats.unreadable++;
       this.#stats.misses++;
       return { found: undefined };
+    }
+    const made = sources === null ? undefined : sourceList(sources.toString());
+    if (made !== undefined) {
+      entry.sources = made;
     }
     return { found: entry };
   }
@@ -178,6 +192,8 @@ export class SharedTier<E extends StoredEntry> {
           t: String(page.storedAt),
           // Stored already stale: a soft revalidation came while it rendered.
           ...(page.revalidated ? { r: String(page.storedAt) } : {}),
+          // What it was made from, for revalidation by path from any process (sourcesOf).
+          ...(page.sources?.length ? { s: JSON.stringify(page.sources) } : {}),
         })
         .pExpire(pageKey, ttl);
       for (const index of indexes) {
@@ -262,23 +278,17 @@ export class SharedTier<E extends StoredEntry> {
   }
 
   /**
-   * Applies a revalidation to this build's pages: those of the paths and groups, stored before
-   * `at`. Returns how many it touched.
+   * Applies a revalidation to the entries of its paths, groups and keys stored before `at`.
+   * Returns how many it touched.
    */
   async revalidate(revalidation: Revalidation): Promise<Outcome<number>> {
-    const indexes = [
-      ...revalidation.paths.map((path) => `${this.#namespace}:path:${path}`),
-      ...revalidation.groups.map((group) => `${this.#namespace}:group:${group}`),
-    ];
-    const members = await this.#link.call(
-      'tier.groups',
-      (client) => (indexes.length === 0 ? Promise.resolve([]) : client.sUnion(indexes)),
-      REVALIDATION_TIMEOUT_MS,
-    );
+    const members = await this.#members(revalidation.paths, revalidation.groups);
     if (!members.ok) {
       return members;
     }
-    const keys = members.value.map((key) => key.toString());
+    const keys = [
+      ...new Set([...members.value, ...(revalidation.keys ?? []).map((key) => this.#pageKey(key))]),
+    ];
     if (keys.length === 0) {
       return { ok: true, value: 0 };
     }
@@ -292,6 +302,51 @@ export class SharedTier<E extends StoredEntry> {
       REVALIDATION_TIMEOUT_MS,
     );
     return touched.ok ? { ok: true, value: Number(touched.value) } : touched;
+  }
+
+  /**
+   * The keys the entries of `paths` were made from (their `sources`: a page's data), as whichever
+   * process stored them recorded them.
+   */
+  async sourcesOf(paths: readonly string[]): Promise<Outcome<string[]>> {
+    const members = await this.#members(paths, []);
+    if (!members.ok || members.value.length === 0) {
+      return members;
+    }
+    const keys = members.value;
+    const sources = await this.#link.call(
+      'tier.sources',
+      (client) => {
+        const multi = client.multi();
+        keys.forEach((key) => multi.hGet(key, 's'));
+        return multi.exec();
+      },
+      REVALIDATION_TIMEOUT_MS,
+    );
+    if (!sources.ok) {
+      return sources;
+    }
+    const all = new Set<string>();
+    for (const value of sources.value as unknown as (string | null)[]) {
+      for (const source of value === null ? [] : (sourceList(String(value)) ?? [])) {
+        all.add(source);
+      }
+    }
+    return { ok: true, value: [...all] };
+  }
+
+  /** The stored entry keys (with their namespace) of `paths` and `groups`, from their index sets. */
+  async #members(paths: readonly string[], groups: readonly string[]): Promise<Outcome<string[]>> {
+    const indexes = [
+      ...paths.map((path) => `${this.#namespace}:path:${path}`),
+      ...groups.map((group) => `${this.#namespace}:group:${group}`),
+    ];
+    const members = await this.#link.call(
+      'tier.groups',
+      (client) => (indexes.length === 0 ? Promise.resolve([]) : client.sUnion(indexes)),
+      REVALIDATION_TIMEOUT_MS,
+    );
+    return members.ok ? { ok: true, value: members.value.map((key) => key.toString()) } : members;
   }
 
   close(): void {

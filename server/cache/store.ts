@@ -5,6 +5,8 @@
 import { LRUCache } from 'lru-cache';
 import { untilAborted } from '../until-aborted.ts';
 import { type Admission, SecondRequestFilter } from './admission.ts';
+import { EntryIndex } from './entry-index.ts';
+import { RevalidationMemory } from './revalidation-memory.ts';
 import type { Revalidation, RevalidationMode } from './revalidation.ts';
 
 /**
@@ -31,11 +33,24 @@ export interface StoredEntry {
   /** The last refresh failed: the entry may be served stale up to stale-if-error. */
   refreshFailed: boolean;
   /**
-   * A soft revalidation marked it: served stale (while one background production refreshes it)
-   * for as long as it stays in the cache, whatever its policy says. The refresh stores a new one.
+   * A soft revalidation marked it: stale for as long as it stays in the cache, whatever its policy
+   * says (what stale means is the store's `soft`). The refresh stores a new one.
    */
   revalidated?: boolean;
+  /**
+   * The keys of the entries it was made from, in the cache that holds them (a page: its data), so
+   * that revalidating it by path reaches them too (Revalidation.keys).
+   */
+  sources?: readonly string[];
 }
+
+/**
+ * What a soft revalidation makes of an entry: `stale`, served once more while one background
+ * production refreshes it (pages: no visitor waits); `revalidate`, produced again before its next
+ * use, with its validators (data: a 304 makes it fresh again, and a page is never built from what
+ * was revalidated). Either may still answer in place of a failed production (stale-if-error).
+ */
+export type SoftRevalidation = 'stale' | 'revalidate';
 
 /**
  * What the cache holds for a key at this moment:
@@ -91,6 +106,8 @@ export interface StoreOptions<E extends StoredEntry> extends StoreSettings {
   sizeOf: (entry: E, key: string) => number;
   /** The URL path of a key, for revalidation and purges by path; undefined: keys have none. */
   pathOf?: (key: string) => string | undefined;
+  /** What a soft revalidation makes of an entry; `stale` unless said otherwise. */
+  soft?: SoftRevalidation;
 }
 
 /** A render for a key and the requests waiting for it. */
@@ -101,13 +118,6 @@ interface Flight<T> {
   /** When it began (the cache's clock): a revalidation after this may postdate what it read. */
   startedAt: number;
 }
-
-/**
- * Revalidations remembered for renders that were running when they came: a page such a render
- * stores may hold what the revalidation was about. Bounded in number and age (no render runs longer).
- */
-const RECENT_REVALIDATIONS = 64;
-const RECENT_REVALIDATION_MS = 10 * 60_000;
 
 /**
  * How often, at most, a full cache scans for pages past their lifetime (see EntryStore#fits): a
@@ -128,9 +138,12 @@ export class EntryStore<E extends StoredEntry> {
   readonly #pages: LRUCache<string, E>;
   readonly #sizeOf: (entry: E, key: string) => number;
   readonly #pathOf: (key: string) => string | undefined;
+  readonly #soft: SoftRevalidation;
+  /** The stored keys by group and path: what a revalidation touches (entry-index.ts). */
+  readonly #index = new EntryIndex();
   readonly #inFlight = new Map<string, Flight<unknown>>();
-  /** The latest revalidations, oldest first (see RECENT_REVALIDATIONS). */
-  readonly #recent: Remembered[] = [];
+  /** When each path, group and key was last revalidated: for productions that began before. */
+  readonly #revalidations = new RevalidationMemory();
   readonly #now: () => number;
   /** When #fits last dropped the pages past their lifetime (the cache's clock). */
   #purgedAt = -Infinity;
@@ -155,10 +168,12 @@ export class EntryStore<E extends StoredEntry> {
     now = Date.now,
     sizeOf,
     pathOf = () => undefined,
+    soft = 'stale',
   }: StoreOptions<E>) {
     this.#now = now;
     this.#sizeOf = sizeOf;
     this.#pathOf = pathOf;
+    this.#soft = soft;
     this.#secondRequest =
       admission === 'second'
         ? new SecondRequestFilter(
@@ -174,6 +189,8 @@ export class EntryStore<E extends StoredEntry> {
       perf: { now },
       // Read the clock on every check: its default caches it for 1 ms, behind a clock tests move.
       ttlResolution: 0,
+      // However an entry goes (deleted, evicted, expired, replaced), its index entries go with it.
+      dispose: (entry, key) => this.#index.remove(key, this.#pathOf(key), entry.groups),
     });
   }
 
@@ -192,7 +209,7 @@ export class EntryStore<E extends StoredEntry> {
       this.#stats.misses++;
       return { state: 'miss' };
     }
-    const found = freshness(page, this.#now());
+    const found = freshness(page, this.#now(), this.#soft);
     if (found.state === 'fresh') {
       this.#stats.hits++;
     } else if (found.state === 'stale') {
@@ -213,14 +230,21 @@ export class EntryStore<E extends StoredEntry> {
       : undefined;
   }
 
+  /** The store's clock: when a production began, for store(). */
+  now(): number {
+    return this.#now();
+  }
+
   /**
    * Keeps `page` for `key` from now on (its storedAt is set here, by the cache's clock), if the
-   * cache admits it. `revalidated`: a hard revalidation came while it rendered, so it must not be
-   * kept anywhere.
+   * cache admits it. `producedSince`: when the production that made it began (the store's clock;
+   * by default, when the key's render in flight began); a revalidation of it since then makes it
+   * stored stale (soft), or not at all (`revalidated`: hard, so it must not be kept anywhere).
    */
-  store(key: string, page: E): StoreOutcome {
+  store(key: string, page: E, producedSince = this.#inFlight.get(key)?.startedAt): StoreOutcome {
     page.storedAt = this.#now();
-    const missed = this.#revalidationSince(key, page);
+    const missed =
+      producedSince === undefined ? undefined : this.#revalidationSince(key, producedSince, page);
     if (missed === 'hard') {
       // Rendered from before a hard revalidation: never served; the next request renders anew.
       this.#pages.delete(key);
@@ -233,7 +257,7 @@ export class EntryStore<E extends StoredEntry> {
     }
     // Kept while some rule can still use it, and not a moment longer. lru-cache refuses an entry
     // larger than the whole cache (and drops what the key held).
-    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), size: bytes });
+    this.#set(key, page, { ttl: lifetimeMs(page.policy), size: bytes });
     return bytes > this.#pages.maxSize ? 'too-large' : 'stored';
   }
 
@@ -252,7 +276,7 @@ export class EntryStore<E extends StoredEntry> {
     if (this.#pages.calculatedSize - this.#sizeOf(entry, key) + bytes > this.#pages.maxSize) {
       return;
     }
-    this.#pages.set(key, next, { ttl: lifetimeMs(next.policy), start: next.storedAt, size: bytes });
+    this.#set(key, next, { ttl: lifetimeMs(next.policy), start: next.storedAt, size: bytes });
   }
 
   /** The page stored for `key`, whatever its state, without counting or reordering anything. */
@@ -269,8 +293,21 @@ export class EntryStore<E extends StoredEntry> {
     if (!this.#admits(key, page, bytes)) {
       return false;
     }
-    this.#pages.set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt, size: bytes });
+    this.#set(key, page, { ttl: lifetimeMs(page.policy), start: page.storedAt, size: bytes });
     return this.#pages.has(key);
+  }
+
+  /** Sets an entry, indexed by its path and groups once lru-cache took it. */
+  #set(key: string, entry: E, options: { ttl: number; size: number; start?: number }): void {
+    this.#pages.set(key, entry, options);
+    if (this.#pages.peek(key, { allowStale: true }) === entry) {
+      this.#index.add(key, this.#pathOf(key), entry.groups);
+    }
+  }
+
+  /** What an entry can answer now, by its policy and this store's reading of a soft revalidation. */
+  freshness(entry: E, now = this.#now()): Lookup<E> {
+    return freshness(entry, now, this.#soft);
   }
 
   /**
@@ -317,11 +354,15 @@ export class EntryStore<E extends StoredEntry> {
   }
 
   /**
-   * The page of an expired lookup if stale-if-error (RFC 5861) still allows answering with it in
-   * place of a render that failed or timed out; counted as such.
+   * The entry of a lookup that may answer in place of a production that failed or timed out: an
+   * expired one while stale-if-error (RFC 5861) allows, a stale one (the asker wanted it refreshed
+   * first); counted as such.
    */
   staleOnError(found: Lookup<E>): E | undefined {
-    if (found.state !== 'expired' || !found.usableOnError) {
+    if (found.state === 'miss' || found.state === 'fresh') {
+      return undefined;
+    }
+    if (found.state === 'expired' && !found.usableOnError) {
       return undefined;
     }
     this.#stats.staleOnError++;
@@ -333,14 +374,15 @@ export class EntryStore<E extends StoredEntry> {
    * waits for that one and gets its result or its failure (`collapsed` says which happened). Each
    * caller stops waiting when its own `signal` aborts (`result` rejects with its reason); `render`
    * gets a signal that aborts once every caller's has: a render nobody waits for any more leaves
-   * the queue like any other.
+   * the queue like any other. A render that began before a revalidation that names its key is not
+   * joined (it may hold what was revalidated): this caller starts another.
    */
   render<T>(
     key: string,
     render: (signal: AbortSignal) => Promise<T>,
     signal: AbortSignal,
   ): { result: Promise<T>; collapsed: boolean; flight: object } {
-    const collapsed = this.#inFlight.has(key);
+    const collapsed = this.#joinable(key) !== undefined;
     const flight = this.#flight(key, render);
     if (collapsed) {
       this.#stats.coalescedWaits++;
@@ -376,7 +418,7 @@ export class EntryStore<E extends StoredEntry> {
     onFailure: (error: unknown) => void,
     failed: (result: T) => unknown = () => undefined,
   ): void {
-    if (this.#inFlight.has(key)) {
+    if (this.#joinable(key) !== undefined) {
       return;
     }
     this.#stats.refreshes++;
@@ -405,9 +447,17 @@ export class EntryStore<E extends StoredEntry> {
     return this.#inFlight.has(key);
   }
 
-  /** The render in flight for `key`, or a new one started with `render`. */
+  /** The render in flight for `key` that a new asker may join: none that began before a revalidation of it. */
+  #joinable(key: string): Flight<unknown> | undefined {
+    const running = this.#inFlight.get(key);
+    return running === undefined || this.#revalidationSince(key, running.startedAt) !== undefined
+      ? undefined
+      : running;
+  }
+
+  /** The render in flight for `key` that may be joined, or a new one started with `render`. */
   #flight<T>(key: string, render: (signal: AbortSignal) => Promise<T>): Flight<T> {
-    const running = this.#inFlight.get(key) as Flight<T> | undefined;
+    const running = this.#joinable(key) as Flight<T> | undefined;
     if (running !== undefined) {
       return running;
     }
@@ -447,75 +497,57 @@ export class EntryStore<E extends StoredEntry> {
   }
 
   /**
-   * The strongest revalidation that matches `page` and came while the render storing it ran (it
-   * began before the revalidation, so it may hold what was revalidated), if any.
+   * The strongest revalidation since `startedAt` that names `key` (by its path, its key, or a group
+   * of `entry`: the one a render made, else what is stored for it now), if any: a render that began
+   * before it may hold what it was about. With no entry to read groups from, any revalidation by
+   * group counts.
    */
-  #revalidationSince(key: string, page: E): RevalidationMode | undefined {
-    const startedAt = this.#inFlight.get(key)?.startedAt;
-    if (startedAt === undefined || this.#recent.length === 0) {
-      return undefined;
-    }
-    let mode: RevalidationMode | undefined;
-    for (const revalidation of this.#recent) {
-      if (revalidation.at >= startedAt && this.#matches(revalidation, key, page)) {
-        mode = revalidation.mode === 'hard' ? 'hard' : (mode ?? 'soft');
-      }
-    }
-    return mode;
+  #revalidationSince(key: string, startedAt: number, entry?: E): RevalidationMode | undefined {
+    const known = entry ?? this.#pages.peek(key, { allowStale: true });
+    return this.#revalidations.since(startedAt, key, this.#pathOf(key), known?.groups);
   }
 
   /**
-   * On-demand revalidation: the pages stored before `at` whose path is one of `paths` or that
-   * declared one of `groups` are marked stale (`soft`) or deleted (`hard`). Returns how many.
-   * A scan of every key: bounded by the cache's size, and revalidations are rare next to lookups.
+   * On-demand revalidation: the entries stored before `at` whose path is one of `paths`, that
+   * declared one of `groups`, or whose key is one of `keys`, are marked stale (`soft`) or deleted
+   * (`hard`). Returns how many. Only the entries named are touched (entry-index.ts).
    */
-  revalidate({ paths, groups, mode, at }: Revalidation): number {
+  revalidate({ paths, groups, keys = [], mode, at }: Revalidation): number {
     this.#stats.revalidations++;
-    const revalidation: Remembered = { paths: new Set(paths), groups: new Set(groups), mode, at };
-    this.#remember(revalidation);
+    this.#revalidations.add({ paths, groups, keys, mode, at });
+    const named = this.#index.keysOf(paths, groups);
+    keys.forEach((key) => named.add(key));
     let affected = 0;
-    for (const [key, page] of [...this.#pages.entries()]) {
-      if (page.storedAt > at || !this.#matches(revalidation, key, page)) {
+    for (const key of named) {
+      const entry = this.#pages.peek(key, { allowStale: true });
+      if (entry === undefined || entry.storedAt > at) {
         continue;
       }
       affected++;
       if (mode === 'hard') {
         this.#pages.delete(key);
       } else {
-        page.revalidated = true;
+        entry.revalidated = true;
       }
     }
     this.#stats.revalidatedPages += affected;
     return affected;
   }
 
-  /** Kept while a render that began before it may still store a page: see #revalidationSince. */
-  #remember(revalidation: Remembered): void {
-    if (this.#inFlight.size === 0) {
-      // No render running: none can store a page from before this revalidation.
-      return;
+  /** The keys the entries of `paths` were made from (their `sources`), each once. */
+  sourcesOf(paths: readonly string[]): string[] {
+    const sources = new Set<string>();
+    for (const key of this.#index.keysOf(paths, [])) {
+      this.#pages
+        .peek(key, { allowStale: true })
+        ?.sources?.forEach((source) => sources.add(source));
     }
-    const oldest = this.#now() - RECENT_REVALIDATION_MS;
-    while (
-      this.#recent.length > 0 &&
-      (this.#recent.length >= RECENT_REVALIDATIONS || this.#recent[0].at < oldest)
-    ) {
-      this.#recent.shift();
-    }
-    this.#recent.push(revalidation);
+    return [...sources];
   }
 
   clear(): void {
     this.#pages.clear();
-  }
-
-  /** Whether a revalidation names the entry under `key`: by its path, or by one of its groups. */
-  #matches(revalidation: Remembered, key: string, page: E): boolean {
-    const path = this.#pathOf(key);
-    return (
-      (path !== undefined && revalidation.paths.has(path)) ||
-      page.groups.some((group) => revalidation.groups.has(group))
-    );
+    this.#index.clear();
   }
 }
 
@@ -529,13 +561,20 @@ export function lifetimeMs(policy: SharedCachePolicy): number {
 
 /**
  * What an entry can answer at `now`: by its policy, unless a soft revalidation marked it, which
- * makes it stale for as long as it is kept.
+ * makes it stale for as long as it is kept: served while refreshed (`stale`), or produced again
+ * first (`revalidate`), answering only in place of a production that failed.
  */
-export function freshness<E extends StoredEntry>(page: E, now: number): Lookup<E> {
+export function freshness<E extends StoredEntry>(
+  page: E,
+  now: number,
+  soft: SoftRevalidation = 'stale',
+): Lookup<E> {
   const ageMs = Math.max(0, now - page.storedAt);
   const { freshMs, staleWhileRevalidateMs, staleIfErrorMs } = page.policy;
   if (page.revalidated) {
-    return { state: 'stale', page, ageMs };
+    return soft === 'stale'
+      ? { state: 'stale', page, ageMs }
+      : { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
   }
   if (ageMs < freshMs) {
     return { state: 'fresh', page, ageMs };
@@ -545,12 +584,4 @@ export function freshness<E extends StoredEntry>(page: E, now: number): Lookup<E
     return { state: 'stale', page, ageMs };
   }
   return { state: 'expired', page, ageMs, usableOnError: ageMs < freshMs + staleIfErrorMs };
-}
-
-/** A revalidation as the store matches it. */
-interface Remembered {
-  paths: ReadonlySet<string>;
-  groups: ReadonlySet<string>;
-  mode: RevalidationMode;
-  at: number;
 }

@@ -11,7 +11,7 @@ import type { RenderTiming } from '../observe/exchange.ts';
 import type { SkipReason } from '../redis/link.ts';
 import { type CacheEntry, type CacheStatus, cacheStatusHeader } from './cache-status.ts';
 import type { Lease, SharedTier } from './shared-tier.ts';
-import { type EntryStore, freshness, type StoredEntry } from './store.ts';
+import type { EntryStore, Lookup, StoredEntry } from './store.ts';
 
 /** An entry as its producer made it. */
 export interface Produced<E extends StoredEntry> {
@@ -150,32 +150,61 @@ export class TieredCache<E extends StoredEntry> {
   }
 
   /**
-   * The page for a request: fresh or stale from memory, else obtained once per key. Rejects with
-   * the signal's reason once it aborts, unless stale-if-error lets a stored page answer instead
-   * (as it does for a production that failed).
+   * The entry for a request: fresh or stale from memory, else obtained once per key. Rejects with
+   * the signal's reason once it aborts, unless stale-if-error lets a stored entry answer instead
+   * (as it does for a production that failed). `maxStaleMs`: the asker's own bound on staleness
+   * (RFC 9111's `max-stale` request directive; a CDN refetching a page it would otherwise store
+   * stale): a stale entry past it is not sent, the asker waits for the refresh that every stale
+   * answer starts anyway, so it costs no production of its own. Undefined: the cache's own rules.
    */
-  async serve(key: string, signal: AbortSignal, asker?: unknown): Promise<Served<E>> {
+  async serve(
+    key: string,
+    signal: AbortSignal,
+    asker?: unknown,
+    maxStaleMs?: number,
+  ): Promise<Served<E>> {
     const found = this.#lookup(key);
-    if (found.state === 'fresh' || found.state === 'stale') {
+    const takesStale = (entry: E, ageMs: number) => staleTaken(entry, ageMs, maxStaleMs);
+    if (
+      found.state === 'fresh' ||
+      (found.state === 'stale' && takesStale(found.page, found.ageMs))
+    ) {
       if (found.state === 'stale') {
         this.#refreshInBackground(key);
       }
       return fromStore(found.page, found.ageMs);
     }
     const fwd = found.state === 'miss' ? 'uri-miss' : 'stale';
+    if (found.state === 'stale') {
+      // The refresh this request waits for: joined, not doubled.
+      this.#refreshInBackground(key);
+    }
     const { result, collapsed, flight } = this.#store.render(
       key,
       (all) =>
         traced(
           channels.cacheFill,
           () => ({ cache: this.#cache, flight: all }),
-          () => this.#obtain(key, all, asker),
+          () => this.#obtain(key, all, asker, takesStale),
         ),
       signal,
     );
     if (collapsed && channels.coalesced.hasSubscribers) {
       channels.coalesced.publish({ cache: this.#cache, flight });
     }
+    return this.#served(key, result, { found, fwd, collapsed, signal });
+  }
+
+  /**
+   * What a request that waited for a production gets: its entry; a stale one when it failed and
+   * stale-if-error (or a refresh's stale entry) allows; else its failure.
+   */
+  async #served(
+    key: string,
+    result: Promise<Obtained<E>>,
+    waited: { found: Lookup<E>; fwd: CacheEntry['fwd']; collapsed: boolean; signal: AbortSignal },
+  ): Promise<Served<E>> {
+    const { found, fwd, collapsed, signal } = waited;
     let obtained: Obtained<E>;
     try {
       obtained = await result;
@@ -183,17 +212,16 @@ export class TieredCache<E extends StoredEntry> {
       // An error that says so (a response the producer passed on) is the answer, stale or not.
       const final = (error as { noStaleOnError?: boolean } | undefined)?.noStaleOnError === true;
       const stale = final ? undefined : this.#store.staleOnError(found);
-      if (stale === undefined || found.state !== 'expired') {
+      if (stale === undefined || found.state === 'miss') {
         throw error;
       }
       const fwdStatus =
         error === signal.reason ? 504 : ((error as { status?: number }).status ?? 500);
-      const ttl = ttlSeconds(stale, found.ageMs);
-      return {
-        entry: stale,
-        status: { local: { fwd, fwdStatus, ttl } },
-        ageMs: ageSent(stale, found.ageMs),
-      };
+      return staleInstead(stale, found.ageMs, fwd, fwdStatus);
+    }
+    if (obtained.failed && found.state === 'stale') {
+      // A refresh that failed: the stale entry it was to replace is the better answer.
+      return staleInstead(found.page, found.ageMs, fwd, 500);
     }
     if (obtained.stale && !collapsed) {
       this.#refreshInBackground(key);
@@ -228,11 +256,19 @@ export class TieredCache<E extends StoredEntry> {
     );
   }
 
-  /** The page for a miss in this process: from the shared tier when there is one, else produced here. */
-  #obtain(key: string, signal: AbortSignal | undefined, asker: unknown): Promise<Obtained<E>> {
+  /**
+   * The entry for a miss in this process: from the shared tier when there is one (a stale one only
+   * if `takesStale` says so), else produced here. A refresh (`signal` undefined) takes no stale one.
+   */
+  #obtain(
+    key: string,
+    signal: AbortSignal | undefined,
+    asker: unknown,
+    takesStale: (entry: E, ageMs: number) => boolean = () => signal !== undefined,
+  ): Promise<Obtained<E>> {
     return this.#shared === undefined
       ? this.#produceHere(key, signal, asker, undefined)
-      : this.#throughSharedTier(key, signal, asker);
+      : this.#throughSharedTier(key, signal, asker, takesStale);
   }
 
   /**
@@ -245,12 +281,13 @@ export class TieredCache<E extends StoredEntry> {
     key: string,
     signal: AbortSignal | undefined,
     asker: unknown,
+    takesStale: (entry: E, ageMs: number) => boolean,
   ): Promise<Obtained<E>> {
     const shared = this.#shared!;
     const patience = signal ?? AbortSignal.timeout(this.#patienceMs);
     let wasStored = false;
     for (let waited = false; ; waited = true) {
-      const looked = await this.#lookShared(key, signal === undefined, waited);
+      const looked = await this.#lookShared(key, takesStale, waited);
       if (!('wasStored' in looked)) {
         return 'obtained' in looked
           ? looked.obtained
@@ -262,7 +299,11 @@ export class TieredCache<E extends StoredEntry> {
         return this.#produceBypassing(key, signal, asker, lock);
       }
       if ('lease' in lock) {
-        return this.#produceUnderLock(key, signal, asker, lock.lease, { wasStored, waited });
+        return this.#produceUnderLock(key, signal, asker, lock.lease, {
+          wasStored,
+          waited,
+          takesStale,
+        });
       }
       // Another process produces it: wait for its announcement, then look again.
       await shared.renderedElsewhere(key, LOOK_AGAIN_MS, patience);
@@ -282,12 +323,16 @@ export class TieredCache<E extends StoredEntry> {
     signal: AbortSignal | undefined,
     asker: unknown,
     lease: Lease,
-    { wasStored, waited }: { wasStored: boolean; waited: boolean },
+    {
+      wasStored,
+      waited,
+      takesStale,
+    }: { wasStored: boolean; waited: boolean; takesStale: (entry: E, ageMs: number) => boolean },
   ): Promise<Obtained<E>> {
     try {
       // Looks again under the lock: the last holder may have stored the page and let go between
       // our lookup and our lock: pages were rendered twice without it (bench/README.md#the-figures-behind-the-codes-comments).
-      const looked = await this.#lookShared(key, signal === undefined, waited);
+      const looked = await this.#lookShared(key, takesStale, waited);
       if (!('wasStored' in looked)) {
         return 'obtained' in looked
           ? looked.obtained
@@ -300,8 +345,12 @@ export class TieredCache<E extends StoredEntry> {
     }
   }
 
-  /** The shared tier's page for `key` if it may answer (a refresh takes only a fresh one). */
-  async #lookShared(key: string, refreshing: boolean, collapsed: boolean): Promise<SharedLook<E>> {
+  /** The shared tier's entry for `key` if it may answer (a stale one only if `takesStale` says so). */
+  async #lookShared(
+    key: string,
+    takesStale: (entry: E, ageMs: number) => boolean,
+    collapsed: boolean,
+  ): Promise<SharedLook<E>> {
     const shared = this.#shared!;
     const lookup = await traced(
       channels.cacheLookup,
@@ -322,9 +371,13 @@ export class TieredCache<E extends StoredEntry> {
     if (page === undefined) {
       return { wasStored: false };
     }
-    const found = freshness(page, Date.now());
+    const found = this.#store.freshness(page);
     const { state } = found;
-    if (state === 'miss' || state === 'expired' || (state === 'stale' && refreshing)) {
+    if (
+      state === 'miss' ||
+      state === 'expired' ||
+      (state === 'stale' && !takesStale(page, found.ageMs))
+    ) {
       return { wasStored: true };
     }
     const { ageMs } = found;
@@ -372,13 +425,22 @@ export class TieredCache<E extends StoredEntry> {
     asker: unknown,
     sharing: Sharing | undefined,
   ): Promise<Obtained<E>> {
+    const since = this.#store.now();
     const produced = await this.#produce(key, signal, asker);
-    const kept = this.#keep(key, produced);
+    const { kept, outdated } = this.#keep(key, produced, since);
     const storedHere = kept !== undefined && this.#store.peek(key) === kept;
     const toShare = sharing !== undefined && sharing.store && kept !== undefined;
     const entry = storedHere || toShare ? await this.#finished(key, kept) : produced.entry;
     const shared = toShare ? await this.#share(key, entry, sharing.entry) : sharing?.entry;
-    return { entry, failed: produced.failed, shared, storedHere, timing: produced.timing };
+    return {
+      entry,
+      failed: produced.failed,
+      shared,
+      storedHere,
+      timing: produced.timing,
+      // Made from before a revalidation of it: sent stale, so that no cache downstream keeps it as new.
+      ageMs: outdated ? entry.policy.freshMs : undefined,
+    };
   }
 
   /** The entry as finish() makes it, given to this process's copy as soon as it is made. */
@@ -408,22 +470,27 @@ export class TieredCache<E extends StoredEntry> {
 
   /**
    * Stores an entry shared caches may keep (`kept`: the entry for the caches, which this process's
-   * may have deferred: the shared tier bounds its own memory), never after a hard revalidation. An
-   * entry no longer shareable is not served again; a failed one changes nothing.
+   * may have deferred: the shared tier bounds its own memory), never after a hard revalidation.
+   * `outdated`: a revalidation of it came while it was produced (from `since`), so it is stale
+   * already (soft) or kept nowhere (hard). An entry no longer shareable is not served again; a
+   * failed one changes nothing.
    */
-  #keep(key: string, produced: Produced<E>): E | undefined {
+  #keep(key: string, produced: Produced<E>, since: number): { kept?: E; outdated: boolean } {
     if (produced.failed) {
-      return undefined;
+      return { outdated: false };
     }
     if (!produced.storable) {
       // It may no longer be shared (a refresh said private, say): stop serving the old one.
       this.#store.delete(key);
-      return undefined;
+      return { outdated: false };
     }
     const { entry } = produced;
     entry.storedAt = 0;
     entry.refreshFailed = false;
-    return this.#store.store(key, entry) === 'revalidated' ? undefined : entry;
+    if (this.#store.store(key, entry, since) === 'revalidated') {
+      return { outdated: true };
+    }
+    return { kept: entry, outdated: entry.revalidated === true };
   }
 
   /** Serves a stale page now; one background production brings the entry up to date. */
@@ -445,6 +512,31 @@ export class TieredCache<E extends StoredEntry> {
       ({ failed }) => (failed ? new Error('the producer reported an error') : undefined),
     );
   }
+}
+
+/**
+ * Whether an asker takes a stale entry: by the cache's own rules (no `maxStaleMs`), or within its
+ * bound; one revalidated on demand is stale by any bound, whatever its age.
+ */
+function staleTaken(entry: StoredEntry, ageMs: number, maxStaleMs: number | undefined): boolean {
+  if (maxStaleMs === undefined) {
+    return true;
+  }
+  return !entry.revalidated && ageMs - entry.policy.freshMs <= maxStaleMs;
+}
+
+/** A stale entry answering in place of a production that failed (stale-if-error). */
+function staleInstead<E extends StoredEntry>(
+  stale: E,
+  ageMs: number,
+  fwd: CacheEntry['fwd'],
+  fwdStatus: number,
+): Served<E> {
+  return {
+    entry: stale,
+    status: { local: { fwd, fwdStatus, ttl: ttlSeconds(stale, ageMs) } },
+    ageMs: ageSent(stale, ageMs),
+  };
 }
 
 /** The headers a served entry adds to its answer: its Age, when stored, and Cache-Status. */

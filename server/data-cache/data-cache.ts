@@ -55,6 +55,11 @@ export const DATA_OUTCOMES: readonly DataOutcome[] = [
 export interface DataUse {
   /** The groups of the data it used: the page's too (revalidating one reaches both). */
   readonly groups: Set<string>;
+  /**
+   * The keys of the data it used from the cache (at most MAX_SOURCES): the page keeps them, so that
+   * revalidating the page by path reaches its data too (StoredEntry.sources).
+   */
+  readonly keys: Set<string>;
   /** The least freshness left of the data it used that says how fresh it is; undefined: none said. */
   freshMs: number | undefined;
   /** It used data no shared cache may keep (private, no-store, credentials without public). */
@@ -72,6 +77,11 @@ export interface DataUse {
   readonly bypass: boolean;
 }
 
+/**
+ * Data keys a page remembers: far more than a page fetches. A page past it is revalidated by path
+ * with the data it fetched first; its groups reach all of it.
+ */
+const MAX_SOURCES = 128;
 /** At most this many fetches of one render are listed (for Server-Timing and logs), all are counted. */
 const MAX_LISTED_FETCHES = 32;
 /** At most this many hosts are counted apart; the rest as `other` (an app may fetch from many). */
@@ -155,6 +165,8 @@ interface Answered {
   response: Response;
   headers: Headers | Record<string, string>;
   entry?: CachedData;
+  /** The cache key it was answered under, when the cache answered it. */
+  key?: string;
   outcome: DataOutcome;
 }
 
@@ -223,7 +235,7 @@ export class DataCache {
         ? await this.#served(request, host)
         : await this.#passedThrough(request, host);
       outcome = answered.outcome;
-      this.#account(use, request, answered.headers, answered.entry);
+      this.#account(use, request, answered);
       if (message !== undefined) {
         message.status = answered.response.status;
       }
@@ -292,6 +304,7 @@ export class DataCache {
         response: responseOf(entry),
         headers: entry.headers,
         entry,
+        key,
         outcome: outcomeOf(served),
       };
     } catch (error) {
@@ -311,16 +324,18 @@ export class DataCache {
 
   /** A request with credentials: a fresh stored entry, or its own production, never another's. */
   async #servedAlone(key: string, request: Request): Promise<Answered> {
-    const stored = this.#store!.lookup(key);
+    const store = this.#store!;
+    const stored = store.lookup(key);
     if (stored.state === 'fresh') {
       const entry = stored.page;
-      return { response: responseOf(entry), headers: entry.headers, entry, outcome: 'hit' };
+      return { response: responseOf(entry), headers: entry.headers, entry, key, outcome: 'hit' };
     }
+    const since = store.now();
     const { entry, storable } = await this.#produce(key, request.signal, request);
     if (storable) {
-      this.#store!.store(key, entry);
+      store.store(key, entry, since);
     }
-    return { response: responseOf(entry), headers: entry.headers, entry, outcome: 'miss' };
+    return { response: responseOf(entry), headers: entry.headers, entry, key, outcome: 'miss' };
   }
 
   /** For a request that may not share another's production: its own, uncached. */
@@ -361,14 +376,24 @@ export class DataCache {
         headers.set('cache-control', 'max-age=0');
       }
     }
-    const response = await this.#upstream(
-      new Request(request, { headers, signal: signal ?? AbortSignal.timeout(this.#patienceMs) }),
-      new URL(request.url).host,
-    );
-    if (response.status === 304 && stored !== undefined && previous !== undefined) {
-      const refreshed = await refreshedBy304(request, response, stored, previous);
-      if (refreshed !== undefined) {
+    const host = new URL(request.url).host;
+    const bound = signal ?? AbortSignal.timeout(this.#patienceMs);
+    let response = await this.#upstream(new Request(request, { headers, signal: bound }), host);
+    if (response.status === 304) {
+      const refreshed =
+        stored && previous && (await refreshedBy304(request, response, stored, previous));
+      if (refreshed) {
         return refreshed;
+      }
+      // A 304 that matches nothing stored (no validator of its own, another one, or to a request
+      // that was not conditional): RFC 9111 §4.3.4 forbids updating with it; ask once more for the
+      // whole answer, and a 304 again is the API's failure, never an entry.
+      await response.body?.cancel();
+      headers.delete('if-none-match');
+      headers.delete('if-modified-since');
+      response = await this.#upstream(new Request(request, { headers, signal: bound }), host);
+      if (response.status === 304) {
+        throw new UpstreamError(response, Buffer.alloc(0));
       }
     }
     if (response.status >= 500) {
@@ -445,13 +470,13 @@ export class DataCache {
     }
   }
 
-  /** What the page built from this response is told: its groups, freshness and privacy. */
-  #account(
-    use: DataUse,
-    request: Request,
-    headers: Headers | Record<string, string>,
-    entry?: CachedData,
-  ): void {
+  /**
+   * What the page built from this response is told: its groups, freshness and privacy, and the key
+   * it came under. Data served stale (stale-while-revalidate, stale-if-error, or revalidated on
+   * demand and answering for an API that failed) leaves the page no freshness at all, whatever its
+   * own max-age said: a page is never fresh for longer than its data is.
+   */
+  #account(use: DataUse, request: Request, { headers, entry, key, outcome }: Answered): void {
     const semantics = entry
       ? CachePolicy.fromObject(entry.semantics)
       : new CachePolicy(requestOf(request), {
@@ -460,11 +485,15 @@ export class DataCache {
         });
     const { private: isPrivate, freshMs } = dataFreshness(request, headers, semantics);
     use.private ||= isPrivate;
-    if (freshMs !== undefined) {
-      use.freshMs = Math.min(use.freshMs ?? Infinity, freshMs);
+    const left = outcome === 'stale' ? 0 : freshMs;
+    if (left !== undefined) {
+      use.freshMs = Math.min(use.freshMs ?? Infinity, left);
     }
     for (const group of entry?.groups ?? []) {
       use.groups.add(group);
+    }
+    if (key !== undefined && use.keys.size < MAX_SOURCES) {
+      use.keys.add(key);
     }
   }
 
@@ -505,7 +534,9 @@ async function refreshedBy304(
     status: 304,
     headers: headersOf(response),
   });
-  if (revalidated.modified) {
+  // `matches`, not `modified`: http-cache-semantics reports a 304 that matches nothing as not
+  // modified (a browser has no other body to show), with a policy made of the 304 itself.
+  if (!revalidated.matches) {
     return undefined;
   }
   const merged = revalidated.policy;
@@ -634,7 +665,9 @@ export type DataTier = SharedTier<CachedData>;
 
 /** This process's data (DATA_CACHE_BYTES): scan-resistant as the pages' store is. */
 export function createDataStore(maxBytes: number): DataStore {
-  return new EntryStore<CachedData>({ maxBytes, sizeOf: dataBytes });
+  // Revalidated data is asked of its API again (conditionally) before its next use, never served
+  // stale to a render: the page that render makes would carry it as new.
+  return new EntryStore<CachedData>({ maxBytes, sizeOf: dataBytes, soft: 'revalidate' });
 }
 
 /**

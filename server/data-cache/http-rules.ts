@@ -158,12 +158,13 @@ export function entryOf(
  * (API_GROUP_PREFIX); at most MAX_GROUPS in all, each a valid group name.
  */
 export function groupsOf(appGroups: readonly string[], response: Record<string, string>): string[] {
-  const api = [
-    ...(parseCacheGroups(response['cache-groups'] ?? '') ?? []),
+  // Cache-Groups' members are sf-strings, spaces and all (RFC 9875); the CDN lists are split on
+  // their separators and trimmed.
+  const listed = [
     ...(response['cache-tag'] ?? '').split(','),
     ...(response['surrogate-key'] ?? '').split(' '),
-  ]
-    .map((tag) => tag.trim())
+  ].map((tag) => tag.trim());
+  const api = [...(parseCacheGroups(response['cache-groups'] ?? '') ?? []), ...listed]
     .filter((tag) => tag !== '')
     .map((tag) => `${API_GROUP_PREFIX}${tag}`);
   return [...new Set([...appGroups, ...api])].filter(isGroupName).slice(0, MAX_GROUPS);

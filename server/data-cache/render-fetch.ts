@@ -19,6 +19,7 @@ let wrapped = false;
 export function newDataUse(bypass: boolean): DataUse {
   return {
     groups: new Set(),
+    keys: new Set(),
     freshMs: undefined,
     private: false,
     failed: false,

@@ -90,3 +90,24 @@ export function cappedFreshness(cacheControl: string, seconds: number): string {
     })
     .join(', ');
 }
+
+/**
+ * How stale an answer the request takes, by its `max-stale` (RFC 9111 §5.2.1.2): `max-stale=N`,
+ * N seconds past freshness; a bare `max-stale`, any; undefined without it (the cache's own rules).
+ * The shipped Varnish sends `max-stale=0` on its fetches: a stale page would be stored there as a
+ * miss for two minutes (its built-in vcl_beresp_stale), so it waits for the refresh instead.
+ */
+export function maxStaleMs(cacheControl: string | string[] | undefined): number | undefined {
+  if (cacheControl === undefined) {
+    return undefined;
+  }
+  const directives = cacheControlDirectives(
+    Array.isArray(cacheControl) ? cacheControl.join(',') : cacheControl,
+  );
+  const value = directives.get('max-stale');
+  if (value === undefined) {
+    return undefined;
+  }
+  const seconds = directiveSeconds(directives, 'max-stale');
+  return value === true ? Infinity : seconds === undefined ? undefined : seconds * 1000;
+}

@@ -51,6 +51,8 @@ export interface PageMaking {
   vary: string | undefined;
   /** What its data allows (data-cache/): its groups, freshness and privacy; undefined: none fetched. */
   data?: DataUse;
+  /** Its URL's path: the tag a CDN purges the page's path by (the xkey alias). */
+  path?: string;
 }
 
 /** The route's own declaration that its renders' fetches go past the data cache: for the origin alone. */
@@ -122,7 +124,7 @@ export function pageOf(
   }
   const groups = groupsOf(final, groupOptions?.log);
   if (groupOptions && groupOptions.cacheGroupAliases.length > 0) {
-    headers.push(...aliasHeaders(groups, groupOptions.cacheGroupAliases));
+    headers.push(...aliasHeaders(groups, groupOptions.cacheGroupAliases, making.path));
   }
   return {
     page: {

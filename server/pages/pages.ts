@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE, respond } from '../http/answer.ts';
+import { maxStaleMs } from '../http/cache-control.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import { throttledWarning } from '../logger.ts';
 import type { GroupAlias } from '../cache/cache-groups.ts';
@@ -227,7 +228,12 @@ class PageAnswers implements Pages {
     try {
       // The asker: what a render for this request would not see of it, made only if a read asks.
       const withheld = () => withheldFrom(route.page.inputs, ctx.headers);
-      const served = await cache.serve(key, signal, withheld);
+      const served = await cache.serve(
+        key,
+        signal,
+        withheld,
+        maxStaleMs(ctx.headers['cache-control']),
+      );
       const exchange = exchangeOf(ctx.res);
       if (exchange !== undefined) {
         exchange.cache = outcomeOf(served);
@@ -291,6 +297,8 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
         policy: policy ?? NOT_STORED,
         storedAt: 0,
         refreshFailed: false,
+        // Its data, which revalidating the page by path reaches too.
+        sources: rendered.data && [...rendered.data.keys],
       },
       storable: policy !== undefined,
       failed: rendered.reportedError,
@@ -347,6 +355,7 @@ function makingOf(request: RenderRequest, rendered: Rendered, route: RouteInfo):
     failed: rendered.reportedError,
     vary: route.vary,
     data: rendered.data,
+    path: new URL(request.url).pathname,
   };
 }
 

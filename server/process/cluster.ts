@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { relayRevalidation } from '../revalidation/cluster-channel.ts';
+import { createRevalidationRelay } from '../revalidation/cluster-channel.ts';
 import type { ProcessSettings } from './lifecycle.ts';
 import { isReplaceMe, RECYCLE_REASONS, type RecycleReason, RETIRE } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
@@ -151,13 +151,15 @@ class Supervisor implements Primary {
   }
 
   start(): void {
+    const relayRevalidation = createRevalidationRelay();
     cluster.on('message', (worker, message) => {
       if (message === EXITING) {
         worker.send(EXIT_OK);
       } else if (isReplaceMe(message)) {
         this.#replace(worker, message.reason);
       } else {
-        // A worker's revalidation goes to every other worker (revalidation/cluster-channel.ts).
+        // A worker's revalidation goes to every other worker, and their word that they applied it
+        // back to it (revalidation/cluster-channel.ts).
         relayRevalidation(worker, message, this.#workers.keys());
       }
     });

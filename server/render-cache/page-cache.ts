@@ -76,7 +76,13 @@ export class PageCache {
     return this.#cache.fresh(key, (page) => page.answer.status === 200);
   }
 
-  serve(key: string, signal: AbortSignal, asker?: unknown): Promise<ServedPage> {
-    return this.#cache.serve(key, signal, asker);
+  /** `maxStaleMs`: the request's bound on a stale page (its `max-stale`); undefined: the cache's rules. */
+  serve(
+    key: string,
+    signal: AbortSignal,
+    asker?: unknown,
+    maxStaleMs?: number,
+  ): Promise<ServedPage> {
+    return this.#cache.serve(key, signal, asker, maxStaleMs);
   }
 }

@@ -1,6 +1,7 @@
 // Revalidation across replicas through Redis: the sender applies it to the shared tier's pages and
-// data, then every process of every replica hears it (pub/sub on the origin's Redis link) and
-// applies it to its own.
+// data, then every process of every replica hears it (pub/sub on the origin's Redis link), applies
+// it to its own caches and says so on a second channel, which the sender counts before the CDN is
+// purged (revalidator.ts).
 import type { Logger } from 'pino';
 import { noted } from '../errors.ts';
 import type { Revalidation } from '../cache/revalidation.ts';
@@ -26,15 +27,18 @@ export interface RedisChannelOptions {
 }
 
 /**
- * A channel over Redis. `publish` first applies the revalidation to this build's pages in Redis
- * (soft: marked stale, hard: deleted; only pages stored before it), then announces it with the
- * sender's build. A process of another build (during a rolling deploy) that hears it applies it to
- * its own build's pages in Redis too; only pages stored before `at` are touched, so however many
- * do it, a page rendered since is left alone.
+ * A channel over Redis. `publish` first applies the revalidation to this build's pages and the data
+ * in Redis (soft: marked stale, hard: deleted; only entries stored before it), then announces it
+ * with the sender's build. A process of another build (during a rolling deploy) that hears it
+ * applies it to its own build's pages in Redis too; only pages stored before `at` are touched, so
+ * however many do it, a page rendered since is left alone. Every process that hears it, the sender
+ * included, says it applied it on `<prefix>:revalidate:applied`.
  */
 export function redisChannel(options: RedisChannelOptions): RevalidationChannel {
   const { link, pages, data, buildId, log } = options;
   const channel = `${options.keyPrefix}:revalidate`;
+  const appliedChannel = `${channel}:applied`;
+  const applied = new AppliedCounts(link, appliedChannel);
   return {
     name: 'redis',
     async publish(message) {
@@ -43,11 +47,13 @@ export function redisChannel(options: RedisChannelOptions): RevalidationChannel 
           (tier) => tier?.revalidate(message) ?? Promise.resolve({ ok: true as const, value: 0 }),
         ),
       );
-      for (const applied of [appliedPages, appliedData]) {
-        if (!applied.ok) {
-          throw new Error(`Redis unavailable (${applied.reason})`);
+      for (const outcome of [appliedPages, appliedData]) {
+        if (!outcome.ok) {
+          throw new Error(`Redis unavailable (${outcome.reason})`);
         }
       }
+      // Counted from before the announcement: a process may say it applied it at once.
+      const counting = applied.count(message.id);
       const text = JSON.stringify({ build: buildId, message });
       const heard = await link.call(
         'revalidation.publish',
@@ -55,33 +61,93 @@ export function redisChannel(options: RedisChannelOptions): RevalidationChannel 
         REVALIDATION_TIMEOUT_MS,
       );
       if (!heard.ok) {
+        counting.forget();
         throw new Error(`Redis unavailable (${heard.reason})`);
       }
+      const processes = Number(heard.value);
       return {
-        sharedPages: appliedPages.ok ? appliedPages.value : 0,
-        sharedData: appliedData.ok ? appliedData.value : 0,
-        processes: Number(heard.value),
+        counts: {
+          sharedPages: appliedPages.ok ? appliedPages.value : 0,
+          sharedData: appliedData.ok ? appliedData.value : 0,
+          processes,
+        },
+        applied: (signal) => counting.until(processes, signal),
       };
     },
     subscribe(onMessage) {
       link.subscribe(channel, (text) => {
-        let published: { build?: unknown; message?: unknown };
-        try {
-          published = JSON.parse(text) as typeof published;
-        } catch {
-          log.warn(
-            { code: noted('ORIGIN_REVALIDATE_INVALID') },
-            'revalidation: an unreadable message on the Redis channel, ignored',
-          );
+        const message = heard(text, log);
+        if (message === undefined) {
           return;
         }
-        const message: RevalidationMessage | undefined = checkMessage(published?.message);
-        if (message !== undefined && published.build !== buildId) {
-          void pages?.revalidate(message);
+        const valid = checkMessage(message.message);
+        if (valid !== undefined && message.build !== buildId) {
+          void pages?.revalidate(valid);
         }
         // Shapes are the Revalidator's to judge (and count); it applies each message once.
-        onMessage((message ?? published?.message) as RevalidationMessage);
+        onMessage((valid ?? message.message) as RevalidationMessage);
+        if (valid !== undefined) {
+          void link.call('revalidation.applied', (client) =>
+            client.publish(appliedChannel, valid.id),
+          );
+        }
       });
     },
   };
+}
+
+/** A published message as JSON, or undefined (logged) when it is not JSON. */
+function heard(text: string, log: Logger): { build?: unknown; message?: unknown } | undefined {
+  try {
+    return JSON.parse(text) as { build?: unknown; message?: unknown };
+  } catch {
+    log.warn(
+      { code: noted('ORIGIN_REVALIDATE_INVALID') },
+      'revalidation: an unreadable message on the Redis channel, ignored',
+    );
+    return undefined;
+  }
+}
+
+/** The processes that said they applied each of this sender's messages, while it waits for them. */
+class AppliedCounts {
+  readonly #counting = new Map<string, { applied: number; wake: () => void }>();
+
+  constructor(link: RedisLink, channel: string) {
+    link.subscribe(channel, (id) => {
+      const entry = this.#counting.get(id);
+      if (entry !== undefined) {
+        entry.applied++;
+        entry.wake();
+      }
+    });
+  }
+
+  /** Counts from now what is said of message `id`, until `until` resolves or `forget`. */
+  count(id: string): {
+    until: (expected: number, signal: AbortSignal) => Promise<number>;
+    forget: () => void;
+  } {
+    const entry = { applied: 0, wake: () => undefined as void };
+    this.#counting.set(id, entry);
+    const forget = () => this.#counting.delete(id);
+    return {
+      forget,
+      until: (expected, signal) =>
+        new Promise<number>((resolve) => {
+          const finish = () => {
+            forget();
+            signal.removeEventListener('abort', finish);
+            resolve(Math.min(entry.applied, expected));
+          };
+          entry.wake = () => {
+            if (entry.applied >= expected) {
+              finish();
+            }
+          };
+          signal.addEventListener('abort', finish, { once: true });
+          entry.wake();
+        }),
+    };
+  }
 }

@@ -24,10 +24,12 @@ const NOT_IN_PATH = /[?#\\]/;
 
 /**
  * The request `json` describes, or `{ error }` with a message fit for a 400 answer (it never
- * repeats more than a short piece of the input).
+ * repeats more than a short piece of the input). `empty`: no path or group is fine (a message
+ * between processes that names data keys alone).
  */
 export function parseRevalidationRequest(
   json: unknown,
+  { empty = false }: { empty?: boolean } = {},
 ): { request: RevalidationRequest } | { error: string } {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return { error: 'the body must be a JSON object such as {"groups": ["product-42"]}' };
@@ -52,7 +54,7 @@ export function parseRevalidationRequest(
     return { error: `mode must be "soft" or "hard", got ${shown}` };
   }
   const items = paths.list.length + groups.list.length;
-  if (items === 0) {
+  if (items === 0 && !empty) {
     return { error: 'nothing to revalidate: give at least one path or group' };
   }
   if (items > MAX_ITEMS) {

@@ -1,7 +1,8 @@
 // Revalidation on demand: applied to this process's caches (pages, data), told to every other process
-// through the configured channels (cluster IPC here; a Redis pub/sub channel plugs in the same
-// way), and passed to the CDN purge hook. One entry point whoever asks: the endpoint, the app's
-// own server code (server.ts revalidate), an operator (scripts/revalidate.mjs, via the endpoint).
+// through the configured channels (cluster IPC, Redis pub/sub), and passed to the CDN purge hook once
+// they applied it. A revalidation by path reaches the data the path's pages were made from too. One
+// entry point whoever asks: the endpoint, the app's own server code (server.ts revalidate), an
+// operator (scripts/revalidate.mjs, via the endpoint).
 import { channels, traced } from '../observe/channels.ts';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -16,16 +17,28 @@ export interface RevalidationMessage extends Revalidation {
   readonly id: string;
 }
 
+/** What a channel did with a message. */
+export interface Published {
+  /** Figures for the report: entries of a shared store it touched, processes that heard it. */
+  counts?: Record<string, number>;
+  /**
+   * Resolves once the processes that heard the message have applied it (they say so), with how
+   * many did; `signal` ends the wait (some may never say: a process exiting). Undefined: the
+   * channel cannot tell.
+   */
+  applied?: (signal: AbortSignal) => Promise<number>;
+}
+
 /** A way to reach the other processes: publish what this one was asked; hear what they were. */
 export interface RevalidationChannel {
   /** Named in the report (`cluster`, `redis`). */
   name: string;
+  /** Resolves once the message is on its way; rejects with why it could not be sent. */
+  publish(message: RevalidationMessage): Promise<Published>;
   /**
-   * Resolves once the message is on its way, with any counts worth reporting (pages of a shared
-   * store it touched, processes that heard it); rejects with why it could not be sent.
+   * Called once, at startup, with the function that applies what arrives; the channel tells the
+   * sender once it returned (Published.applied).
    */
-  publish(message: RevalidationMessage): Promise<void | Record<string, number>>;
-  /** Called once, at startup, with the function that applies what arrives. */
   subscribe(onMessage: (message: RevalidationMessage) => void): void;
 }
 
@@ -37,7 +50,12 @@ export interface RevalidationReport {
   groups: readonly string[];
   /** Entries of this process's caches (pages and data) marked stale (soft) or deleted (hard). */
   affected: number;
-  /** Each channel: whether the message went out (and what it counted), and if not why. */
+  /** The data the pages of `paths` were last made from, found here and in the shared tier: revalidated with them. */
+  dataOfPaths: number;
+  /**
+   * Each channel: whether the message went out (and what it counted), how many processes said
+   * they applied it before the CDN was purged, and if it failed why.
+   */
   channels: ({ name: string; ok: boolean; error?: string } & Record<string, unknown>)[];
   /** The CDN purge hook's result; null when none is configured (CDN_PURGE_URL). */
   cdn: CdnPurgeResult | null;
@@ -46,12 +64,16 @@ export interface RevalidationReport {
 /** A cache of this process that revalidation reaches: it returns how many entries it touched. */
 export interface Revalidatable {
   revalidate(revalidation: Revalidation): number;
+  /** The keys its entries of `paths` were made from (a page: its data), when it keeps them. */
+  sourcesOf?(paths: readonly string[]): string[];
 }
 
 export interface RevalidatorOptions {
   /** This process's caches: the render cache's pages, the data cache's responses (those that are on). */
   caches: readonly Revalidatable[];
   channels?: RevalidationChannel[];
+  /** The keys the shared tier's pages of `paths` were made from (REDIS_URL), whoever stored them. */
+  sharedSources?: (paths: readonly string[]) => Promise<string[]>;
   cdnPurge?: CdnPurge;
   log: Logger;
   /** The clock `at` is read from (tests). */
@@ -62,10 +84,24 @@ export interface RevalidatorOptions {
 const SEEN_IDS = 1024;
 /** A channel that has not taken the message by then is reported as failed (it may still deliver). */
 const PUBLISH_TIMEOUT_MS = 2000;
+/**
+ * How long the CDN purge waits for the other processes to say they applied the revalidation: they
+ * do within milliseconds; one that has not by then (busy, exiting) is counted short in the report.
+ */
+const APPLIED_WAIT_MS = 1000;
+/**
+ * The CDN is purged again this long after: a fetch the CDN had under way when it was purged may
+ * bring back a page an origin sent just before it applied the revalidation (its bytes still on the
+ * wire). The second purge drops it, well inside the second a hard revalidation promises.
+ */
+const PURGE_AGAIN_MS = 500;
+/** Data keys a message carries: enough for a thousand pages' data; past it, their groups still reach it. */
+export const MAX_KEYS = 4096;
 
 export class Revalidator {
   readonly #caches: readonly Revalidatable[];
   readonly #channels: RevalidationChannel[] = [];
+  readonly #sharedSources: RevalidatorOptions['sharedSources'];
   readonly #cdnPurge: CdnPurge | undefined;
   readonly #log: Logger;
   readonly #now: () => number;
@@ -73,8 +109,16 @@ export class Revalidator {
   readonly #seen = new Set<string>();
   readonly #stats = { requested: 0, received: 0, duplicates: 0, rejected: 0 };
 
-  constructor({ caches, channels = [], cdnPurge, log, now = Date.now }: RevalidatorOptions) {
+  constructor({
+    caches,
+    channels = [],
+    sharedSources,
+    cdnPurge,
+    log,
+    now = Date.now,
+  }: RevalidatorOptions) {
     this.#caches = caches;
+    this.#sharedSources = sharedSources;
     this.#cdnPurge = cdnPurge;
     this.#log = log;
     this.#now = now;
@@ -92,7 +136,11 @@ export class Revalidator {
     channel.subscribe((message) => this.#receive(channel.name, message));
   }
 
-  /** Applies `request` here, tells every channel, purges the CDN; resolves with what each did. */
+  /**
+   * Applies `request` here and, with the data its paths' pages were made from, everywhere the
+   * channels reach; once every process said it applied it, purges the CDN (and once more shortly
+   * after); resolves with what each did.
+   */
   revalidate(request: RevalidationRequest): Promise<RevalidationReport> {
     return traced(
       channels.revalidate,
@@ -109,19 +157,25 @@ export class Revalidator {
 
   async #revalidate(request: RevalidationRequest): Promise<RevalidationReport> {
     this.#stats.requested++;
-    const message: RevalidationMessage = { ...request, id: randomUUID(), at: this.#now() };
+    const at = this.#now();
+    const keys = await this.#sourcesOf(request.paths);
+    const message: RevalidationMessage = { ...request, keys, id: randomUUID(), at };
     this.#remember(message.id);
     const affected = this.#apply(message);
-    const [channels, cdn] = await Promise.all([
-      Promise.all(this.#channels.map((channel) => this.#publish(channel, message))),
-      this.#cdnPurge ? this.#cdnPurge(request) : null,
-    ]);
+    const channels = await Promise.all(
+      this.#channels.map((channel) => this.#publish(channel, message)),
+    );
+    const cdn = this.#cdnPurge ? await this.#cdnPurge(request) : null;
+    if (this.#cdnPurge) {
+      this.#purgeAgain(this.#cdnPurge, request);
+    }
     this.#log.info(
       {
         id: message.id,
         mode: message.mode,
         paths: message.paths.length,
         groups: message.groups.length,
+        dataOfPaths: keys.length,
         affected,
       },
       'revalidated',
@@ -132,9 +186,29 @@ export class Revalidator {
       paths: message.paths,
       groups: message.groups,
       affected,
+      dataOfPaths: keys.length,
       channels,
       cdn,
     };
+  }
+
+  /**
+   * The data the pages of `paths` were last made from: as this process's pages and the shared
+   * tier's record it (Redis unavailable: this process's alone, the groups still reach the rest).
+   */
+  async #sourcesOf(paths: readonly string[]): Promise<string[]> {
+    if (paths.length === 0) {
+      return [];
+    }
+    const keys = new Set(this.#caches.flatMap((cache) => cache.sourcesOf?.(paths) ?? []));
+    const shared = await this.#sharedSources?.(paths).catch(() => []);
+    shared?.forEach((key) => keys.add(key));
+    return [...keys].slice(0, MAX_KEYS);
+  }
+
+  /** A second purge, in the background: logged by the hook when it fails, never reported. */
+  #purgeAgain(cdnPurge: CdnPurge, request: RevalidationRequest): void {
+    setTimeout(() => void cdnPurge(request), PURGE_AGAIN_MS).unref();
   }
 
   async #publish(
@@ -142,8 +216,9 @@ export class Revalidator {
     message: RevalidationMessage,
   ): Promise<RevalidationReport['channels'][number]> {
     let timer: NodeJS.Timeout | undefined;
+    let published: Published;
     try {
-      const counts = await Promise.race([
+      published = await Promise.race([
         channel.publish(message),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
@@ -152,7 +227,6 @@ export class Revalidator {
           );
         }),
       ]);
-      return { name: channel.name, ok: true, ...(counts ?? {}) };
     } catch (error) {
       const reason = (error as Error).message ?? String(error);
       this.#log.warn(
@@ -163,6 +237,13 @@ export class Revalidator {
     } finally {
       clearTimeout(timer);
     }
+    const applied = await published.applied?.(AbortSignal.timeout(APPLIED_WAIT_MS));
+    return {
+      name: channel.name,
+      ok: true,
+      ...published.counts,
+      ...(applied === undefined ? {} : { applied }),
+    };
   }
 
   /** A message from another process: checked (a channel may carry anything), applied once. */
@@ -183,8 +264,38 @@ export class Revalidator {
     this.#log.debug({ channel, id: valid.id, affected }, 'revalidation received');
   }
 
+  /**
+   * Applies a message to this process's caches, with the data this process's own pages of its paths
+   * were made from (the sender may not have known of them: cluster workers without Redis). Data
+   * found here that the message did not name goes to the other processes too, in a message of its own.
+   */
   #apply(message: RevalidationMessage): number {
-    return this.#caches.reduce((sum, cache) => sum + cache.revalidate(message), 0);
+    const named = new Set(message.keys);
+    const found =
+      message.paths.length === 0
+        ? []
+        : this.#caches.flatMap((cache) => cache.sourcesOf?.(message.paths) ?? []);
+    const extra = [...new Set(found)].filter((key) => !named.has(key)).slice(0, MAX_KEYS);
+    const keys = [...named, ...extra];
+    const affected = this.#caches.reduce(
+      (sum, cache) => sum + cache.revalidate({ ...message, keys }),
+      0,
+    );
+    if (extra.length > 0) {
+      const followUp: RevalidationMessage = {
+        paths: [],
+        groups: [],
+        keys: extra,
+        mode: message.mode,
+        at: message.at,
+        id: randomUUID(),
+      };
+      this.#remember(followUp.id);
+      for (const channel of this.#channels) {
+        void this.#publish(channel, followUp);
+      }
+    }
+    return affected;
   }
 
   #remember(id: string): void {
@@ -200,13 +311,30 @@ export function checkMessage(value: unknown): RevalidationMessage | undefined {
   if (typeof value !== 'object' || value === null) {
     return undefined;
   }
-  const { id, at, ...rest } = value as Record<string, unknown>;
+  const { id, at, keys = [], ...rest } = value as Record<string, unknown>;
   if (typeof id !== 'string' || id.length === 0 || id.length > 128) {
     return undefined;
   }
   if (typeof at !== 'number' || !Number.isFinite(at)) {
     return undefined;
   }
-  const parsed = parseRevalidationRequest(rest);
-  return 'request' in parsed ? { ...parsed.request, id, at } : undefined;
+  if (!isKeyList(keys)) {
+    return undefined;
+  }
+  // A message of data keys alone (found by another process's pages) names no path or group.
+  const parsed = parseRevalidationRequest(rest, { empty: keys.length > 0 });
+  if (!('request' in parsed)) {
+    return undefined;
+  }
+  const { request } = parsed;
+  return { ...request, keys, id, at };
+}
+
+/** Keys as a message carries them: at most MAX_KEYS strings of a bounded length. */
+function isKeyList(value: unknown): value is string[] {
+  return (
+    Array.isArray(value) &&
+    value.length <= MAX_KEYS &&
+    value.every((key) => typeof key === 'string' && key.length > 0 && key.length <= 16 * 1024)
+  );
 }

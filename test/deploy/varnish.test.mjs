@@ -11,10 +11,13 @@ import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
 import { vclForInputs } from '../../deploy/varnish/inputs-vcl.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { startVarnish } from '../../scripts/lib/varnish.mjs';
-import { APP_DIST, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { APP_DIST, at, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 import fc from 'fast-check';
 import { readBuildDirs } from '../../server/locales/build-layout.ts';
 import { canariesOf, headersOf, spellingOf, visitor } from '../helpers/visitors.mjs';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
+import { serializeCacheGroups } from '../../server/cache/cache-groups.ts';
 
 const TOKEN = 'varnish-test-token-0123456789abcdef';
 
@@ -41,7 +44,8 @@ async function originBehindVarnish(inputs, env = {}) {
   const origin = await startOrigin({
     env: {
       PORT: String(originPort),
-      CDN_PURGE_URL: `${varnish.url}/.origin/purge/{mode}/{group}`,
+      CACHE_GROUP_ALIASES: 'xkey',
+      CDN_PURGE_URL: `${varnish.url}/.origin/purge/{mode}/{groups}`,
       CDN_PURGE_METHOD: 'PURGE',
       ...env,
     },
@@ -54,20 +58,59 @@ async function originBehindVarnish(inputs, env = {}) {
   return { origin, varnish };
 }
 
+/**
+ * The API of test/app's `data/:id` pages: the catalog, and items whose groups (the API's own
+ * Cache-Groups, which become the page's `api:` groups) a test sets per item.
+ */
+async function startTaggingApi() {
+  const groups = new Map();
+  const api = await serveOnLoopback((req, res) => {
+    const id = req.url.split('/').pop();
+    const tags = req.url === '/catalog' ? ['catalog'] : (groups.get(id) ?? [`item-${id}`]);
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'cache-control': 'public, max-age=60',
+      'cache-groups': serializeCacheGroups(tags),
+    });
+    res.end(JSON.stringify(req.url === '/catalog' ? { name: 'catalog' } : { id, title: id }));
+  });
+  return { ...api, tag: (id, tags) => groups.set(String(id), tags) };
+}
+
 describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
   let origin;
   let varnish;
+  let api;
   before(async () => {
+    api = await startTaggingApi();
     ({ origin, varnish } = await originBehindVarnish(inputsVcl(await routesOf(DIST)), {
       REVALIDATE_TOKEN: TOKEN,
+      TEST_DATA_API: api.url,
     }));
   });
   after(async () => {
     await origin?.stop();
     await varnish?.stop();
+    await api?.close();
   });
 
   const get = (path, headers = {}) => request(varnish.url, path, { headers });
+  const revalidate = async (body) => {
+    const answer = await request(origin.url, '/_origin/revalidate', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(answer.status, 200, answer.text);
+    const report = JSON.parse(answer.text);
+    assert.equal(report.cdn.ok, true, JSON.stringify(report.cdn));
+    return report;
+  };
+  /** Fetches `path` through Varnish until it is a hit (stored there). */
+  const stored = async (path) => {
+    await get(path);
+    assert.equal((await get(path)).headers['x-cache'], 'hit', `${path} stored in Varnish`);
+  };
   const currencyOf = (page) => /<p class="currency">(\w+)<\/p>/.exec(page.text)?.[1];
 
   it("gives signed-in visitors the cached page of their currency, never another visitor's", async () => {
@@ -201,6 +244,107 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
         }
       }),
       { numRuns: 80 },
+    );
+  });
+
+  it("purges a page by its data's own tag (api:…) and by its path, as the origin names them", async () => {
+    await stored(at('/data/5'));
+    await revalidate({ groups: ['api:item-5'], mode: 'hard' });
+    assert.equal((await get(at('/data/5'))).headers['x-cache'], 'miss', 'gone by its API tag');
+    await stored(at('/products/55'));
+    await revalidate({ paths: [at('/products/55')], mode: 'hard' });
+    assert.equal((await get(at('/products/55'))).headers['x-cache'], 'miss', 'gone by its path');
+    // Its other spellings of the path are other pages of Varnish's, each tagged with its own path.
+    await stored(at('/products/55?ref=mail'));
+    await revalidate({ paths: [at('/products/55')], mode: 'hard' });
+    assert.equal((await get(at('/products/55?ref=mail'))).headers['x-cache'], 'miss');
+  });
+
+  it("after a soft purge, Varnish's own refetch gets a page it keeps as fresh, not a miss for two minutes", async () => {
+    const path = at('/products/56');
+    await stored(path);
+    await revalidate({ groups: ['product-56'] });
+    const stale = await get(path);
+    assert.equal(stale.headers['x-cache'], 'hit', 'the stale page once, refreshed meanwhile');
+    const seen = [];
+    const fresh = await waitFor(
+      async () => {
+        const page = await get(path);
+        seen.push(
+          `${page.headers['x-cache']} age=${page.headers.age} ${page.headers['cache-status']}`,
+        );
+        return page.headers['x-cache'] === 'hit' && /ttl=[1-9]/.test(page.headers['cache-status'])
+          ? page
+          : undefined;
+      },
+      {
+        what: 'the refreshed page stored in Varnish',
+        timeoutMs: 4000,
+        everyMs: 100,
+        seen: () => seen.join('\n'),
+      },
+    );
+    assert.ok(Number(fresh.headers.age) < 60, fresh.headers.age);
+    for (let i = 0; i < 3; i++) {
+      assert.equal(
+        (await get(path)).headers['x-cache'],
+        'hit',
+        `stored fresh:\n${seen.join('\n')}`,
+      );
+    }
+  });
+
+  it('property: purging a group removes every page carrying it and no page carrying only others', async () => {
+    // Group names as an app (addCacheGroups) or an API (Cache-Groups) may spell them: printable
+    // ASCII, separators, quotes, slashes, percent signs, colons and all.
+    const char = fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code));
+    const name = fc.string({ unit: char, minLength: 1, maxLength: 24 });
+    /** The object Varnish answers `path` with: a hit's second X-Varnish id. */
+    const objectOf = async (path) => {
+      const page = await get(path);
+      const [, object] = page.headers['x-varnish'].split(' ');
+      return page.headers['x-cache'] === 'hit' ? object : undefined;
+    };
+    let next = 1000;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(name, { minLength: 2, maxLength: 4 }),
+        fc.array(fc.array(fc.nat(3), { maxLength: 3 }), { minLength: 2, maxLength: 4 }),
+        fc.nat(3),
+        fc.constantFrom('soft', 'hard'),
+        async (pool, picks, which, mode) => {
+          const purged = pool[which % pool.length];
+          const pages = [];
+          for (const pick of picks) {
+            const id = next++;
+            const groups = [...new Set(pick.map((i) => pool[i % pool.length]))];
+            api.tag(id, groups);
+            const path = at(`/data/${id}`);
+            await get(path);
+            const before = await objectOf(path);
+            assert.ok(before, `${path} stored in Varnish`);
+            pages.push({ path, before, carries: groups.includes(purged) });
+          }
+          await revalidate({ groups: [`api:${purged}`], mode });
+          // A page carrying the group is another object from now on (hard: fetched at once; soft:
+          // served stale once while Varnish refetches it); any other is still the one stored.
+          for (const { path, before, carries } of pages.filter((page) => page.carries)) {
+            await waitFor(async () => (await objectOf(path)) !== before, {
+              what: `${path} fetched again after purging ${JSON.stringify(purged)} (${mode})`,
+              timeoutMs: 3000,
+              everyMs: 50,
+            });
+          }
+          for (const { path, before } of pages.filter((page) => !page.carries)) {
+            assert.equal(
+              await objectOf(path),
+              before,
+              `${path} carries no ${JSON.stringify(purged)}, yet ${mode} purging it dropped it`,
+            );
+          }
+        },
+      ),
+      { numRuns: 25 },
     );
   });
 

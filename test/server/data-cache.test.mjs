@@ -374,6 +374,41 @@ describe('the data cache: a hostile or broken API', () => {
     assert.equal((await get(cache, `${api.url}/garbled`)).text, '2');
   });
 
+  it('a 304 that matches nothing stored is not an update: the whole answer is asked for once, and a 304 again is a failure', async () => {
+    // The API's 304 lacks the validator the stored answer has (RFC 9111 §4.3.4 forbids the update).
+    api.routes.set('/no-validator', (req, n) =>
+      req.headers['if-none-match']
+        ? { status: 304, headers: { 'cache-control': 'max-age=60' } }
+        : { headers: { etag: `"v${n}"`, 'cache-control': 'max-age=1' }, body: `v${n}` },
+    );
+    // An API that answers 304 to anything, asked or not.
+    api.routes.set('/always-304', () => ({ status: 304, headers: { etag: '"x"' } }));
+    const cache = cacheWith();
+    assert.equal((await get(cache, `${api.url}/no-validator`)).text, 'v1');
+    await sleep(1100);
+    const refetched = await get(cache, `${api.url}/no-validator`);
+    assert.equal(refetched.text, 'v3', 'the conditional request, then the whole answer');
+    assert.equal(refetched.status, 200);
+    const broken = await get(cache, `${api.url}/always-304`);
+    assert.equal(broken.use.fetches[0].outcome, 'error');
+    assert.equal(broken.use.failed, true, 'the page made of it is not kept');
+    const again = await get(cache, `${api.url}/always-304`);
+    assert.equal(again.use.fetches[0].outcome, 'error', 'nothing was stored of it');
+  });
+
+  it('an API whose ETag changes on every request: each revalidation brings the whole answer, once', async () => {
+    api.routes.set('/restless', (_, n) => ({
+      headers: { etag: `"${n}"`, 'cache-control': 'max-age=0' },
+      body: `r${n}`,
+    }));
+    const cache = cacheWith();
+    const before = api.count('/restless');
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await get(cache, `${api.url}/restless`)).text);
+    assert.equal(api.count('/restless') - before, 3, 'one request per render, no loop');
+    assert.equal(new Set(answers).size, 3);
+  });
+
   it('stops waiting for a hanging API when the render gives up, and keeps nothing', async () => {
     api.routes.set('/hang', () => ({ hang: true }));
     const cache = cacheWith();
