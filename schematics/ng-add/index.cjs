@@ -42,7 +42,7 @@ const cdnSteps = () => [
   `- the origin's address: the \`backend origin\` at the top of ${DEFAULT_VCL} (.host, .port);`,
   `- \`npm run varnish:inputs\` writes ${INPUTS_VCL} from your routes' renderInputs() (it builds first when the build is stale): run it before you start Varnish and whenever a declaration changes. The one written now keys pages by their URL alone, as for routes that declare no input;`,
   `- \`varnishd -a :6081 -f "$PWD/${DEFAULT_VCL}" -s malloc,256m\` (an absolute path; Debian's varnish and varnish-modules);`,
-  '- purges: start the origin with REVALIDATE_TOKEN=<at least 32 characters>, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{group} and CDN_PURGE_METHOD=PURGE: a revalidation then purges the same groups in Varnish.',
+  '- purges: start the origin with REVALIDATE_TOKEN=<at least 32 characters>, CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups} and CDN_PURGE_METHOD=PURGE: a revalidation then purges the same groups and paths in Varnish.',
 ];
 
 /**

@@ -328,7 +328,7 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
           await revalidate({ groups: [`api:${purged}`], mode });
           // A page carrying the group is another object from now on (hard: fetched at once; soft:
           // served stale once while Varnish refetches it); any other is still the one stored.
-          for (const { path, before, carries } of pages.filter((page) => page.carries)) {
+          for (const { path, before } of pages.filter((page) => page.carries)) {
             await waitFor(async () => (await objectOf(path)) !== before, {
               what: `${path} fetched again after purging ${JSON.stringify(purged)} (${mode})`,
               timeoutMs: 3000,

@@ -384,7 +384,10 @@ async function replay(app, apiUrl, written) {
     assert.ok(existsSync(join(app, named)), `the log names ${named}, which the app has`);
   // The CDN came along, and says how to run it; varnishd takes it before the app's first build.
   assert.match(added, /- `npm run varnish:inputs` writes deploy\/varnish\/inputs\.vcl/);
-  assert.match(added, /CDN_PURGE_URL=http:\/\/<varnish>\/\.origin\/purge\/\{mode\}\/\{group\}/);
+  assert.match(
+    added,
+    /CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http:\/\/<varnish>\/\.origin\/purge\/\{mode\}\/\{groups\}/,
+  );
   assert.equal(pkg.scripts['varnish:inputs'], template.scripts['varnish:inputs']);
   assert.match(readFileSync(join(app, 'deploy/varnish/inputs.vcl'), 'utf8'), /cookie\.keep\(""\);/);
   // -C compiles and exits; `-j none`: as root, its jail's user could not read this private folder.

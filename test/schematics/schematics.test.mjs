@@ -815,7 +815,7 @@ describe('ng-add', () => {
     assert.match(log, /varnishd -a :6081 -f "\$PWD\/deploy\/varnish\/default\.vcl"/);
     assert.ok(
       log.includes(
-        'REVALIDATE_TOKEN=<at least 32 characters>, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{group} and CDN_PURGE_METHOD=PURGE',
+        'REVALIDATE_TOKEN=<at least 32 characters>, CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups} and CDN_PURGE_METHOD=PURGE',
       ),
       log,
     );
