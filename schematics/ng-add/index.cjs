@@ -10,6 +10,8 @@ const { NodePackageInstallTask } = require('@angular-devkit/schematics/tasks');
 const { parsePatchName } = require('../../scripts/check-patches.mjs');
 // The same reading of angular.json's outputPath as the scripts the app gets (scripts/lib/paths.mjs).
 const { outputPathOf } = require('../../scripts/lib/paths.mjs');
+// The inputs.vcl `npm run varnish:inputs` writes, for an app that declares no input yet.
+const { vclForInputs } = require('../../deploy/varnish/inputs-vcl.mjs');
 const {
   appFilesOf,
   importsOf,
@@ -27,8 +29,21 @@ const template = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'package.json'), 'u
 const templateWorkspace = JSON.parse(readFileSync(join(TEMPLATE_ROOT, 'angular.json'), 'utf8'));
 const templateBuild = Object.values(templateWorkspace.projects)[0].architect.build;
 
-/** The parts ng add brings (parts.json): the origin, and the bench with --bench. */
-const partsFor = (options) => ['origin', ...(options.bench ? ['bench'] : [])];
+/** The parts ng add brings (parts.json): the origin and its CDN, and the bench with --bench. */
+const partsFor = (options) => ['origin', 'cdn', ...(options.bench ? ['bench'] : [])];
+
+const DEFAULT_VCL = 'deploy/varnish/default.vcl';
+/** What default.vcl includes; the app's own, generated from its routes (parts.json: not the cdn's). */
+const INPUTS_VCL = 'deploy/varnish/inputs.vcl';
+
+/** What a user does to put the CDN ng add brought in front of the origin. */
+const cdnSteps = () => [
+  'CDN: deploy/varnish/ is a Varnish configuration to run in front of the origin (docs/render-cache-and-cdn.md#a-cdn-you-can-run-varnish):',
+  `- the origin's address: the \`backend origin\` at the top of ${DEFAULT_VCL} (.host, .port);`,
+  `- \`npm run varnish:inputs\` writes ${INPUTS_VCL} from your routes' renderInputs() (it builds first when the build is stale): run it before you start Varnish and whenever a declaration changes. The one written now keys pages by their URL alone, as for routes that declare no input;`,
+  `- \`varnishd -a :6081 -f "$PWD/${DEFAULT_VCL}" -s malloc,256m\` (an absolute path; Debian's varnish and varnish-modules);`,
+  '- purges: start the origin with REVALIDATE_TOKEN=<at least 32 characters>, CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups} and CDN_PURGE_METHOD=PURGE: a revalidation then purges the same groups and paths in Varnish.',
+];
 
 /**
  * The pages npm run bench loads (docs/your-app.md#load-pathsjson-what-the-tools-load), for an app
@@ -359,10 +374,15 @@ function ngAdd(options) {
     // 1. The origin's files, as the template has them; a file the app already has is left alone.
     const parts = partsFor(options);
     const files = filesFor(parts);
+    const bringsCdn = !tree.exists(DEFAULT_VCL);
     for (const path of files) {
       if (tree.exists(path)) continue;
       write(path, readFileSync(join(TEMPLATE_ROOT, path)));
     }
+    // default.vcl includes inputs.vcl, so varnishd needs one before the app's first build. An app
+    // that adopts the origin declares no input yet (renderInputs() comes with it): the file for
+    // none, as `npm run varnish:inputs` writes it for such an app, keys pages by their URL alone.
+    if (!tree.exists(INPUTS_VCL)) write(INPUTS_VCL, vclForInputs([]));
     // The helpers the docs import (renderInputs, addCacheGroups), in the app's own src/app/.
     const appFiles = appFilesFor(parts, sourceRoot);
     const added = [];
@@ -611,6 +631,7 @@ function ngAdd(options) {
                 ]
               : []),
             deployLine(output, startsBuild),
+            ...(bringsCdn ? cdnSteps() : []),
             `Pages render through ${ENGINE_NAMES[config.engine]}; RENDER_ENGINE=${config.other} renders through ${ENGINE_NAMES[config.other]} instead (same build, a restart).`,
             `Your routes and components are unchanged.${previousEntry && previousEntry !== 'server/server.ts' ? ` ${previousEntry} is no longer built: delete it when you no longer need it.` : ''}`,
           ].join('\n')

@@ -12,18 +12,19 @@ export const VARNISHD = process.env['VARNISHD_PATH'] ?? '/usr/sbin/varnishd';
 export const DEFAULT_VCL = join(ROOT, 'deploy/varnish/default.vcl');
 
 /**
- * Starts varnishd in front of `backendPort` with deploy/varnish/default.vcl and `inputsVcl` (what
- * deploy/varnish/inputs.mjs makes of the origin's build); resolves once it answers.
- * @param {{ backendPort: number, inputsVcl: string }} options
+ * Starts varnishd in front of `backendPort` with `defaultVcl` (the template's
+ * deploy/varnish/default.vcl, or an app's copy) and `inputsVcl` (what deploy/varnish/inputs.mjs
+ * makes of the origin's build); resolves once it answers.
+ * @param {{ backendPort: number, inputsVcl: string, defaultVcl?: string }} options
  */
-export async function startVarnish({ backendPort, inputsVcl }) {
+export async function startVarnish({ backendPort, inputsVcl, defaultVcl = DEFAULT_VCL }) {
   const dir = mkdtempSync(join(tmpdir(), 'origin-varnish-'));
-  const vcl = readFileSync(DEFAULT_VCL, 'utf8').replace(
+  const vcl = readFileSync(defaultVcl, 'utf8').replace(
     /(backend origin \{[^}]*?\.port = ")\d+(")/,
     `$1${backendPort}$2`,
   );
   if (!vcl.includes(`.port = "${backendPort}"`)) {
-    throw new Error(`${DEFAULT_VCL} has no backend port to point at the origin`);
+    throw new Error(`${defaultVcl} has no backend port to point at the origin`);
   }
   writeFileSync(join(dir, 'default.vcl'), vcl);
   writeFileSync(join(dir, 'inputs.vcl'), inputsVcl);

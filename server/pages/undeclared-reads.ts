@@ -1,12 +1,15 @@
 // What a shared page's render reads of the request that its route does not declare. Such a render
 // sees its URL and declared inputs alone (request/render-request.ts), so a read of anything else
 // finds nothing: a page that greets a signed-in visitor by the `sid` cookie greets nobody once its
-// route is shared, and nothing would say so. Every such read is said once per route and input in
-// this process, at warn in every mode, and counted; RENDER_INPUTS_STRICT makes it fail the render.
+// route is shared, and nothing would say so. Every such read is said at warn in every mode: once
+// per route and input in this process, and again whenever it withholds a name not said before for
+// the route (the first visitor may have sent no cookie); every read is counted.
+// RENDER_INPUTS_STRICT makes it fail the render.
 import type { Logger } from 'pino';
 import { noted, OriginError } from '../errors.ts';
 import { firstCookies } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
+import { type Named, NamedOnce } from './named-once.ts';
 import type { EngineInput } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
 
@@ -37,12 +40,29 @@ const ENGINE_READS = /^(?:host|forwarded|x-forwarded-.*|accept-language|if-none-
 
 /** At most this many routes × inputs are counted apart; the rest count as `other`. */
 const MAX_SERIES = 256;
+/**
+ * At most this many withheld cookie (or header) names are said per route: visitors choose them.
+ * Past it, one line says so and later names go unsaid; reads are still counted.
+ */
+export const MAX_NAMED_PER_ROUTE = 64;
+
+/**
+ * What a read withheld that the visitor sent: cookie names (sanitized and capped by
+ * request/render-request.ts withheldFrom, `more` beyond those), or the header the code named.
+ */
+interface Sent {
+  kind: 'cookies' | 'headers';
+  names: readonly string[];
+  more: number;
+}
 
 export class UndeclaredReads {
   readonly #log: UndeclaredReadsOptions['log'];
   readonly #strict: boolean;
   /** Reads counted by route and input (`/products/:id cookie sid`), for /healthz and the metrics. */
   readonly counts = new Map<string, number>();
+  /** The withheld names already said, by route: never a metric label (visitors choose them). */
+  readonly #named = new NamedOnce(MAX_NAMED_PER_ROUTE);
 
   constructor({ log, strict }: UndeclaredReadsOptions) {
     this.#log = log;
@@ -104,6 +124,11 @@ export class UndeclaredReads {
     const headers = new Set(inputs.filter((i) => i.kind === 'header').map((i) => i.name));
     const declaresCookies = inputs.some((i) => i.kind === 'cookie');
     const withheld = render.withheld?.();
+    const cookies: Sent | undefined = withheld && {
+      kind: 'cookies',
+      names: withheld.cookies,
+      more: withheld.moreCookies,
+    };
     return (read) => {
       if (!armed()) {
         return;
@@ -117,25 +142,30 @@ export class UndeclaredReads {
           // The raw header: undeclared when the route declares no cookie, else only when the
           // visitor sent cookies it does not see.
           if (!declaresCookies || (withheld?.cookies.length ?? 0) > 0) {
-            this.#report(route, 'cookie header', withheld?.cookies, input);
+            this.#report(route, 'cookie header', cookies, input);
           }
           return;
         }
-        this.#report(route, `header ${name}`, withheld?.headers.has(name) ? [name] : [], input);
+        const header: Sent | undefined = withheld && {
+          kind: 'headers',
+          names: withheld.headers.has(name) ? [name] : [],
+          more: 0,
+        };
+        this.#report(route, `header ${name}`, header, input);
       } else if (read.kind === 'cookie') {
-        this.#report(route, `cookie ${read.name}`, withheld?.cookies, input);
+        this.#report(route, `cookie ${read.name}`, cookies, input);
       } else {
-        this.#report(route, 'every header', withheld?.cookies, input);
+        this.#report(route, 'every header', cookies, input);
       }
     };
   }
 
-  #report(
-    route: RouteInfo,
-    input: string,
-    withheld: readonly string[] | undefined,
-    render: EngineInput,
-  ): void {
+  /**
+   * Counts a read and says it: the first read of its input on its route, and any read that withholds
+   * a name not yet said for the route (or, once, that the route has had too many to name).
+   * `sent` is undefined for a render no visitor asked for (a background refresh).
+   */
+  #report(route: RouteInfo, input: string, sent: Sent | undefined, render: EngineInput): void {
     const series =
       this.counts.has(`${route.path} ${input}`) || this.counts.size < MAX_SERIES
         ? `${route.path} ${input}`
@@ -152,24 +182,37 @@ export class UndeclaredReads {
       );
       throw render.refused;
     }
-    if (count === undefined) {
-      this.#log.warn(
-        { code: noted('ORIGIN_UNDECLARED_INPUT'), route: route.path, input, withheld },
-        `${said}: its shared page sees nothing there${withheldText(withheld)} — declare it with ` +
-          'renderInputs() in app.routes.server.ts, mark the route private, or read it in the browser',
-      );
+    const named = sent && this.#named.take(`${route.path} ${sent.kind}`, sent.names);
+    if (count !== undefined && !named?.fresh.length && !named?.full) {
+      return;
     }
+    this.#log.warn(
+      { code: noted('ORIGIN_UNDECLARED_INPUT'), route: route.path, input, withheld: named?.fresh },
+      `${said}: its shared page sees nothing there${withheldText(sent, named)} — declare it with ` +
+        'renderInputs() in app.routes.server.ts, mark the route private, or read it in the browser',
+    );
   }
 }
 
 /** A read: a header by name (get, has), a cookie by name (requestCookie), or every header. */
 type Read = { kind: 'header' | 'cookie'; name: string } | { kind: 'every' };
 
-function withheldText(withheld: readonly string[] | undefined): string {
-  if (withheld === undefined) {
+/** What a line says of what the visitor sent: the names new to the route, at most. */
+function withheldText(sent: Sent | undefined, named: Named | undefined): string {
+  if (sent === undefined || named === undefined) {
     return '';
   }
-  return withheld.length === 0 ? ' (this visitor sent none)' : `; withheld: ${withheld.join(', ')}`;
+  const full = named.full
+    ? ` (more than ${MAX_NAMED_PER_ROUTE} ${sent.kind} named for this route: later ones are not)`
+    : '';
+  if (sent.names.length === 0) {
+    return ' (this visitor sent none)';
+  }
+  if (named.fresh.length === 0) {
+    return `; withheld: only ${sent.kind} named before${full}`;
+  }
+  const more = sent.more > 0 ? `, and ${sent.more} more` : '';
+  return `; withheld: ${named.fresh.join(', ')}${more}${full}`;
 }
 
 /** Headers that report the names a render asks for, and that it went through them all. */

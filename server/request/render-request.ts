@@ -30,6 +30,8 @@ export interface RenderRequest {
 /** A visitor's cookie names a shared page's render does not see (sanitized, capped), and their header names. */
 export interface Withheld {
   cookies: readonly string[];
+  /** How many more cookie names the visitor sent than `cookies` lists. */
+  moreCookies: number;
   headers: ReadonlySet<string>;
 }
 
@@ -119,8 +121,9 @@ export function withheldFrom(
   const cookies = names
     .slice(0, MAX_NAMES)
     .map((name) => name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, NAME_LENGTH));
-  if (names.length > MAX_NAMES) {
-    cookies.push(`and ${names.length - MAX_NAMES} more`);
-  }
-  return { cookies, headers: new Set(Object.keys(headers)) };
+  return {
+    cookies,
+    moreCookies: names.length - cookies.length,
+    headers: new Set(Object.keys(headers)),
+  };
 }

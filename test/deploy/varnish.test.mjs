@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
+import { vclForInputs } from '../../deploy/varnish/inputs-vcl.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { startVarnish } from '../../scripts/lib/varnish.mjs';
 import { APP_DIST, at, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
@@ -36,6 +37,27 @@ describe('deploy/varnish/inputs.vcl', () => {
   });
 });
 
+/** varnishd with `inputs` (an inputs.vcl) in front of the tests' origin, once its probe sees it up. */
+async function originBehindVarnish(inputs, env = {}) {
+  const originPort = await freePort();
+  const varnish = await startVarnish({ backendPort: originPort, inputsVcl: inputs });
+  const origin = await startOrigin({
+    env: {
+      PORT: String(originPort),
+      CACHE_GROUP_ALIASES: 'xkey',
+      CDN_PURGE_URL: `${varnish.url}/.origin/purge/{mode}/{groups}`,
+      CDN_PURGE_METHOD: 'PURGE',
+      ...env,
+    },
+  });
+  // Varnish fetches from the origin once its health probe (/readyz) has seen it up.
+  for (let tries = 0; (await request(varnish.url, '/readyz')).status !== 200; tries++) {
+    assert.ok(tries < 100, `Varnish never saw the origin healthy:\n${varnish.output()}`);
+    await sleep(100);
+  }
+  return { origin, varnish };
+}
+
 /**
  * The API of test/app's `data/:id` pages: the catalog, and items whose groups (the API's own
  * Cache-Groups, which become the page's `api:` groups) a test sets per item.
@@ -60,27 +82,11 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
   let varnish;
   let api;
   before(async () => {
-    const originPort = await freePort();
     api = await startTaggingApi();
-    varnish = await startVarnish({
-      backendPort: originPort,
-      inputsVcl: inputsVcl(await routesOf(DIST)),
-    });
-    origin = await startOrigin({
-      env: {
-        PORT: String(originPort),
-        REVALIDATE_TOKEN: TOKEN,
-        TEST_DATA_API: api.url,
-        CACHE_GROUP_ALIASES: 'xkey',
-        CDN_PURGE_URL: `${varnish.url}/.origin/purge/{mode}/{groups}`,
-        CDN_PURGE_METHOD: 'PURGE',
-      },
-    });
-    // Varnish fetches from the origin once its health probe (/readyz) has seen it up.
-    for (let tries = 0; (await request(varnish.url, '/readyz')).status !== 200; tries++) {
-      assert.ok(tries < 100, `Varnish never saw the origin healthy:\n${varnish.output()}`);
-      await sleep(100);
-    }
+    ({ origin, varnish } = await originBehindVarnish(inputsVcl(await routesOf(DIST)), {
+      REVALIDATE_TOKEN: TOKEN,
+      TEST_DATA_API: api.url,
+    }));
   });
   after(async () => {
     await origin?.stop();
@@ -322,7 +328,7 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
           await revalidate({ groups: [`api:${purged}`], mode });
           // A page carrying the group is another object from now on (hard: fetched at once; soft:
           // served stale once while Varnish refetches it); any other is still the one stored.
-          for (const { path, before, carries } of pages.filter((page) => page.carries)) {
+          for (const { path, before } of pages.filter((page) => page.carries)) {
             await waitFor(async () => (await objectOf(path)) !== before, {
               what: `${path} fetched again after purging ${JSON.stringify(purged)} (${mode})`,
               timeoutMs: 3000,
@@ -347,5 +353,52 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
       method: 'PURGE',
     });
     assert.equal(bad.status, 400);
+  });
+});
+
+// What ng add writes, and the minimal app has, before any route declares an input: vmod cookie's
+// keep("") keeps no cookie, so nothing of a visitor's cookies is in the key or put in front of them.
+describe('inputs.vcl for routes that declare no input', () => {
+  let origin;
+  let varnish;
+  before(async () => {
+    assert.equal(inputsVcl([{ path: '**' }]), vclForInputs([]));
+    ({ origin, varnish } = await originBehindVarnish(vclForInputs([])));
+  });
+  after(async () => {
+    await origin?.stop();
+    await varnish?.stop();
+  });
+
+  it('compiles, keys a shared page by its URL alone and passes the cookies on as the visitor sent them', async () => {
+    const visitors = ['sid=canaryone; _ga=GA1.2.3; currency=USD', 'sid=canarytwo', ''];
+    const pages = [];
+    for (const cookie of visitors)
+      pages.push(await request(varnish.url, '/products/5', { headers: cookie ? { cookie } : {} }));
+    assert.deepEqual(
+      pages.map((page) => [page.status, page.headers['x-cache']]),
+      [
+        [200, 'miss'],
+        [200, 'hit'],
+        [200, 'hit'],
+      ],
+    );
+    // A private page lists the headers its render got: the visitor's cookies, each once.
+    const own = await request(varnish.url, '/naive-private/5', {
+      headers: { cookie: visitors[0] },
+    });
+    assert.equal(own.headers['x-cache'], 'miss');
+    const seen = JSON.parse(
+      /<pre class="headers">([^<]*)<\/pre>/.exec(own.text)[1].replaceAll('&quot;', '"'),
+    );
+    const cookie = seen.find(([name]) => name === 'cookie')?.[1] ?? '';
+    assert.deepEqual(
+      cookie
+        .split(';')
+        .map((pair) => pair.trim())
+        .filter(Boolean),
+      ['sid=canaryone', '_ga=GA1.2.3', 'currency=USD'],
+      cookie,
+    );
   });
 });

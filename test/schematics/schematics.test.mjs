@@ -10,6 +10,7 @@ import { SchematicTestRunner } from '@angular-devkit/schematics/testing/index.js
 import { ROOT } from '../helpers/origin.mjs';
 import { OPTIONAL_SUITES, SUITES } from '../../scripts/run-tests.mjs';
 import parts from '../../schematics/parts.cjs';
+import { vclForInputs } from '../../deploy/varnish/inputs-vcl.mjs';
 
 const collection = join(ROOT, 'schematics/collection.json');
 const runner = () => new SchematicTestRunner('ssr-origin', collection);
@@ -278,6 +279,11 @@ describe('ng-new', () => {
     for (const doc of docs(tree))
       assert.doesNotMatch(tree.readContent(doc), /section:demo/, `${doc} loses its demo sections`);
     assert.ok(!tree.exists('/acme-shop/src/README.md'), "nor the demo's");
+    assert.equal(
+      tree.readContent('/acme-shop/deploy/varnish/inputs.vcl'),
+      vclForInputs([]),
+      "the CDN keys the minimal app's pages by URL alone, as npm run varnish:inputs says of its routes",
+    );
     assert.deepEqual(leftovers(tree), []);
   });
 
@@ -433,6 +439,12 @@ describe('parts.json', () => {
       ['.prettierignore', 'workspace', 'files'],
       ['schematics/ng-new/minimal/src/app/app.ts', 'minimal', 'files'],
       ['schematics/template.cjs', 'template', 'files'],
+      ['deploy/kubernetes/deployment.yaml', 'deploy', 'files'],
+      ['deploy/varnish/default.vcl', 'cdn', 'files'],
+      // Generated from the demo's routes: an app without the demo has its own.
+      ['deploy/varnish/inputs.vcl', 'demo', 'files'],
+      ['schematics/ng-new/minimal/deploy/varnish/inputs.vcl', 'minimal', 'files'],
+      ['test/deploy/varnish.test.mjs', 'cdn', 'tests'],
     ]) {
       assert.deepEqual(parts.ownersOf(path), [{ part, kind }], path);
     }
@@ -756,6 +768,73 @@ describe('ng-add', () => {
       / out\/shop\/server\/server\.mjs$/,
     );
     assert.match(logs.join('\n'), /outputPath's folders were browser "", server "server"/);
+  });
+
+  it('brings the CDN: deploy/varnish/ as the template has it, an inputs.vcl for no declared input, npm run varnish:inputs, and the steps to run it', async () => {
+    const testRunner = runner();
+    const logs = [];
+    testRunner.logger.subscribe((entry) => logs.push(entry.message));
+    const tree = await testRunner.runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      await stockApp(),
+    );
+    for (const path of [
+      'deploy/varnish/default.vcl',
+      'deploy/varnish/inputs.mjs',
+      'deploy/varnish/inputs-vcl.mjs',
+    ])
+      assert.equal(tree.readContent(`/${path}`), readFileSync(join(ROOT, path), 'utf8'), path);
+    // Not the demo's (a currency cookie): what the generator makes of routes that declare none.
+    const inputs = tree.readContent('/deploy/varnish/inputs.vcl');
+    assert.equal(inputs, vclForInputs([]));
+    assert.match(inputs, /cookie\.keep\(""\);/);
+    assert.doesNotMatch(inputs, /currency/);
+    assert.ok(
+      !tree.exists('/deploy/kubernetes/deployment.yaml'),
+      "the manifests stay the template's",
+    );
+    const templatePkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    assert.equal(
+      json(tree, '/package.json').scripts['varnish:inputs'],
+      templatePkg.scripts['varnish:inputs'],
+    );
+    const log = logs.join('\n');
+    assert.match(
+      log,
+      /^CDN: deploy\/varnish\/ is a Varnish configuration .*docs\/render-cache-and-cdn\.md/m,
+    );
+    assert.match(
+      log,
+      /^- the origin's address: the `backend origin` at the top of deploy\/varnish\/default\.vcl/m,
+    );
+    assert.match(
+      log,
+      /^- `npm run varnish:inputs` writes deploy\/varnish\/inputs\.vcl from your routes' renderInputs\(\)/m,
+    );
+    assert.match(log, /varnishd -a :6081 -f "\$PWD\/deploy\/varnish\/default\.vcl"/);
+    assert.ok(
+      log.includes(
+        'REVALIDATE_TOKEN=<at least 32 characters>, CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups} and CDN_PURGE_METHOD=PURGE',
+      ),
+      log,
+    );
+  });
+
+  it('keeps the inputs.vcl npm run varnish:inputs wrote when run again', async () => {
+    const once = await runner().runSchematic(
+      'ng-add',
+      { project: 'stock', skipInstall: true },
+      await stockApp(),
+    );
+    const generated = readFileSync(join(ROOT, 'deploy/varnish/inputs.vcl'), 'utf8');
+    once.overwrite('/deploy/varnish/inputs.vcl', generated);
+    const testRunner = runner();
+    const logs = [];
+    testRunner.logger.subscribe((entry) => logs.push(entry.message));
+    const twice = await testRunner.runSchematic('ng-add', { project: 'stock' }, once);
+    assert.equal(twice.readContent('/deploy/varnish/inputs.vcl'), generated);
+    assert.deepEqual(logs, [`Nothing to change: stock already runs on the origin.`]);
   });
 
   it('changes nothing more when run twice', async () => {
