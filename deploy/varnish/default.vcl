@@ -66,9 +66,11 @@ sub origin_key_inputs {
     cookie.parse(req.http.Cookie);
     call origin_normalize_inputs;
     set req.http.X-Origin-Inputs = cookie.get_string();
-    if (req.http.Cookie) {
+    if (req.http.X-Origin-Inputs == "") {
+        # Nothing declared: the visitor's own cookies go as they came.
+    } else if (req.http.Cookie) {
         set req.http.Cookie = req.http.X-Origin-Inputs + "; " + req.http.Cookie;
-    } else if (req.http.X-Origin-Inputs != "") {
+    } else {
         set req.http.Cookie = req.http.X-Origin-Inputs;
     }
 }
