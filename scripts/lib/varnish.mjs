@@ -5,7 +5,10 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
+import { readBuildDirs } from '../../server/locales/build-layout.ts';
 import { startChild } from './child-process.mjs';
 import { ROOT } from './paths.mjs';
 import { freePort } from './ports.mjs';
@@ -42,18 +45,35 @@ export function vclFor(ports) {
 }
 
 /**
+ * The inputs.vcl of a build: what deploy/varnish/inputs.mjs makes of its routes (a localized
+ * build's first locale's: every locale has the same).
+ * @param {string} dist
+ */
+export async function inputsVclOf(dist) {
+  const [{ serverDir }] = (await readBuildDirs(dist)).locales;
+  const { serverRoutes } = await import(pathToFileURL(join(serverDir, 'main.server.mjs')).href);
+  return inputsVcl(serverRoutes);
+}
+
+/**
  * Starts varnishd in front of `backendPort` (or each of `backendPorts`, the replicas of a director)
  * with deploy/varnish/default.vcl and `inputsVcl` (what deploy/varnish/inputs.mjs makes of the
- * origin's build); resolves once it answers. `health()` reads what its probes say of each backend
- * (`origin_1`…), through varnishadm on the management port it opened on loopback.
- * @param {{ backendPort?: number, backendPorts?: number[], inputsVcl: string }} options
+ * origin's build); resolves once it answers. `editVcl` changes the VCL first, for a measurement of
+ * what a part of it is worth. `health()` reads what its probes say of each backend (`origin_1`…),
+ * through varnishadm on the management port it opened on loopback.
+ * @param {{ backendPort?: number, backendPorts?: number[], inputsVcl: string, editVcl?: (vcl: string) => string }} options
  */
-export async function startVarnish({ backendPort, backendPorts = [backendPort], inputsVcl }) {
+export async function startVarnish({
+  backendPort,
+  backendPorts = [backendPort],
+  inputsVcl,
+  editVcl = (vcl) => vcl,
+}) {
   if (backendPorts.length === 0 || backendPorts.some((port) => !Number.isInteger(port))) {
     throw new Error(`startVarnish: backend ports must be numbers, got ${backendPorts}`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'origin-varnish-'));
-  writeFileSync(join(dir, 'default.vcl'), vclFor(backendPorts));
+  writeFileSync(join(dir, 'default.vcl'), editVcl(vclFor(backendPorts)));
   writeFileSync(join(dir, 'inputs.vcl'), inputsVcl);
   const workDir = join(dir, 'work');
   const port = await freePort();
