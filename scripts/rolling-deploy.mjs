@@ -1,10 +1,10 @@
 // Measures what a rolling deploy behind the shipped Varnish costs the requests in flight: the tests'
 // app origins on three loopback ports behind deploy/varnish/default.vcl, two serving, replaced one
 // at a time under load (scripts/lib/rolling-deploy.mjs; test/deploy/rolling-deploy.test.mjs asserts
-// that none fails with the defaults). Needs dist-test/ (node scripts/ensure-build.mjs test-app).
+// that none fails with the defaults). On the tests' app (dist-test/, which npm run builds first):
 //
-//   node scripts/rolling-deploy.mjs [--window MS] [--workers N] [--replacements N] [--rate N]
-//                                   [--no-retry] [--only-gets]
+//   npm run rolling-deploy -- [--window MS] [--workers N] [--replacements N] [--rate N]
+//                             [--no-retry] [--only-gets]
 //
 // --window sets DRAIN_WINDOW_MS (the origin's default if absent); --no-retry drops the VCL's
 // vcl_backend_error, to see what the retry is worth; --only-gets sends GETs where the load has

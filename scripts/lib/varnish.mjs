@@ -113,6 +113,8 @@ export async function startVarnish({
   return {
     url,
     port,
+    /** Its -n folder, for varnishlog and varnishstat. */
+    workDir,
     output: () => child.output(),
     /** Runs a management command (`backend.set_health origin_2 sick`); resolves with its output. */
     admin: (...args) => tool('varnishadm', args),
