@@ -21,7 +21,7 @@ import xkey;
 # there at once, then serves on for its drain window (DRAIN_WINDOW_MS, 3 s by default) before it
 # stops accepting. This probe marks it sick after (.window - .threshold + 1) = 2 failed probes: within
 # 2 x .interval = 1 s of the change. Keep (.window - .threshold + 1) x .interval + .timeout (here 2 s)
-# below DRAIN_WINDOW_MS when you change either, or fetches reach an origin that no longer accepts.
+# within DRAIN_WINDOW_MS when you change either, or fetches reach an origin that no longer accepts.
 probe origin_ready {
     .url = "/readyz";
     .interval = 500ms;
