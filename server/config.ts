@@ -128,6 +128,9 @@ const VARIABLES = {
   // 8: renders wait on timers between steps; more slots raised the p99 (docs/configuration.md).
   MAX_CONCURRENT_RENDERS: integer(8, 1, 10_000),
   RENDER_QUEUE_LIMIT: integer(256, 0, 1_000_000),
+  // 3 s: the shipped Varnish probe marks a backend sick within ~1 s of /readyz turning 503
+  // (deploy/varnish/default.vcl), and its previous 1 s probe within ~2 s.
+  DRAIN_WINDOW_MS: integer(3000, 0, 600_000),
   SHUTDOWN_GRACE_MS: integer(10_000, 0, 600_000),
   WORKERS: { unset: 1, read: workers },
   // Off unless set: a recycle costs a process start, and only a leaking app gains from it.
@@ -324,14 +327,15 @@ function checkCombinations(v: Values, env: NodeJS.ProcessEnv): void {
 }
 
 /**
- * WORKERS, SHUTDOWN_GRACE_MS, and the recycle limits: undefined when neither MAX_REQUESTS nor
- * MAX_RSS_MB is set. The jitter defaults to a tenth of MAX_REQUESTS so that workers started
- * together do not reach their limits together.
+ * WORKERS, DRAIN_WINDOW_MS, SHUTDOWN_GRACE_MS, and the recycle limits: undefined when neither
+ * MAX_REQUESTS nor MAX_RSS_MB is set. The jitter defaults to a tenth of MAX_REQUESTS so that
+ * workers started together do not reach their limits together.
  */
 function processSettings(v: Values): ProcessSettings {
   const limited = v.MAX_REQUESTS !== 0 || v.MAX_RSS_MB !== 0;
   return {
     workers: v.WORKERS,
+    drainWindowMs: v.DRAIN_WINDOW_MS,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     recycle: limited
       ? {

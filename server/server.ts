@@ -192,6 +192,7 @@ function listen(
   const serving = serveUntilStopped(publicServer, {
     readiness: parts.readiness,
     log,
+    windowMs: config.processes.drainWindowMs,
     graceMs: config.processes.shutdownGraceMs,
     // The spans of the last requests go out before the process does.
     beforeExit: tracing && (() => tracing.shutdown()),

@@ -50,7 +50,9 @@ export async function startServer({
 }) {
   // A free port now, which the variant binds a moment later (TEST_PORT_RANGE's, if set).
   const port = await freePort();
-  const childEnv = { ...process.env, ...env, PORT: String(port) };
+  // No drain window for the origin's variants: nothing balances traffic to them, and each stop
+  // would wait it out (DRAIN_WINDOW_MS, docs/configuration.md); the peers ignore it.
+  const childEnv = { DRAIN_WINDOW_MS: '0', ...process.env, ...env, PORT: String(port) };
   // A second port the variant would pick itself (origin-metrics): from the range too.
   if (childEnv['METRICS_PORT'] === '0') childEnv['METRICS_PORT'] = await anyPortSetting();
   for (const [name, value] of Object.entries(childEnv))

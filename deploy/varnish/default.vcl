@@ -2,28 +2,58 @@
 # varnish-modules (xkey). It honours the origin's s-maxage, stale-while-revalidate and
 # stale-if-error; keys a page by the cookies its route declares, normalized, and nothing else of
 # the visitor's cookies; passes private answers; tags each page with its cache groups and path; and
-# answers the origin's CDN_PURGE_URL calls by tag, soft and hard. The backend below is the one thing
-# to edit. Run: varnishd -a :6081 -f /etc/varnish/default.vcl -s malloc,256m, with the origin's
+# answers the origin's CDN_PURGE_URL calls by tag, soft and hard. The backends below, and their list
+# in vcl_init, are the one thing to edit: one per replica of the origin, or a single one for a load
+# balancer or Kubernetes Service in front of them. A rolling deploy behind it drops no request: a
+# stopping origin says so on /readyz before it stops accepting (DRAIN_WINDOW_MS), the probe takes
+# it out, and a GET or HEAD refused anyway is fetched again from another replica
+# (docs/scaling-and-deploying.md#behind-varnish).
+# Run: varnishd -a :6081 -f /etc/varnish/default.vcl -s malloc,256m, with the origin's
 # CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>:6081/.origin/purge/{mode}/{groups},
 # CDN_PURGE_METHOD=PURGE (docs/render-cache-and-cdn.md, docs/revalidation.md).
 vcl 4.1;
 
 import cookie;
+import directors;
 import std;
 import xkey;
 
-# The one setting: where the origin listens (its Kubernetes Service, a host, a load balancer).
-backend origin {
+# Healthy while /readyz answers 200: the director sends fetches to healthy replicas only, and
+# stale-if-error serves stale pages only while the origin is sick. On SIGTERM an origin answers 503
+# there at once, then serves on for its drain window (DRAIN_WINDOW_MS, 3 s by default) before it
+# stops accepting. This probe marks it sick after (.window - .threshold + 1) = 2 failed probes: within
+# 2 x .interval = 1 s of the change. Keep (.window - .threshold + 1) x .interval + .timeout (here 2 s)
+# within DRAIN_WINDOW_MS when you change either, or fetches reach an origin that no longer accepts.
+probe origin_ready {
+    .url = "/readyz";
+    .interval = 500ms;
+    .timeout = 1s;
+    .window = 3;
+    .threshold = 2;
+}
+
+# Where the origin listens: one backend per replica (a host or pod IP and its PORT), each added to
+# the director in vcl_init. Behind one address that balances (a Kubernetes Service, a load
+# balancer), list that address alone: a retry's new connection is balanced again.
+backend origin_1 {
     .host = "127.0.0.1";
     .port = "4000";
-    # Healthy while /readyz answers 200: stale-if-error serves stale pages only while it does not.
-    .probe = {
-        .url = "/readyz";
-        .interval = 1s;
-        .timeout = 1s;
-        .window = 3;
-        .threshold = 2;
-    }
+    .probe = origin_ready;
+}
+# backend origin_2 {
+#     .host = "10.0.0.12";
+#     .port = "4000";
+#     .probe = origin_ready;
+# }
+
+# The replicas, sharded by URL (vcl_backend_fetch, at the end): each page is fetched from one
+# replica, so each replica's in-memory render cache holds its share of the pages rather than all of
+# them. A sick replica's share goes to the next healthy one on the ring, and comes back with it.
+sub vcl_init {
+    new origins = directors.shard();
+    origins.add_backend(origin_1);
+    # origins.add_backend(origin_2);
+    origins.reconfigure();
 }
 
 # Who may purge: the origin's own processes, which call CDN_PURGE_URL from inside the network.
@@ -46,6 +76,9 @@ sub vcl_recv {
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
     }
+    # Whether any replica is healthy, for vcl_hit (the director itself: one backend's health would
+    # say nothing of the others); the replica a fetch goes to is chosen in vcl_backend_fetch.
+    set req.backend_hint = origins.backend(resolve=LAZY);
     if (req.http.X-Origin-Fetch) {
         # Back from vcl_hit: its object is past stale-while-revalidate, fetch a new one.
         set req.grace = 0s;
@@ -155,6 +188,18 @@ sub vcl_synth {
     }
 }
 
+# A fetch that failed before any answer came (connection refused or reset, no backend, no first
+# byte in time): a GET or HEAD, which the origin may be asked again, is fetched again from the next
+# healthy replica (vcl_backend_fetch picks by bereq.retries), at most twice. That covers a replica
+# that stopped before the probe saw it (a crash, an OOM kill, a deploy without a drain window). A
+# POST is never sent twice. An answer cut short after its headers cannot be retried: its client
+# gets what had come, then the connection closes.
+sub vcl_backend_error {
+    if ((bereq.method == "GET" || bereq.method == "HEAD") && bereq.retries < 2) {
+        return (retry);
+    }
+}
+
 # CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups}, CDN_PURGE_METHOD=PURGE: a call
 # names one tag or a comma-separated list of them (a batch), as the origin's xkey header spells them.
 sub origin_purge {
@@ -169,4 +214,11 @@ sub origin_purge {
         return (synth(400, "Purge /.origin/purge/soft/TAGS or /.origin/purge/hard/TAGS"));
     }
     return (synth(200, "Purged " + req.http.X-Purged));
+}
+
+# The replica for this fetch: the URL's own on the ring, or on a retry the next healthy one (alt:
+# the retries so far), resolved again at each retry. Only this here, last: Varnish runs every
+# vcl_backend_fetch in the file in order, so one above must not return, or this never runs.
+sub vcl_backend_fetch {
+    set bereq.backend = origins.backend(by=URL, alt=bereq.retries, healthy=ALL);
 }

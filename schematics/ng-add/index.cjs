@@ -39,7 +39,7 @@ const INPUTS_VCL = 'deploy/varnish/inputs.vcl';
 /** What a user does to put the CDN ng add brought in front of the origin. */
 const cdnSteps = () => [
   'CDN: deploy/varnish/ is a Varnish configuration to run in front of the origin (docs/render-cache-and-cdn.md#a-cdn-you-can-run-varnish):',
-  `- the origin's address: the \`backend origin\` at the top of ${DEFAULT_VCL} (.host, .port);`,
+  `- the origin's address: \`backend origin_1\` at the top of ${DEFAULT_VCL} (.host, .port; one backend per replica, each added in vcl_init);`,
   `- \`npm run varnish:inputs\` writes ${INPUTS_VCL} from your routes' renderInputs() (it builds first when the build is stale): run it before you start Varnish and whenever a declaration changes. The one written now keys pages by their URL alone, as for routes that declare no input;`,
   `- \`varnishd -a :6081 -f "$PWD/${DEFAULT_VCL}" -s malloc,256m\` (an absolute path; Debian's varnish and varnish-modules);`,
   '- purges: start the origin with REVALIDATE_TOKEN=<at least 32 characters>, CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>/.origin/purge/{mode}/{groups} and CDN_PURGE_METHOD=PURGE: a revalidation then purges the same groups and paths in Varnish.',

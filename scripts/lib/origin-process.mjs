@@ -14,7 +14,9 @@ const LISTENING = /listening on (https?):\/\/[^:]+:(\d+)/;
  */
 
 /**
- * The origin process: any free loopback port, default hosts, output kept.
+ * The origin process: any free loopback port, default hosts, output kept, and no drain window
+ * (DRAIN_WINDOW_MS=0): nothing balances traffic to it, and every stop would wait the window. A
+ * caller that tests the window sets it (`''` for the default).
  * @param {OriginOptions} options
  */
 export function spawnOrigin({
@@ -26,7 +28,14 @@ export function spawnOrigin({
 }) {
   return startChild(command ?? [executable, ...nodeArgs, join(dist, 'server/server.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1', ...env },
+    env: {
+      ...process.env,
+      NG_ALLOWED_HOSTS: '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DRAIN_WINDOW_MS: '0',
+      ...env,
+    },
   });
 }
 

@@ -9,6 +9,8 @@ import { noted } from '../errors.ts';
 /** Worker → primary: "my server is closed; tell me when you know". Primary → worker: "I know". */
 const EXITING = 'origin:exiting';
 const EXIT_OK = 'origin:exit-ok';
+/** Primary → worker: told to stop twice, end your drain window now (lifecycle.ts). */
+export const STOP_ACCEPTING = 'origin:stop-accepting';
 
 const lastWords: (() => Promise<unknown>)[] = [];
 
@@ -77,8 +79,11 @@ const STABLE_AFTER_MS = 10_000;
 /** Restart delays double from the first to the last while workers keep crashing early. */
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 30_000;
-/** A retiring worker exits by itself within SHUTDOWN_GRACE_MS; past this much more, it is killed. */
-const KILL_AFTER_GRACE_MS = 2000;
+/**
+ * A worker exits by itself within SHUTDOWN_GRACE_MS (after its drain window, on a stop); past this
+ * much more, it is killed.
+ */
+export const KILL_AFTER_GRACE_MS = 2000;
 
 /** What the primary did to its workers, for its metrics. */
 export interface PrimaryStats {
@@ -101,8 +106,8 @@ export interface Primary {
  * spin. A worker that reaches a recycle limit is replaced first and retired after: its replacement
  * is forked, and once it listens the old worker drains and exits (one recycle at a time, so a pod
  * holds one process more than WORKERS at most); recycles never count as crashes. SIGTERM/SIGINT
- * drain every worker (each finishes its in-flight requests, as one process does) and exit 0, or 1
- * if a worker did not exit cleanly or past the grace period.
+ * drain every worker (each serves on for its drain window, then finishes its in-flight requests, as
+ * one process does) and exit 0, or 1 if a worker did not exit cleanly or past the grace period.
  */
 export function createPrimary(settings: ProcessSettings, log: Logger): Primary {
   return new Supervisor(settings, log);
@@ -166,7 +171,7 @@ class Supervisor implements Primary {
     cluster.on('listening', (worker) => this.#listening(worker));
     cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
     handleProcessEvents({
-      stop: (reason) => this.#drain(reason),
+      stop: (reason) => this.#stop(reason),
       // Every worker empties its own render cache.
       hangup: () => this.#signalWorkers('SIGHUP'),
       // The primary's own failure: let the workers finish what they serve, then exit 1.
@@ -330,26 +335,48 @@ class Supervisor implements Primary {
     this.#nextRecycle();
   }
 
+  /** SIGTERM/SIGINT: drain every worker; a second signal ends their drain windows at once. */
+  #stop(reason: string): void {
+    if (!this.#draining) {
+      this.#drain(reason);
+      return;
+    }
+    this.#log.info({ reason }, 'told to stop again: every worker stops accepting now');
+    for (const worker of this.#workers.keys()) {
+      if (worker.isConnected()) {
+        worker.send(STOP_ACCEPTING);
+      }
+    }
+  }
+
   #drain(reason: string): void {
     if (this.#draining) {
       return;
     }
     this.#draining = true;
-    const graceMs = this.#settings.shutdownGraceMs;
-    this.#log.info({ reason, workers: this.#workers.size, graceMs }, 'draining every worker');
+    const { drainWindowMs, shutdownGraceMs: graceMs } = this.#settings;
+    this.#log.info(
+      { reason, workers: this.#workers.size, drainWindowMs, graceMs },
+      'draining every worker',
+    );
+    // Each worker serves on for the drain window, then drains (lifecycle.ts).
     this.#signalWorkers('SIGTERM');
     if (this.#workers.size === 0) {
       process.exit(this.#exitCode);
     }
-    // Each worker cuts its own connections at graceMs; this only catches one that hangs.
-    setTimeout(() => {
-      this.#log.error(
-        { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs },
-        'workers still running past the grace period: killing them',
-      );
-      this.#signalWorkers('SIGKILL');
-      process.exit(1);
-    }, graceMs + KILL_AFTER_GRACE_MS).unref();
+    // Each worker cuts its own connections at graceMs after its window; this only catches one that
+    // hangs.
+    setTimeout(
+      () => {
+        this.#log.error(
+          { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs },
+          'workers still running past the grace period: killing them',
+        );
+        this.#signalWorkers('SIGKILL');
+        process.exit(1);
+      },
+      drainWindowMs + graceMs + KILL_AFTER_GRACE_MS,
+    ).unref();
   }
 
   #signalWorkers(signal: NodeJS.Signals): void {

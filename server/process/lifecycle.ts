@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { exitProcess } from './cluster.ts';
+import { exitProcess, STOP_ACCEPTING, workerSlot } from './cluster.ts';
 import type { Readiness } from './health.ts';
 import type { PublicServer, TlsFiles } from './public-server.ts';
 import type { RecycleLimits } from './recycling.ts';
@@ -25,7 +25,13 @@ export interface ProcessSettings {
    * supervising primary (cluster.ts).
    */
   workers: number;
-  /** After SIGTERM/SIGINT or a recycle, how long in-flight requests may take before connections are cut. */
+  /**
+   * After SIGTERM/SIGINT, how long the process keeps accepting and answering, `/readyz` at 503, so
+   * that whatever balances traffic to it (a probe, Kubernetes' endpoints) stops sending it new
+   * requests before it stops accepting them. Not for a recycle: the replacement listens already.
+   */
+  drainWindowMs: number;
+  /** After the drain window, or a recycle, how long in-flight requests may take before connections are cut. */
   shutdownGraceMs: number;
   /** Undefined: a worker lives until it exits by itself. */
   recycle: RecycleLimits | undefined;
@@ -42,6 +48,8 @@ const FATAL_GRACE_MS = 5000;
 export interface LifecycleOptions {
   readiness: Readiness;
   log: Logger;
+  /** DRAIN_WINDOW_MS: serving on after SIGTERM/SIGINT, before the server stops accepting. */
+  windowMs: number;
   graceMs: number;
   /** SIGHUP: empty what the process caches. */
   onHangup: () => void;
@@ -56,38 +64,90 @@ export interface Serving {
 }
 
 /**
- * A serving process (alone or a cluster worker) until it stops. SIGTERM/SIGINT: stop accepting,
- * let in-flight requests finish within the grace period, exit 0; past the grace period, cut the
- * remaining connections and exit 1. Uncaught errors: the process may be in a bad state, so it
- * drains the same way within a short grace and exits 1 for a supervisor to restart it; one faulty
- * render does not cost every concurrent visitor their page. A recycle drains like SIGTERM, but
- * closes no idle connection: its replacement already serves, so there is no hurry, and an idle
- * keep-alive connection closed by the server races the client's next request on it.
+ * A serving process (alone or a cluster worker) until it stops. SIGTERM/SIGINT: `/readyz` answers
+ * 503 at once, and the process serves on for the drain window, long enough for the probes and
+ * endpoint lists in front of it to stop sending it traffic; then it stops accepting, lets in-flight
+ * requests finish within the grace period and exits 0; past the grace period, it cuts the remaining
+ * connections and exits 1. A second signal during the window ends it at once, for an operator who
+ * will not wait; a cluster worker gets that from its primary instead, since signals reach a worker
+ * in pairs (the primary's, and the one a terminal's Ctrl-C or systemd sends each process of the
+ * group). Uncaught errors: the process may be in a bad state, so it drains at once (no window)
+ * within a short grace and exits 1 for a supervisor to restart it; one faulty render does not cost
+ * every concurrent visitor their page. A recycle drains at once too, and closes no idle connection:
+ * its replacement already serves, so there is no hurry, and an idle keep-alive connection closed by
+ * the server races the client's next request on it.
  */
-export function serveUntilStopped(
+export function serveUntilStopped(server: PublicServer, options: LifecycleOptions): Serving {
+  const { readiness, log, windowMs, graceMs, onHangup } = options;
+  const exit = { code: 0 };
+  const drain = drainer(server, options, exit);
+  const stop = stopAfterWindow(drain, { readiness, log, windowMs, graceMs });
+  // Under the origin's primary (cluster.ts), the primary says when the window ends.
+  const underPrimary = workerSlot() !== undefined;
+  let signals = 0;
+  handleProcessEvents({
+    stop: (reason) => {
+      if (++signals === 1 || !underPrimary) {
+        stop(reason);
+      }
+    },
+    hangup: onHangup,
+    crash: (kind, error) => {
+      exit.code = 1;
+      log.fatal(
+        { code: noted('ORIGIN_FATAL'), err: error },
+        readiness.ready
+          ? `${kind}: draining in-flight requests, then exiting 1`
+          : `${kind} while draining: exiting 1 once drained`,
+      );
+      drain.start(kind, Math.min(graceMs, FATAL_GRACE_MS));
+    },
+  });
+  if (underPrimary) {
+    process.on('message', (message) => {
+      if (message === STOP_ACCEPTING) {
+        stop('the primary');
+      }
+    });
+  }
+  return { retire: () => drain.start('recycle', graceMs, true) };
+}
+
+/** Stopping a server once: no new connections, in-flight requests within a grace, then exit. */
+interface Drainer {
+  start(reason: string, graceMs: number, gently?: boolean): void;
+  /** Whether it started: the server no longer accepts. */
+  readonly started: boolean;
+}
+
+/**
+ * Drains `server` once, however many reasons ask: stops accepting, lets in-flight requests finish
+ * within the grace given, then exits with `exit.code` (what has gone wrong meanwhile); past the
+ * grace, cuts what is left and exits 1. `gently`: a recycle's, which closes no idle connection.
+ */
+function drainer(
   server: PublicServer,
-  { readiness, log, graceMs, onHangup, beforeExit }: LifecycleOptions,
-): Serving {
-  let exitCode = 0;
-  const drain = (reason: string, graceForThis: number, gently = false) => {
-    if (!readiness.ready) {
+  { readiness, log, beforeExit }: LifecycleOptions,
+  exit: { code: number },
+): Drainer {
+  let started = false;
+  const drained = () => {
+    log.info({ exitCode: exit.code }, 'drained, exiting');
+    if (beforeExit === undefined) {
+      exitProcess(exit.code);
       return;
     }
-    readiness.ready = false;
-    log.info(
-      { reason, graceMs: graceForThis },
-      'draining: no new connections, finishing in-flight requests',
+    void Promise.race([beforeExit().catch(() => undefined), delay(BEFORE_EXIT_MS)]).then(() =>
+      exitProcess(exit.code),
     );
-    const drained = () => {
-      log.info({ exitCode }, 'drained, exiting');
-      if (beforeExit === undefined) {
-        exitProcess(exitCode);
-        return;
-      }
-      void Promise.race([beforeExit().catch(() => undefined), delay(BEFORE_EXIT_MS)]).then(() =>
-        exitProcess(exitCode),
-      );
-    };
+  };
+  const start = (reason: string, graceMs: number, gently = false) => {
+    if (started) {
+      return;
+    }
+    started = true;
+    readiness.ready = false;
+    log.info({ reason, graceMs }, 'draining: no new connections, finishing in-flight requests');
     if (gently) {
       server.retire(drained);
     } else {
@@ -98,27 +158,51 @@ export function serveUntilStopped(
     }
     setTimeout(() => {
       log.error(
-        { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs: graceForThis },
+        { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs },
         'grace period over: closing remaining connections',
       );
       server.closeAll();
       process.exit(1);
-    }, graceForThis).unref();
+    }, graceMs).unref();
   };
-  handleProcessEvents({
-    stop: (reason) => drain(reason, graceMs),
-    hangup: onHangup,
-    crash: (kind, error) => {
-      exitCode = 1;
-      const draining = !readiness.ready;
-      log.fatal(
-        { code: noted('ORIGIN_FATAL'), err: error },
-        draining
-          ? `${kind} while draining: exiting 1 once drained`
-          : `${kind}: draining in-flight requests, then exiting 1`,
-      );
-      drain(kind, Math.min(graceMs, FATAL_GRACE_MS));
+  return {
+    start,
+    get started() {
+      return started;
     },
-  });
-  return { retire: () => drain('recycle', graceMs, true) };
+  };
+}
+
+/**
+ * SIGTERM/SIGINT: unready at once, serving on for the window, then draining. A stop during the window
+ * ends it now; one after it changes nothing.
+ */
+function stopAfterWindow(
+  drain: Drainer,
+  {
+    readiness,
+    log,
+    windowMs,
+    graceMs,
+  }: Pick<LifecycleOptions, 'readiness' | 'log' | 'windowMs' | 'graceMs'>,
+): (reason: string) => void {
+  let window: NodeJS.Timeout | undefined;
+  return (reason) => {
+    if (window === undefined && windowMs > 0 && !drain.started) {
+      // Answers say `Connection: close` from now on, and the fast path stands aside (health.ts,
+      // fast-path.ts): keep-alive clients reconnect, and their balancer sends them elsewhere.
+      readiness.ready = false;
+      log.info(
+        { reason, drainWindowMs: windowMs },
+        'drain window: /readyz answers 503, still serving before draining',
+      );
+      window = setTimeout(() => drain.start(reason, graceMs), windowMs);
+      return;
+    }
+    if (window !== undefined && !drain.started) {
+      clearTimeout(window);
+      log.info({ reason }, 'drain window ended early');
+    }
+    drain.start(reason, graceMs);
+  };
 }

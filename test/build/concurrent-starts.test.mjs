@@ -59,7 +59,14 @@ describe(
         starts.push(
           startChild(['sh', '-c', script], {
             cwd: project,
-            env: { ...process.env, NG_ALLOWED_HOSTS: '', PORT: '0', HOST: '127.0.0.1' },
+            env: {
+              ...process.env,
+              NG_ALLOWED_HOSTS: '',
+              PORT: '0',
+              HOST: '127.0.0.1',
+              // Stopped at the end: no window to wait out (scripts/lib/origin-process.mjs).
+              DRAIN_WINDOW_MS: '0',
+            },
           }),
         );
       }

@@ -11,6 +11,7 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { readConfig } from '../../server/config.ts';
+import { KILL_AFTER_GRACE_MS } from '../../server/process/cluster.ts';
 import { ROOT } from '../helpers/origin.mjs';
 
 const DIR = join(ROOT, 'deploy/kubernetes');
@@ -90,11 +91,24 @@ describe('Kubernetes manifests', () => {
     assert.equal(container.livenessProbe.httpGet.path, '/healthz');
     for (const probe of [container.readinessProbe, container.livenessProbe])
       assert.equal(probe.httpGet.port, 'http');
-    // Kubernetes waits preStop, then sends SIGTERM; the origin then has SHUTDOWN_GRACE_MS to drain.
-    const preStopSeconds = Number(container.lifecycle.preStop.exec.command.at(-1));
+    // Kubernetes runs preStop, then sends SIGTERM, and SIGKILLs the pod
+    // terminationGracePeriodSeconds after it began. The origin serves on for its drain window, then
+    // has SHUTDOWN_GRACE_MS to drain, and its primary kills a worker still running
+    // KILL_AFTER_GRACE_MS later: all of it fits, or Kubernetes cuts what the origin would finish.
+    const { drainWindowMs, shutdownGraceMs } = readConfig(env).processes;
+    const preStop = container.lifecycle?.preStop;
+    const preStopMs = preStop === undefined ? 0 : Number(preStop.exec.command.at(-1)) * 1000;
     assert.ok(
-      pod.terminationGracePeriodSeconds * 1000 >
-        Number(env.SHUTDOWN_GRACE_MS) + preStopSeconds * 1000,
+      preStopMs + drainWindowMs + shutdownGraceMs + KILL_AFTER_GRACE_MS <=
+        pod.terminationGracePeriodSeconds * 1000,
+      `${preStopMs} + ${drainWindowMs} + ${shutdownGraceMs} + ${KILL_AFTER_GRACE_MS} ms`,
+    );
+    // The drain window keeps the pod serving while its endpoint's removal reaches kube-proxy and
+    // the load balancers (a few seconds), as a preStop pause would; both would wait twice.
+    assert.equal(preStop, undefined, 'the drain window does what a preStop pause did');
+    assert.ok(
+      drainWindowMs >= 5000,
+      `DRAIN_WINDOW_MS ${drainWindowMs} covers endpoint propagation`,
     );
     // One worker per CPU the pod asks for, and a limit that matches, so no worker is throttled.
     assert.equal(Number(container.resources.requests.cpu), Number(env.WORKERS));

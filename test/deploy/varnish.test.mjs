@@ -10,10 +10,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
 import { vclForInputs } from '../../deploy/varnish/inputs-vcl.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
-import { startVarnish } from '../../scripts/lib/varnish.mjs';
+import { DEFAULT_VCL, startVarnish } from '../../scripts/lib/varnish.mjs';
 import { APP_DIST, at, DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
 import { waitFor } from '../helpers/wait.mjs';
 import fc from 'fast-check';
+import { readConfig } from '../../server/config.ts';
 import { readBuildDirs } from '../../server/locales/build-layout.ts';
 import { canariesOf, headersOf, spellingOf, visitor } from '../helpers/visitors.mjs';
 import { serveOnLoopback } from '../helpers/loopback-server.mjs';
@@ -76,6 +77,29 @@ async function startTaggingApi() {
   });
   return { ...api, tag: (id, tags) => groups.set(String(id), tags) };
 }
+
+describe("deploy/varnish/default.vcl's probe", () => {
+  it("marks a stopping origin sick within the origin's default drain window", () => {
+    const probe = /^probe origin_ready \{([^}]*)\}/m.exec(readFileSync(DEFAULT_VCL, 'utf8'))?.[1];
+    assert.ok(probe, 'a probe named origin_ready');
+    const field = (name) => /\s*(\S+);/.exec(probe.split(`.${name} =`)[1] ?? '')?.[1];
+    const ms = (duration) => {
+      const [, number, unit] = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(duration ?? '') ?? [];
+      assert.ok(number, `a duration in ms or s: ${duration}`);
+      return Number(number) * (unit === 's' ? 1000 : 1);
+    };
+    assert.equal(field('url'), '"/readyz"');
+    // Healthy while `threshold` of the last `window` probes were good: from all good, that many
+    // failures in a row make it sick, each up to `interval` apart, the first one up to `timeout` long.
+    const failures = Number(field('window')) - Number(field('threshold')) + 1;
+    const sickWithinMs = failures * ms(field('interval')) + ms(field('timeout'));
+    const { drainWindowMs } = readConfig({}).processes;
+    assert.ok(
+      sickWithinMs <= drainWindowMs,
+      `the probe may take ${sickWithinMs} ms to mark an origin sick; DRAIN_WINDOW_MS defaults to ${drainWindowMs}`,
+    );
+  });
+});
 
 describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
   let origin;

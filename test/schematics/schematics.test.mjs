@@ -806,7 +806,7 @@ describe('ng-add', () => {
     );
     assert.match(
       log,
-      /^- the origin's address: the `backend origin` at the top of deploy\/varnish\/default\.vcl/m,
+      /^- the origin's address: `backend origin_1` at the top of deploy\/varnish\/default\.vcl/m,
     );
     assert.match(
       log,

@@ -1,4 +1,6 @@
-// SIGTERM/SIGINT: stop accepting, finish what is in flight, exit 0; readiness turns false.
+// SIGTERM/SIGINT: readiness turns false, the process serves on for its drain window, then stops
+// accepting, finishes what is in flight and exits 0. The helpers start origins without a window
+// (scripts/lib/origin-process.mjs); the window's own tests set it.
 import assert from 'node:assert/strict';
 import {
   cpSync,
@@ -10,11 +12,23 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { once } from 'node:events';
+import { connect as connectH2 } from 'node:http2';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DIST, ROOT, logLines, rawRequest, request, startOrigin } from '../helpers/origin.mjs';
+import { readConfig } from '../../server/config.ts';
+import {
+  DIST,
+  PROTOCOLS,
+  ROOT,
+  logLines,
+  rawRequest,
+  request,
+  startOrigin,
+  workersListening,
+} from '../helpers/origin.mjs';
 
 /** N pipelined renders on one connection: work that is surely in flight when the signal comes. */
 function pipelined(count) {
@@ -223,5 +237,170 @@ describe('graceful shutdown', () => {
     assert.equal(await origin.exited, 1);
     assert.ok(responses.length < 301, 'everything finished within 50 ms: the test proves nothing');
     assert.ok(logLines(origin).some((line) => line.msg.startsWith('grace period over')));
+  });
+});
+
+/**
+ * The drain window as the origin reads it when DRAIN_WINDOW_MS is unset; that it covers the shipped
+ * Varnish probe is test/deploy/varnish.test.mjs's to check.
+ */
+const DEFAULT_WINDOW_MS = readConfig({}).processes.drainWindowMs;
+/** DRAIN_WINDOW_MS as the origin reads it unset: the helpers' `0` replaced by a blank value. */
+const DEFAULT_WINDOW = { DRAIN_WINDOW_MS: '' };
+
+/** Polls (up to 10 s) until `check()` holds. */
+async function until(check, what) {
+  for (const deadline = Date.now() + 10_000; !(await check()); await sleep(20)) {
+    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
+  }
+}
+
+/** The origin's exit code, once it exits (within 20 s, or it is killed and this throws). */
+async function exitOf(origin) {
+  const timer = setTimeout(() => process.kill(origin.pid, 'SIGKILL'), 20_000);
+  const code = await origin.exited;
+  clearTimeout(timer);
+  assert.notEqual(code, null, 'still running 20 s later: killed');
+  return code;
+}
+
+/** Whether the origin logged that it stopped accepting (the window's end). */
+const stoppedAccepting = (origin, count = 1) =>
+  logLines(origin).filter((line) => line.msg.startsWith('draining: no new connections')).length >=
+  count;
+
+/** One keep-alive HTTP/1.1 request over a connection of its own: its status and Connection header. */
+async function keepAliveRequest(origin, path) {
+  const { status, raw } = await rawRequest(
+    origin.port,
+    `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n`,
+  );
+  return { status, closes: /\r\nConnection: close\r\n/i.test(raw) };
+}
+
+describe('the drain window (DRAIN_WINDOW_MS)', () => {
+  for (const protocol of PROTOCOLS) {
+    it(`by default, over ${protocol}: /readyz answers 503 at once while pages answer 200 on new connections, then the port refuses`, async () => {
+      const origin = await startOrigin({ protocol, env: DEFAULT_WINDOW });
+      // Over HTTP/2, a session opened before the signal: no GOAWAY until the window ends.
+      const session =
+        protocol === 'h2' ? connectH2(origin.url, { rejectUnauthorized: false }) : undefined;
+      session?.on('error', () => undefined);
+      const goaway = session && once(session, 'goaway');
+      const onSession = (path) =>
+        new Promise((resolve, reject) => {
+          const stream = session.request({ ':path': path });
+          stream.on('response', (headers) => resolve(headers[':status']));
+          stream.on('error', reject);
+          stream.resume();
+        });
+      if (session) assert.equal(await onSession('/healthz'), 200);
+
+      process.kill(origin.pid, 'SIGTERM');
+      await until(
+        async () => (await request(origin.url, '/readyz')).status === 503,
+        '/readyz answers 503',
+      );
+      // Inside the window now: the process has not stopped accepting.
+      const window = logLines(origin).find((line) => line.msg.startsWith('drain window'));
+      assert.equal(window?.drainWindowMs, DEFAULT_WINDOW_MS);
+      assert.equal(stoppedAccepting(origin), false, 'the window ended before the test looked');
+      for (const path of ['/products/21', '/favicon.ico', '/']) {
+        assert.equal((await request(origin.url, path)).status, 200, path);
+      }
+      if (protocol === 'http/1.1') {
+        // A keep-alive client is told to go: its next connection may go to another replica.
+        assert.deepEqual(await keepAliveRequest(origin, '/products/22'), {
+          status: 200,
+          closes: true,
+        });
+      } else {
+        assert.equal(await onSession('/products/23'), 200, 'a stream on the session of before');
+      }
+      assert.equal(
+        stoppedAccepting(origin),
+        false,
+        'the window ended while the test asked: these answers prove nothing',
+      );
+
+      // Then it stops accepting, drains and exits; an HTTP/2 session gets its GOAWAY now.
+      await goaway;
+      session?.close();
+      assert.equal(await exitOf(origin), 0);
+      assert.equal(await refused(origin.port), true, 'still accepting connections');
+      const messages = logLines(origin).map((line) => line.msg);
+      const at = (prefix) => messages.findIndex((msg) => msg.startsWith(prefix));
+      assert.ok(at('drain window') >= 0 && at('drain window') < at('draining: no new connections'));
+      assert.ok(at('draining: no new connections') < messages.indexOf('drained, exiting'));
+    });
+  }
+
+  it('by default under a cluster: every worker answers /readyz 503 and pages 200, then the port refuses', async () => {
+    const origin = await startOrigin({ env: { ...DEFAULT_WINDOW, WORKERS: '2' } });
+    await workersListening(origin, 2);
+    const workers = logLines(origin)
+      .filter((line) => line.msg.startsWith('Origin listening'))
+      .map((line) => line.pid);
+    // A terminal's Ctrl-C or systemd's stop reaches every process of the group, the workers beside
+    // the primary: a worker's second signal (the primary's SIGTERM) must not end its window.
+    for (const pid of workers) process.kill(pid, 'SIGINT');
+    process.kill(origin.pid, 'SIGTERM');
+    const unready = new Set();
+    await until(async () => {
+      const res = await request(origin.url, '/readyz');
+      if (res.status === 503) unready.add(JSON.parse(res.text).pid);
+      return unready.size === 2;
+    }, 'both workers answer /readyz 503');
+    const primary = logLines(origin).find((line) => line.msg === 'draining every worker');
+    assert.equal(primary?.drainWindowMs, DEFAULT_WINDOW_MS);
+    assert.equal(stoppedAccepting(origin), false, 'a worker ended its window early');
+    // Connections go to the workers in turn: pages on two in a row, then who answers two in a row.
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await request(origin.url, `/products/${40 + i}`)).status, 200);
+    }
+    const answeredBy = new Set();
+    for (let i = 0; i < 4; i++) {
+      const res = await request(origin.url, '/healthz');
+      assert.equal(res.status, 200);
+      answeredBy.add(JSON.parse(res.text).pid);
+    }
+    assert.equal(answeredBy.size, 2, 'both workers still took new connections');
+    assert.equal(stoppedAccepting(origin), false, 'the window ended while the test asked');
+    assert.equal(await exitOf(origin), 0);
+    assert.equal(await refused(origin.port), true);
+    assert.ok(stoppedAccepting(origin, 2));
+    assert.ok(!logLines(origin).some((line) => line.msg === 'drain window ended early'));
+  });
+
+  it('ends at a second signal: the process stops accepting and exits without waiting it out', async () => {
+    const origin = await startOrigin({ env: { DRAIN_WINDOW_MS: '600000' } });
+    process.kill(origin.pid, 'SIGTERM');
+    await until(
+      async () => (await request(origin.url, '/readyz')).status === 503,
+      '/readyz answers 503',
+    );
+    assert.equal((await request(origin.url, '/products/31')).status, 200);
+    process.kill(origin.pid, 'SIGINT');
+    // A ten-minute window: exiting at all proves it ended early.
+    assert.equal(await exitOf(origin), 0);
+    assert.equal(await refused(origin.port), true);
+    const messages = logLines(origin).map((line) => line.msg);
+    assert.ok(messages.includes('drain window ended early'));
+    assert.ok(messages.includes('drained, exiting'));
+  });
+
+  it("ends at the cluster primary's second signal, in every worker", async () => {
+    const origin = await startOrigin({ env: { DRAIN_WINDOW_MS: '600000', WORKERS: '2' } });
+    await workersListening(origin, 2);
+    process.kill(origin.pid, 'SIGTERM');
+    await until(
+      async () => (await request(origin.url, '/readyz')).status === 503,
+      '/readyz answers 503',
+    );
+    process.kill(origin.pid, 'SIGTERM');
+    assert.equal(await exitOf(origin), 0);
+    const lines = logLines(origin);
+    assert.equal(lines.filter((line) => line.msg === 'drain window ended early').length, 2);
+    assert.ok(lines.some((line) => line.msg === 'every worker drained, exiting'));
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { h2Load } from '../helpers/h2-load.mjs';
-import { http1Load } from '../helpers/http1-load.mjs';
+import { http1Load } from '../../scripts/lib/http1-load.mjs';
 import { METRICS_ON, metricsUrl, scrape, total } from '../helpers/metrics.mjs';
 import {
   onceForBothEngines,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
-import { http1Load } from '../helpers/http1-load.mjs';
+import { http1Load } from '../../scripts/lib/http1-load.mjs';
 import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { at, request, startOrigin } from '../helpers/origin.mjs';
 import { waitFor } from '../helpers/wait.mjs';
