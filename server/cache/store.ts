@@ -285,6 +285,15 @@ export class EntryStore<E extends StoredEntry> {
   }
 
   /**
+   * Whether an entry stored elsewhere (the shared tier) predates a revalidation this process
+   * applied that names it, and how: such an entry must not come back in (a revalidation applied
+   * here before it reached Redis, or while another process stored an old entry there).
+   */
+  outdated(key: string, entry: E): RevalidationMode | undefined {
+    return this.#revalidations.since(entry.storedAt, key, this.#pathOf(key), entry.groups);
+  }
+
+  /**
    * Keeps a page stored elsewhere (the shared tier) as it is, its age included; false if this
    * cache would not hold it (too large for it, already past its lifetime, or not admitted).
    */

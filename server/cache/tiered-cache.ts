@@ -371,6 +371,15 @@ export class TieredCache<E extends StoredEntry> {
     if (page === undefined) {
       return { wasStored: false };
     }
+    // Stored there before a revalidation this process applied: gone (hard) or stale (soft), here
+    // as everywhere else, even while Redis still holds it.
+    const outdated = this.#store.outdated(key, page);
+    if (outdated === 'hard') {
+      return { wasStored: true };
+    }
+    if (outdated === 'soft') {
+      page.revalidated = true;
+    }
     const found = this.#store.freshness(page);
     const { state } = found;
     if (
