@@ -97,7 +97,8 @@ describe('a rolling deploy behind Varnish (deploy/varnish/default.vcl)', () => {
       env: (varnishUrl) => ({
         ...DEFAULT_WINDOW,
         REVALIDATE_TOKEN: TOKEN,
-        CDN_PURGE_URL: `${varnishUrl}/.origin/purge/{mode}/{group}`,
+        CACHE_GROUP_ALIASES: 'xkey',
+        CDN_PURGE_URL: `${varnishUrl}/.origin/purge/{mode}/{groups}`,
         CDN_PURGE_METHOD: 'PURGE',
       }),
     });
