@@ -3,9 +3,17 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { NonceSlots } from './csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
-import { type ErrorCode, ERRORS, noted } from './errors.ts';
+import {
+  type ErrorCode,
+  errorHappened,
+  ERRORS,
+  type FailureContext,
+  messageOf,
+  OriginError,
+  REFUSED_BEFORE_ROUTING,
+} from './errors.ts';
 import { answer, type Answer, respond } from './http/answer.ts';
-import { exchangeOf } from './observe/exchange.ts';
+import { leaveUnnamed } from './channels.ts';
 
 interface HttpError {
   /** Its name (errors.ts); an error without one that fails a request is ORIGIN_RENDER_FAILED. */
@@ -25,7 +33,7 @@ interface HttpError {
  */
 export function errorHandler(
   log: Logger,
-  onShed: () => void,
+  onShed: (context: FailureContext) => void,
   csp?: ContentSecurityPolicy,
 ): Middleware {
   return async (ctx, next) => {
@@ -42,27 +50,22 @@ export function errorHandler(
       const valid = Number.isInteger(status) && status >= 400 && status <= 599;
       const code = valid ? status : 500;
       const name = nameOf(error, code);
-      const exchange = exchangeOf(ctx.res);
-      if (exchange !== undefined) {
-        // For the request's span and log line.
-        exchange.errorCode = name;
-        exchange.error = code >= 500 ? error : undefined;
+      if (REFUSED_BEFORE_ROUTING.has(name)) {
+        // Refused before any route was looked at: its path names nothing of the app's.
+        leaveUnnamed(ctx.res);
       }
-      if (code === 503 && expose) {
-        onShed();
+      if (name === 'ORIGIN_OVERLOADED') {
+        // Shed: counted, and said in a throttled line, not one per request.
+        onShed({ res: ctx.res });
       } else if (code >= 500) {
+        // Said on the request (its span records the error), counted and logged once.
+        errorHappened(name, { res: ctx.res, error });
         log.error(
-          {
-            code: noted(name),
-            err: error,
-            method: ctx.method,
-            url: ctx.url,
-            console: consoleOutput,
-          },
-          'request failed',
+          { code: name, err: error, method: ctx.method, url: ctx.url, console: consoleOutput },
+          messageOf('ORIGIN_RENDER_FAILED'),
         );
       } else {
-        noted(name);
+        errorHappened(name, { res: ctx.res });
       }
       if (ctx.headerSent) {
         return;
@@ -75,7 +78,7 @@ export function errorHandler(
         ctx,
         code >= 500
           ? serverErrorPage(code, extra, csp)
-          : clientError(code, extra, expose && message ? message : (STATUS_CODES[code] ?? '')),
+          : clientError(code, extra, clientText(error, code, expose, message)),
       );
     }
   };
@@ -94,6 +97,14 @@ function nameOf(error: unknown, status: number): ErrorCode {
     return 'ORIGIN_METHOD_NOT_ALLOWED';
   }
   return status >= 500 ? 'ORIGIN_RENDER_FAILED' : 'ORIGIN_TARGET_MALFORMED';
+}
+
+/** What a 4xx answer says: an OriginError's own text, another error's message if exposed. */
+function clientText(error: unknown, status: number, expose: boolean, message: string): string {
+  if (error instanceof OriginError) {
+    return error.answerText;
+  }
+  return expose && message ? message : (STATUS_CODES[status] ?? '');
 }
 
 /** A 4xx answer: its short message as text. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isApiPath } from './app-api/api-step.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { writeAnswer } from './http/answer.ts';
-import { exchangeOf } from './observe/exchange.ts';
+import { channels, nameRequest, pageServed, type RouteMessage } from './channels.ts';
 import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, type Readiness } from './process/health.ts';
 import { servedHeaders } from './cache/tiered-cache.ts';
@@ -30,7 +30,14 @@ export function fastPath(
   readiness: Readiness,
   origins: RequestOrigins,
   pages: Pages | undefined,
-  { api }: { api: boolean } = { api: false },
+  {
+    api = false,
+    nameOf,
+  }: {
+    api?: boolean;
+    /** What names a request answered here, for its observers (origin.ts). */
+    nameOf?: (req: IncomingMessage, res: ServerResponse) => RouteMessage | undefined;
+  } = {},
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !readiness.ready) {
@@ -51,7 +58,7 @@ export function fastPath(
     }
     const file = index.verbatim(target);
     if (file !== undefined) {
-      answeredHere(res, undefined);
+      answeredHere(req, res, nameOf);
       writeAnswer(req, res, file);
       return true;
     }
@@ -67,18 +74,27 @@ export function fastPath(
     if (fresh === undefined) {
       return false;
     }
-    answeredHere(res, 'hit');
+    answeredHere(req, res, nameOf, 'hit');
     writeAnswer(req, res, fresh.entry.answer, servedHeaders(fresh));
     return true;
   };
 }
 
-/** Notes on the request's exchange, when observed, that it was answered here. */
-function answeredHere(res: ServerResponse, cache: 'hit' | undefined): void {
-  const exchange = exchangeOf(res);
-  if (exchange !== undefined) {
-    exchange.entrance = 'fast-path';
-    exchange.cache = cache;
+/** Says that a request was answered here, when anyone listens: named, and a page's cache outcome. */
+function answeredHere(
+  req: IncomingMessage,
+  res: ServerResponse,
+  nameOf: ((req: IncomingMessage, res: ServerResponse) => RouteMessage | undefined) | undefined,
+  cache?: 'hit',
+): void {
+  if (channels.route.hasSubscribers) {
+    const named = nameOf?.(req, res);
+    if (named !== undefined) {
+      nameRequest({ ...named, entrance: 'fast-path' });
+    }
+  }
+  if (cache !== undefined) {
+    pageServed({ res, cache });
   }
 }
 

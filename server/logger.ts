@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { type ErrorCode, noted } from './errors.ts';
+import { type ErrorCode, errorHappened, type FailureContext, messageOf } from './errors.ts';
 
 export interface LogSettings {
   /** LOG_LEVEL: pino's level names. */
@@ -33,18 +33,18 @@ export function logContextFrom(fields: () => object): void {
 }
 
 /**
- * Counts an event (as `code`: errors.ts) and logs it at most once per interval, with the count
- * since the previous line: under overload every request could time out or be shed, and a line each
- * would flood the logs.
+ * Says each failure of `code` (errors.ts) happened, and logs it at most once per interval, with
+ * the count since the previous line and its table's message (`args` in its `%s`): under overload
+ * every request could time out or be shed, and a line each would flood the logs.
  */
 export function throttledWarning(
   log: Logger,
-  message: string,
   code: ErrorCode,
-  intervalMs = 1000,
-): () => void {
+  { intervalMs = 1000, args = [] }: { intervalMs?: number; args?: readonly string[] } = {},
+): (context?: FailureContext) => void {
   let count = 0;
   let timer: NodeJS.Timeout | undefined;
+  const message = messageOf(code, ...args);
   const flush = () => {
     timer = undefined;
     if (count > 0) {
@@ -52,8 +52,8 @@ export function throttledWarning(
       count = 0;
     }
   };
-  return () => {
-    noted(code);
+  return (context) => {
+    errorHappened(code, context);
     count++;
     if (timer === undefined) {
       // The first event of a burst is logged at once; the rest are summed up once per interval.

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { type AppApi, appApiStep } from './app-api/api-step.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
-import { ERRORS, noted, REFUSED_BEFORE_ROUTING } from './errors.ts';
+import { report } from './errors.ts';
 import { fastPath } from './fast-path.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
 import { filesOfEarlierBuilds } from './files/earlier-builds.ts';
@@ -17,7 +17,8 @@ import type { StaticIndex } from './files/static-index.ts';
 import { earlyHints, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { PageHints } from './hints/page-hints.ts';
 import { throttledWarning } from './logger.ts';
-import { type Exchange, exchangeOf, Observers, type RequestObserver } from './observe/exchange.ts';
+import { type AnswerMessage, channels, type RouteMessage } from './channels.ts';
+import { observedRequests } from './observe/requests.ts';
 import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, healthEndpoints, type Readiness } from './process/health.ts';
 import { REVALIDATE_PATH } from './revalidation/endpoint.ts';
@@ -54,11 +55,6 @@ export interface OriginOptions {
   log: Logger;
   /** Answer what Koa would answer from memory before Koa (fast-path.ts). */
   fastPath: boolean;
-  /**
-   * Told of every request on both entrances (observe/exchange.ts): the metrics' response times,
-   * the access log, Server-Timing.
-   */
-  observers: readonly RequestObserver[];
 }
 
 const NO_ROOTS: ReadonlySet<string> = new Set();
@@ -81,27 +77,25 @@ const CLIENT_GONE = new Set([
 export function createOrigin(options: OriginOptions): RequestListener {
   const origins = new RequestOrigins(options.hosts);
   const counters = { answeredBeforeKoa: 0 };
-  const observers = new Observers(
-    options.observers,
-    namedByPath(options.pages, options.pageRoots ?? NO_ROOTS),
-  );
-  const koa = koaChain(options, origins, () => counters, observers).callback();
+  const nameOf = namedByPath(options.pages, options.pageRoots ?? NO_ROOTS);
+  const koa = koaChain(options, origins, () => counters).callback();
   // Koa answers its own failures (errorHandler, then its onerror): nothing is left to catch here.
   const handle: RequestListener = (req, res) => void koa(req, res);
   const { files } = options;
   if (!files || !options.fastPath) {
-    return observers.listener(handle);
+    return observedRequests(handle, nameOf);
   }
   const fromMemory = fastPath(files.index, options.readiness, origins, options.pages, {
     api: options.api !== undefined,
+    nameOf,
   });
-  return observers.listener((req, res) => {
+  return observedRequests((req, res) => {
     if (fromMemory(req, res)) {
       counters.answeredBeforeKoa++;
     } else {
       handle(req, res);
     }
-  });
+  }, nameOf);
 }
 
 /** What names a file of the build in traces and logs: one name for all of them, never its path. */
@@ -110,56 +104,39 @@ export const FILE_ROUTE = '/{file}';
 /**
  * Names an observed request no step named, from its path, once it ended: the origin's endpoints by
  * their own path, a file by FILE_ROUTE, anything else by the app's route for it (a prerendered
- * page, a redirect to a path's one spelling (by the page it sends to), a 405). A request refused before any route was looked
- * at (a forged Host, a malformed target) stays unnamed: its path is anybody's.
+ * page, a redirect to a path's one spelling (by the page it sends to), a 405). A request refused
+ * before any route was looked at (a forged Host, a malformed target) stays unnamed: its path is
+ * anybody's (the error handler says so: errors.ts).
  */
 function namedByPath(pages: Pages, roots: ReadonlySet<string>) {
-  return (exchange: Exchange, req: IncomingMessage, res: ServerResponse): void => {
-    if (exchange.errorCode !== undefined && REFUSED_BEFORE_ROUTING.has(exchange.errorCode)) {
-      return;
-    }
+  return (req: IncomingMessage, res: ServerResponse): RouteMessage | undefined => {
     const target = req.url ?? '/';
     const query = target.indexOf('?');
     const asked = query === -1 ? target : target.slice(0, query);
     // A redirect to a page's one spelling is named by the page it sends to.
     const path = res.statusCode === 308 ? (canonicalPath(asked, roots) ?? asked) : asked;
     if (HEALTH_PATHS.has(path) || path === REVALIDATE_PATH) {
-      exchange.route = path;
-    } else if (FILE_LIKE.test(path)) {
-      exchange.route = FILE_ROUTE;
-    } else {
-      const page = pages.routeOf(path);
-      exchange.route = page?.template;
-      exchange.renderMode ??= page?.mode;
-      exchange.locale ??= page?.locale;
+      return { res, route: path };
     }
+    if (FILE_LIKE.test(path)) {
+      return { res, route: FILE_ROUTE };
+    }
+    const page = pages.routeOf(path);
+    return page && { res, route: page.template, mode: page.mode, locale: page.locale };
   };
 }
 
 /** Koa's chain: each middleware is one named step. */
-function koaChain(
-  options: OriginOptions,
-  origins: RequestOrigins,
-  counters: () => object,
-  observers: Observers,
-): Koa {
+function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () => object): Koa {
   const { log, files } = options;
   const app = koaApp(options.hosts.trustProxy, log);
 
   // observedHeaders: what the observers add to an answer Koa writes (Server-Timing); the origin's
   // own writer adds them to the rest (http/answer.ts).
-  if (observers.addsHeaders) {
-    app.use(observedHeaders);
-  }
+  app.use(observedHeaders);
 
   // errorHandler: failures become a clean status and page, never a stack; 5xx are logged once.
-  app.use(
-    errorHandler(
-      log,
-      throttledWarning(log, ERRORS.ORIGIN_OVERLOADED.message, 'ORIGIN_OVERLOADED'),
-      options.csp,
-    ),
-  );
+  app.use(errorHandler(log, throttledWarning(log, 'ORIGIN_OVERLOADED'), options.csp));
 
   // healthEndpoints: liveness and readiness for the supervisor and the load balancer.
   app.use(healthEndpoints(options.readiness, () => ({ ...options.stats(), ...counters() })));
@@ -237,7 +214,7 @@ function koaApp(trustProxy: boolean, log: Logger): Koa {
     if (routine) {
       log.debug({ err: error }, 'response error: the client went away');
     } else {
-      log.warn({ code: noted('ORIGIN_RESPONSE_FAILED'), err: error }, 'response error');
+      report(log, 'ORIGIN_RESPONSE_FAILED', { err: error });
     }
   });
   return app;
@@ -261,11 +238,11 @@ function pagesRouter(pages: Pages): Router {
 /** The observers' headers on an answer Koa writes itself (a file from disk, a redirect, JSON). */
 const observedHeaders: Middleware = async (ctx, next) => {
   await next();
-  const exchange = exchangeOf(ctx.res);
-  if (exchange !== undefined && ctx.respond !== false && !ctx.headerSent) {
-    const headers = exchange.headers();
-    for (let i = 0; i < headers.length; i += 2) {
-      ctx.set(headers[i], headers[i + 1]);
+  if (channels.answer.hasSubscribers && ctx.respond !== false && !ctx.headerSent) {
+    const message: AnswerMessage = { req: ctx.req, res: ctx.res, status: ctx.status, headers: [] };
+    channels.answer.publish(message);
+    for (let i = 0; i < message.headers.length; i += 2) {
+      ctx.set(message.headers[i], message.headers[i + 1]);
     }
   }
 };

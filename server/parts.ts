@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AppApi } from './app-api/api-step.ts';
 import type { OriginConfig } from './config.ts';
-import { errorCounts } from './errors.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
 import type { AssetArchive } from './files/asset-archive.ts';
 import { DirectoryArchive } from './files/directory-archive.ts';
@@ -24,9 +23,9 @@ import {
   siteOf,
 } from './locales/locale-sites.ts';
 import { recordMetrics } from './metrics/process-metrics.ts';
-import { accessLog } from './observe/access-log.ts';
-import type { RequestObserver } from './observe/exchange.ts';
-import { serverTiming } from './observe/server-timing.ts';
+import { logRequests } from './observe/access-log.ts';
+import { errorCounts } from './observe/error-counts.ts';
+import { timeAnswers } from './observe/server-timing.ts';
 import type { TracingStats } from './observe/tracing/start-tracing.ts';
 import { createOrigin } from './origin.ts';
 import { createAppEngine } from './pages/app-engine.ts';
@@ -130,13 +129,14 @@ export function createParts(
     sharedCache: caches.shared?.tier.stats,
     dataCache: dataStats(caches.data),
     revalidations: revalidator.stats,
-    errors: Object.fromEntries(errorCounts),
+    errors: Object.fromEntries(errorCounts()),
     tracing: tracing?.stats,
     locales: locales && build.layout.locales.map(({ locale }) => locale),
   });
-  const timings = config.metrics && recordMetrics(stats);
-  renderer.renderEnded = timings?.renderEnded;
-  caches.data.cache.upstreamEnded = timings?.upstreamEnded;
+  if (config.metrics) {
+    recordMetrics(stats);
+  }
+  observeRequests(config, log);
   const listener = createOrigin({
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
@@ -151,7 +151,6 @@ export function createParts(
     stats,
     log,
     fastPath: config.files.fastPath,
-    observers: requestObservers(config, log, timings),
   });
   return { listener, readiness, renderCache: caches.store, revalidator };
 }
@@ -165,19 +164,17 @@ function endpointOf(config: OriginConfig, revalidator: Revalidator) {
 }
 
 /**
- * What is told of every request: the metrics' response times (METRICS_PORT), the access log
- * (ACCESS_LOG), Server-Timing (SERVER_TIMING); none by default, and then nothing is paid per request.
+ * What watches every request besides the metrics (METRICS_PORT: recordMetrics) and the traces
+ * (OTEL_*): the access log (ACCESS_LOG), Server-Timing (SERVER_TIMING); none by default, and then
+ * nothing is paid per request. Each subscribes to the origin's channels (observe/channels.ts).
  */
-export function requestObservers(
-  config: OriginConfig,
-  log: Logger,
-  timings?: { responses: RequestObserver },
-): RequestObserver[] {
-  return [
-    ...(timings ? [timings.responses] : []),
-    ...(config.log.access ? [accessLog(log)] : []),
-    ...(config.serverTiming ? [serverTiming] : []),
-  ];
+export function observeRequests(config: OriginConfig, log: Logger): void {
+  if (config.log.access) {
+    logRequests(log);
+  }
+  if (config.serverTiming) {
+    timeAnswers();
+  }
 }
 
 /**
@@ -252,6 +249,7 @@ function createAllPages(
       cache: caches.store && { store: caches.store, shared: caches.shared?.tier },
       csp,
       trustProxy: config.hosts.trustProxy,
+      locale,
       log,
     });
   };

@@ -20,7 +20,7 @@ import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
-import { appApi, createParts, type Parts, requestObservers } from './parts.ts';
+import { appApi, createParts, observeRequests, type Parts } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { nodeRangeWarning } from './process/node-range.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
@@ -30,7 +30,7 @@ import { parseRevalidationRequest } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './cache/revalidation.ts';
 import { StartupError } from './startup-error.ts';
-import { noted } from './errors.ts';
+import { messageOf, report } from './errors.ts';
 
 // Build layout: dist/server/server.mjs (this file), dist/server/main.server.mjs (or one per locale,
 // dist/server/<locale>/main.server.mjs), dist/browser/ (or dist/browser/<locale>/).
@@ -44,7 +44,7 @@ const plainApp = () => import('./main.server.mjs');
  * worker exits with CANNOT_START so that the primary stops instead of restarting it.
  */
 function cannotStart(reason: string): never {
-  process.stderr.write(`Cannot start: ${reason}\n`);
+  process.stderr.write(`${messageOf('ORIGIN_CANNOT_START', reason)}\n`);
   process.exit(cluster.isWorker ? CANNOT_START : 1);
 }
 
@@ -95,7 +95,7 @@ async function start(): Promise<Parts | undefined> {
   // which nothing else checks when the bundle is started by hand, an image or a process manager.
   const outsideRange = cluster.isWorker ? undefined : nodeRangeWarning();
   if (outsideRange) {
-    log.warn({ code: noted('ORIGIN_NODE_OUT_OF_RANGE'), node: process.version }, outsideRange);
+    report(log, 'ORIGIN_NODE_OUT_OF_RANGE', { node: process.version }, outsideRange);
   }
   if (runsPrimary(config.processes) && cluster.isPrimary) {
     const primary = createPrimary(config.processes, log);
@@ -262,6 +262,7 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
         port: req.socket.localPort ?? 4200,
       });
     }
+    observeRequests(config, log);
     return createOrigin({
       hosts: config.hosts,
       files: undefined,
@@ -276,7 +277,6 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
       stats: () => ({ pid: process.pid }),
       log,
       fastPath: false,
-      observers: requestObservers(config, log),
     });
   });
   return (await devHandler)(req, res);

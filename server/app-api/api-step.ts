@@ -5,8 +5,8 @@
 import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { noted } from '../errors.ts';
-import { exchangeOf } from '../observe/exchange.ts';
+import { report } from '../errors.ts';
+import { nameRequest } from '../channels.ts';
 
 /** A web-standard handler: the answer to a request, or null for one it does not answer. */
 export type AppApi = (request: Request) => Promise<Response | null>;
@@ -55,19 +55,13 @@ export function appApiStep(api: AppApi, log: Logger): Middleware {
       await next();
       return;
     }
-    const exchange = exchangeOf(ctx.res);
-    if (exchange !== undefined) {
-      // Traces and logs name the API by its mount, never by its URL.
-      exchange.route = API_ROUTE;
-    }
+    // Traces and logs name the API by its mount, never by its URL.
+    nameRequest({ res: ctx.res, route: API_ROUTE });
     let response: Response | null;
     try {
       response = await api(requestOf(ctx));
     } catch (error) {
-      log.error(
-        { code: noted('ORIGIN_API_FAILED'), err: error, url: ctx.url },
-        'the app api failed',
-      );
+      report(log, 'ORIGIN_API_FAILED', { err: error, url: ctx.url });
       answerJson(ctx, 500, 'the API failed to answer');
       return;
     }
@@ -78,10 +72,7 @@ export function appApiStep(api: AppApi, log: Logger): Middleware {
     try {
       await answer(ctx, response);
     } catch (error) {
-      log.error(
-        { code: noted('ORIGIN_API_FAILED'), err: error, url: ctx.url },
-        'the app api failed while sending its body',
-      );
+      report(log, 'ORIGIN_API_FAILED', { err: error, url: ctx.url }, ' while sending its body');
       answerJson(ctx, 500, 'the API failed to answer');
     }
   };

@@ -6,8 +6,8 @@
 // keeps: pages (render-cache/page-cache.ts) and what renders fetch (data-cache/) are its users.
 import type { Logger } from 'pino';
 import { throttledWarning } from '../logger.ts';
-import { type CacheName, channels, traced, tracedSync } from '../observe/channels.ts';
-import type { RenderTiming } from '../observe/exchange.ts';
+import { type CacheName, channels, traced, tracedSync } from '../channels.ts';
+import type { RenderTiming } from '../channels.ts';
 import type { SkipReason } from '../redis/link.ts';
 import { type CacheEntry, type CacheStatus, cacheStatusHeader } from './cache-status.ts';
 import type { Lease, SharedTier } from './shared-tier.ts';
@@ -129,11 +129,9 @@ export class TieredCache<E extends StoredEntry> {
     const name = `${cache} cache`;
     this.#name = name;
     this.#log = log;
-    this.#warnRefreshFailed = throttledWarning(
-      log,
-      `${name}: a refresh failed, the stale entry is served meanwhile`,
-      'ORIGIN_CACHE_REFRESH_FAILED',
-    );
+    this.#warnRefreshFailed = throttledWarning(log, 'ORIGIN_CACHE_REFRESH_FAILED', {
+      args: [name],
+    });
   }
 
   /**

@@ -16,13 +16,14 @@ import {
   type Served,
   TieredCache,
 } from '../cache/tiered-cache.ts';
-import { ERRORS, noted } from '../errors.ts';
+import { report } from '../errors.ts';
 import {
   channels,
   type DataFetchMessage,
   traced,
+  type UpstreamEndedMessage,
   type UpstreamMessage,
-} from '../observe/channels.ts';
+} from '../channels.ts';
 import { throttledWarning } from '../logger.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { type CachedData, dataBytes, dataCodec } from './data-entry.ts';
@@ -182,8 +183,6 @@ export class DataCache {
   readonly #warnUpstream: () => void;
   /** By host, then outcome: every fetch of a render. */
   readonly counts = new Map<string, Record<DataOutcome, number>>();
-  /** Told each upstream request's seconds, by host, when metrics are on. */
-  upstreamEnded: ((host: string, seconds: number) => void) | undefined;
 
   constructor(options: DataCacheOptions) {
     this.#store = options.store;
@@ -192,11 +191,7 @@ export class DataCache {
     this.#hosts = options.hosts;
     this.#patienceMs = options.patienceMs;
     this.#log = options.log;
-    this.#warnUpstream = throttledWarning(
-      options.log,
-      ERRORS.ORIGIN_DATA_UPSTREAM_FAILED.message,
-      'ORIGIN_DATA_UPSTREAM_FAILED',
-    );
+    this.#warnUpstream = throttledWarning(options.log, 'ORIGIN_DATA_UPSTREAM_FAILED');
     this.#tiered =
       options.store &&
       new TieredCache<CachedData>({
@@ -406,10 +401,7 @@ export class DataCache {
   async #entryOf(request: Request, response: Response): Promise<Produced<CachedData>> {
     const read = await readUpTo(response, this.#maxEntryBytes);
     if ('passOn' in read) {
-      this.#log.debug(
-        { code: noted('ORIGIN_DATA_TOO_LARGE'), url: request.url },
-        ERRORS.ORIGIN_DATA_TOO_LARGE.message,
-      );
+      report(this.#log, 'ORIGIN_DATA_TOO_LARGE', { url: request.url });
       throw new PassedOn(read.passOn);
     }
     const responseHeaders = identityHeaders(headersOf(response), read.body.length);
@@ -444,7 +436,12 @@ export class DataCache {
     try {
       return await this.#fetch(new Request(request, { headers }));
     } finally {
-      this.upstreamEnded?.(hostLabel(host, this.counts), (performance.now() - started) / 1000);
+      if (channels.upstreamEnded.hasSubscribers) {
+        channels.upstreamEnded.publish({
+          host: hostLabel(host, this.counts),
+          seconds: (performance.now() - started) / 1000,
+        } satisfies UpstreamEndedMessage);
+      }
     }
   }
 

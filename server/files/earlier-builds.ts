@@ -6,7 +6,7 @@ import { withEncodings } from '../http/encodings.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import { archivable, type ArchivedFile, type AssetArchive, hashedFiles } from './asset-archive.ts';
 import { HASHED_ASSET_CACHE } from './static-index.ts';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 
 /** Answers of earlier builds' files kept in this process: a few builds' chunks, not the archive. */
 const REMEMBERED_BYTES = 16 * 1024 * 1024;
@@ -88,11 +88,11 @@ export function publishInBackground(
         ),
       (error: unknown) => {
         // Redis connects in the background: the first attempts at startup often find it connecting.
-        (retryMs >= MAX_RETRY_MS ? log.warn : log.debug).call(
-          log,
-          { code: noted('ORIGIN_ASSET_ARCHIVE_FAILED'), err: error, build, retryMs },
-          'asset archive: publishing failed, trying again later',
-        );
+        if (retryMs >= MAX_RETRY_MS) {
+          report(log, 'ORIGIN_ASSET_ARCHIVE_FAILED', { err: error, build, retryMs });
+        } else {
+          log.debug({ err: error, build, retryMs }, 'asset archive: publishing failed, retrying');
+        }
         setTimeout(() => attempt(Math.min(retryMs * 2, MAX_RETRY_MS)), retryMs).unref();
       },
     );

@@ -9,7 +9,7 @@ import type { Answer, PerResponseBody } from './answer-value.ts';
 import { canAnswer } from './connection.ts';
 import { compressible, MIN_COMPRESSED_BYTES } from './content-coding.ts';
 import { representationFor } from './encodings.ts';
-import { exchangeOf } from '../observe/exchange.ts';
+import { type AnswerMessage, channels } from '../channels.ts';
 
 export type { Answer, Encodings, PerResponseBody } from './answer-value.ts';
 
@@ -122,12 +122,12 @@ export function writeAnswer(
   stored: Answer,
   extra: readonly string[] = NO_HEADERS,
 ): number {
-  const exchange = exchangeOf(res);
-  if (exchange !== undefined) {
+  if (channels.answer.hasSubscribers) {
     // What the observers add (Server-Timing), as the head goes out.
-    const observed = exchange.headers();
-    if (observed.length > 0) {
-      extra = [...extra, ...observed];
+    const message: AnswerMessage = { req, res, status: stored.status, headers: [] };
+    channels.answer.publish(message);
+    if (message.headers.length > 0) {
+      extra = [...extra, ...message.headers];
     }
   }
   // The representation for this request's Accept-Encoding: its own headers, length and validator.

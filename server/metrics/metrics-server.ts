@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 
 /** Where the exposition text comes from: this process's registry, or the primary's aggregation. */
 export interface MetricsSource {
@@ -44,10 +44,7 @@ export function serveMetrics(
       },
       (error: Error) => {
         // A collect() that threw; the next scrape tries again.
-        log.warn(
-          { code: noted('ORIGIN_METRICS_FAILED'), err: error },
-          'metrics: could not collect',
-        );
+        report(log, 'ORIGIN_METRICS_FAILED', { err: error });
         res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(`metrics unavailable: ${error.message}`);
       },

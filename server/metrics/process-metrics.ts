@@ -4,7 +4,7 @@ import { type PrimaryStats, workerSlot } from '../process/cluster.ts';
 import { answerPrimary, ClusterMetrics } from './cluster-metrics.ts';
 import { serveMetrics, type MetricsAddress } from './metrics-server.ts';
 import { registerStatsMetrics, type OriginStats } from './stats-metrics.ts';
-import { createTimings, type Timings } from './timings.ts';
+import { recordTimings } from './timings.ts';
 import { registerWorkerGauges } from './worker-gauges.ts';
 
 /**
@@ -13,7 +13,7 @@ import { registerWorkerGauges } from './worker-gauges.ts';
  * delay, and Node's process metrics. A worker of the origin's primary also answers the primary's
  * asks for them over the cluster's IPC (cluster-metrics.ts).
  */
-export function recordMetrics(stats: () => OriginStats): Timings {
+export function recordMetrics(stats: () => OriginStats): void {
   collectDefaultMetrics();
   registerStatsMetrics(stats);
   const slot = workerSlot();
@@ -21,7 +21,7 @@ export function recordMetrics(stats: () => OriginStats): Timings {
   if (slot !== undefined) {
     answerPrimary();
   }
-  return createTimings();
+  recordTimings();
 }
 
 /** A single process serves its own registry. */

@@ -1,14 +1,16 @@
+// The three histograms, in prom-client's global registry, as subscribers of the origin's channels
+// (observe/channels.ts): responses by entrance and status class, renders, and renders' requests to
+// their APIs by host.
+import type { ServerResponse } from 'node:http';
 import { Histogram } from 'prom-client';
-import type { Entrance, RequestObserver } from '../observe/exchange.ts';
-
-export interface Timings {
-  /** A render ended (in its slot, however it ended), after this many seconds. */
-  renderEnded: (seconds: number) => void;
-  /** A render's request to an API (data-cache/) ended after this many seconds; `host` is bounded there. */
-  upstreamEnded: (host: string, seconds: number) => void;
-  /** Times each response, by entrance and status class. */
-  responses: RequestObserver;
-}
+import {
+  channels,
+  type Entrance,
+  type RenderMessage,
+  type RequestMessage,
+  type RouteMessage,
+  type UpstreamEndedMessage,
+} from '../channels.ts';
 
 /** Renders take milliseconds to RENDER_TIMEOUT_MS (5 s by default) and beyond. */
 const RENDER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -19,11 +21,23 @@ const RESPONSE_BUCKETS = [
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 const ENTRANCES: Entrance[] = ['fast-path', 'koa'];
 
+/** Registers the histograms and subscribes them, for good: what a serving process records. */
+export function recordTimings(): void {
+  createTimings().subscribe();
+}
+
 /**
- * The two histograms, in prom-client's global registry. Labels are bounded (2 answers × 5 status
- * classes), never the URL: a label value per path would grow without end under a crawl.
+ * The histograms, registered (once per process: prom-client's registry takes a name once), and
+ * what subscribes them to the channels (returning what unsubscribes them). Labels are bounded (2
+ * answers × 5 status classes, hosts by the data cache), never the URL: a label value per path
+ * would grow without end under a crawl.
  */
-export function createTimings(): Timings {
+export function createTimings(): { subscribe: () => () => void } {
+  return subscriberOf(histograms());
+}
+
+/** The histograms, in prom-client's global registry. */
+function histograms() {
   const renders = new Histogram({
     name: 'origin_render_duration_seconds',
     help: 'Renders, from the start in their slot to their end (success, failure or timeout).',
@@ -54,18 +68,57 @@ export function createTimings(): Timings {
     labelNames: ['host'],
     buckets: RENDER_BUCKETS,
   });
+  return { renders, bound, upstream };
+}
+
+/** What records a response, a render and an upstream call in the histograms, from the channels. */
+function subscriberOf({ renders, bound, upstream }: ReturnType<typeof histograms>): {
+  subscribe: () => () => void;
+} {
+  /** When each request came, and whether the fast path answered it. */
+  const started = new WeakMap<ServerResponse, { startMs: number; entrance: Entrance }>();
+  const request = {
+    start: ({ res }: RequestMessage) =>
+      started.set(res, { startMs: performance.now(), entrance: 'koa' }),
+    asyncEnd: ({ res }: RequestMessage) => {
+      const it = started.get(res);
+      // A response that never finished (its client left) is not a response time.
+      if (it !== undefined && res.writableFinished) {
+        const index = Math.min(Math.max(Math.trunc(res.statusCode / 100), 1), 5) - 1;
+        bound.get(it.entrance)![index].observe((performance.now() - it.startMs) / 1000);
+      }
+    },
+  };
+  const route = (message: unknown) => {
+    const { res, entrance } = message as RouteMessage;
+    const it = started.get(res);
+    if (it !== undefined && entrance !== undefined) {
+      it.entrance = entrance;
+    }
+  };
+  const render = {
+    asyncEnd: ({ ms }: RenderMessage) => {
+      if (ms !== undefined) {
+        renders.observe(ms / 1000);
+      }
+    },
+  };
+  const fetched = (message: unknown) => {
+    const { host, seconds } = message as UpstreamEndedMessage;
+    upstream.observe({ host }, seconds);
+  };
   return {
-    renderEnded: (seconds) => renders.observe(seconds),
-    upstreamEnded: (host, seconds) => upstream.observe({ host }, seconds),
-    responses: {
-      ended: (exchange, _req, res, finished) => {
-        // A response that never finished (its client left) is not a response time.
-        if (finished) {
-          const byClass = bound.get(exchange.entrance)!;
-          const index = Math.min(Math.max(Math.trunc(res.statusCode / 100), 1), 5) - 1;
-          byClass[index].observe((performance.now() - exchange.startMs) / 1000);
-        }
-      },
+    subscribe: () => {
+      channels.request.subscribe(request as never);
+      channels.route.subscribe(route);
+      channels.render.subscribe(render as never);
+      channels.upstreamEnded.subscribe(fetched);
+      return () => {
+        channels.request.unsubscribe(request as never);
+        channels.route.unsubscribe(route);
+        channels.render.unsubscribe(render as never);
+        channels.upstreamEnded.unsubscribe(fetched);
+      };
     },
   };
 }

@@ -34,10 +34,7 @@ export function createAppEngine(options: AppEngineOptions): PageEngine {
       // Angular's engine answers nothing when the router's navigation failed (a component threw
       // while its route activated, a guard threw) or no server route matched. CommonEngine
       // sends what it rendered around the error; here there is no page: a failed render (500).
-      throw new OriginError(
-        'ORIGIN_RENDER_NO_PAGE',
-        `Angular's engine rendered no page for ${url}: its navigation failed`,
-      );
+      throw new OriginError('ORIGIN_RENDER_NO_PAGE', url);
     }
     return engineOutput(response);
   };

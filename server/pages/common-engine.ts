@@ -5,7 +5,7 @@ import type * as AppServerBundle from '../main.server.mjs';
 import { nonceTemplate } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { StartupError } from '../startup-error.ts';
-import { channels, tracedSync } from '../observe/channels.ts';
+import { channels, tracedSync } from '../channels.ts';
 import { createCriticalCss } from './critical-css.ts';
 import type { PageEngine } from './renderer.ts';
 

@@ -6,7 +6,6 @@ import { answer, type Answer, respond } from '../http/answer.ts';
 import { type LocaleSite, siteOf } from '../locales/locale-sites.ts';
 import { preferredLocale } from '../locales/preferred-locale.ts';
 import { normalize, type RenderInputs } from '../request/render-inputs.ts';
-import { exchangeOf } from '../observe/exchange.ts';
 import type { Pages } from './pages.ts';
 
 export interface LocalizedPagesOptions {
@@ -66,10 +65,6 @@ export function localizedPages({ sites, every, basePath, cookie }: LocalizedPage
     step: async (ctx, next) => {
       const site = siteOf(sites, ctx.path);
       if (site !== undefined) {
-        const exchange = exchangeOf(ctx.res);
-        if (exchange !== undefined) {
-          exchange.locale = site.locale;
-        }
         await site.pages.step(ctx, next);
       } else if (ctx.path === basePath || ctx.path === rootOf) {
         respond(ctx, redirects.get(localeFor(ctx.headers))!);

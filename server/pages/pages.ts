@@ -29,7 +29,7 @@ import {
   type Withheld,
   withheldFrom,
 } from '../request/render-request.ts';
-import { exchangeOf, type RenderMode } from '../observe/exchange.ts';
+import { nameRequest, pageServed, type RenderMode } from '../channels.ts';
 import { untilAborted } from '../until-aborted.ts';
 import { HTML, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
@@ -66,6 +66,8 @@ export interface PagesOptions extends PageSettings {
   csp: ContentSecurityPolicy | undefined;
   /** X-Forwarded-* reach a render only from a trusted proxy (TRUST_PROXY). */
   trustProxy: boolean;
+  /** The locale of these pages, in a localized build (its observers name it). */
+  locale?: string;
   log: Logger;
 }
 
@@ -90,7 +92,7 @@ export interface PageRoute {
   locale?: string;
 }
 
-/** A route's template and render mode, for the exchange (observe/exchange.ts). */
+/** A route's template and render mode, as its observers name it (observe/channels.ts). */
 export function pageRoute(route: RouteInfo): PageRoute {
   return { template: `/${route.path}`, mode: RENDER_MODES[route.renderMode] };
 }
@@ -116,17 +118,13 @@ class PageAnswers implements Pages {
   readonly #groupOptions: CacheGroupOptions;
   readonly #shells: Shells;
   readonly #cache: PageCache | undefined;
-  readonly #warnTimeout: () => void;
+  readonly #warnTimeout: ReturnType<typeof throttledWarning>;
 
   constructor(options: PagesOptions) {
     this.#options = options;
     this.#groupOptions = options;
     this.#shells = createShells(options.clientShell, options.csp);
-    this.#warnTimeout = throttledWarning(
-      options.log,
-      'render timed out: answered with the client-side shell',
-      'ORIGIN_RENDER_TIMEOUT',
-    );
+    this.#warnTimeout = throttledWarning(options.log, 'ORIGIN_RENDER_TIMEOUT');
     this.#cache =
       options.cache &&
       new PageCache({
@@ -139,12 +137,13 @@ class PageAnswers implements Pages {
 
   readonly step: Middleware = async (ctx) => {
     const route = this.#options.lookupRoute(ctx.path);
-    const exchange = exchangeOf(ctx.res);
-    if (exchange !== undefined) {
-      const page = pageRoute(route);
-      exchange.route = page.template;
-      exchange.renderMode = page.mode;
-    }
+    const page = pageRoute(route);
+    nameRequest({
+      res: ctx.res,
+      route: page.template,
+      mode: page.mode,
+      locale: this.#options.locale,
+    });
     if (route.renderMode === AngularRenderMode.Client) {
       const status = route.status ?? 200;
       return respond(ctx, this.#shells.clientOnly(status), this.#languageOf(ctx.path, status));
@@ -155,17 +154,7 @@ class PageAnswers implements Pages {
     }
     const request = requestOf(route, ctx, decision, this.#options.trustProxy);
     const bypassed = this.#cache !== undefined && decision !== undefined && 'bypass' in decision;
-    if (bypassed && exchange !== undefined) {
-      exchange.cache = 'bypass';
-    }
-    return this.#answerRendered(
-      ctx,
-      route,
-      request,
-      bypassed
-        ? cacheStatusHeader({ local: { fwd: 'bypass', detail: decision.bypass } })
-        : undefined,
-    );
+    return this.#answerRendered(ctx, route, request, bypassed ? decision.bypass : undefined);
   };
 
   routeOf(path: string): PageRoute {
@@ -184,13 +173,14 @@ class PageAnswers implements Pages {
    * Rendered for this request, not through the cache: a route without a shared-cache policy (its
    * render sees the client's request, its answer is private), or a shared page the cache does not
    * keep (a query string or spelling it does not key, or no cache): its render sees its URL and
-   * declared inputs alone, as a cached one, and its answer keeps the route's policy.
+   * declared inputs alone, as a cached one, and its answer keeps the route's policy. `bypassed`:
+   * why the render cache, which is on, does not keep it (its Cache-Status detail).
    */
   async #answerRendered(
     ctx: Context,
     route: RouteInfo,
     request: RenderRequest,
-    extra: readonly string[] | undefined,
+    bypassed: string | undefined,
   ): Promise<void> {
     const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
     try {
@@ -205,11 +195,18 @@ class PageAnswers implements Pages {
         this.#options.csp,
         this.#groupOptions,
       );
-      const exchange = exchangeOf(ctx.res);
-      if (exchange !== undefined) {
-        exchange.render = rendered.timing;
-      }
-      respond(ctx, page.answer, extra);
+      pageServed({
+        res: ctx.res,
+        cache: bypassed === undefined ? undefined : 'bypass',
+        render: rendered.timing,
+      });
+      respond(
+        ctx,
+        page.answer,
+        bypassed === undefined
+          ? undefined
+          : cacheStatusHeader({ local: { fwd: 'bypass', detail: bypassed } }),
+      );
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
     } finally {
@@ -234,11 +231,7 @@ class PageAnswers implements Pages {
         withheld,
         maxStaleMs(ctx.headers['cache-control']),
       );
-      const exchange = exchangeOf(ctx.res);
-      if (exchange !== undefined) {
-        exchange.cache = outcomeOf(served);
-        exchange.render = served.timing;
-      }
+      pageServed({ res: ctx.res, cache: outcomeOf(served), render: served.timing });
       respond(ctx, served.entry.answer, servedHeaders(served));
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
@@ -258,11 +251,7 @@ class PageAnswers implements Pages {
       throw error;
     }
     if (signal.reason === TIMED_OUT) {
-      this.#warnTimeout();
-      const exchange = exchangeOf(ctx.res);
-      if (exchange !== undefined) {
-        exchange.errorCode = 'ORIGIN_RENDER_TIMEOUT';
-      }
+      this.#warnTimeout({ res: ctx.res });
       respond(ctx, this.#shells.timedOut, this.#languageOf(ctx.path, 200));
     }
   }

@@ -1,10 +1,9 @@
+import { OriginError } from '../errors.ts';
+
 /** Thrown when every render slot is busy and the queue is full: the request is shed with 503. */
-export class OverloadedError extends Error {
-  readonly code = 'ORIGIN_OVERLOADED';
-  readonly status = 503;
-  readonly expose = true;
+export class OverloadedError extends OriginError {
   constructor() {
-    super('Service Unavailable: too many renders in progress');
+    super('ORIGIN_OVERLOADED');
   }
 }
 

@@ -1,10 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 import type { DataCache, DataUse } from '../data-cache/data-cache.ts';
 import { newDataUse, withRenderFetches } from '../data-cache/render-fetch.ts';
-import { channels, traced } from '../observe/channels.ts';
-import type { RenderTiming } from '../observe/exchange.ts';
+import { channels, type RenderTiming, traced } from '../channels.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
@@ -77,9 +76,6 @@ export class Renderer {
     };
   }
 
-  /** Told each render's seconds in its slot when metrics are on (metrics/timings.ts). */
-  renderEnded: ((seconds: number) => void) | undefined;
-
   readonly #reads: UndeclaredReads;
   readonly #data: DataCache | undefined;
 
@@ -147,7 +143,9 @@ export class Renderer {
             return output;
           } finally {
             timing.renderMs = performance.now() - startMs;
-            this.renderEnded?.(timing.renderMs / 1000);
+            if (message !== undefined) {
+              message.ms = timing.renderMs;
+            }
           }
         },
       );
@@ -193,10 +191,7 @@ export class Renderer {
         : Object.assign(error as object, { consoleOutput: captured.lines });
     }
     if (captured.lines.length > 0) {
-      this.#log.warn(
-        { code: noted('ORIGIN_RENDER_CONSOLE'), url, console: captured.lines },
-        'the app wrote to the console while rendering',
-      );
+      report(this.#log, 'ORIGIN_RENDER_CONSOLE', { url, console: captured.lines });
     }
     if (use !== undefined) {
       timing.dataMs = use.waitedMs;

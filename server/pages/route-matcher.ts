@@ -1,6 +1,5 @@
 import { RenderMode, type ServerRoute } from '@angular/ssr';
-import type { Logger } from 'pino';
-import { noted } from '../errors.ts';
+import { type FailureLog, report } from '../errors.ts';
 import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
 import { routeSegments } from '../request/page-target.ts';
 import type { PageInputs } from '../request/render-request.ts';
@@ -45,7 +44,7 @@ const FALLBACK: RouteInfo = {
  */
 export function createRouteLookup(
   routes: readonly ServerRoute[],
-  log: Pick<Logger, 'warn'>,
+  log: FailureLog,
 ): (pathname: string) => RouteInfo {
   const compiled = routes.map((route) => {
     const cacheRules =
@@ -53,9 +52,11 @@ export function createRouteLookup(
         ? routeCacheRules(
             route.headers,
             (noVarySearch) =>
-              log.warn(
-                { code: noted('ORIGIN_ROUTE_UNREADABLE'), route: route.path, noVarySearch },
-                'route: unreadable No-Vary-Search, ignored (query strings are rendered, not cached)',
+              report(
+                log,
+                'ORIGIN_ROUTE_UNREADABLE',
+                { route: route.path, noVarySearch },
+                route.path,
               ),
             route.path,
           )

@@ -5,8 +5,7 @@
 // per route and input in this process, and again whenever it withholds a name not said before for
 // the route (the first visitor may have sent no cookie); every read is counted.
 // RENDER_INPUTS_STRICT makes it fail the render.
-import type { Logger } from 'pino';
-import { noted, OriginError } from '../errors.ts';
+import { type FailureLog, OriginError, report } from '../errors.ts';
 import { firstCookies } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import { type Named, NamedOnce } from './named-once.ts';
@@ -26,7 +25,7 @@ export interface RenderContext {
 }
 
 export interface UndeclaredReadsOptions {
-  log: Pick<Logger, 'warn' | 'error'>;
+  log: FailureLog;
   /** RENDER_INPUTS_STRICT: a read throws in the render (which then fails) instead of a warning. */
   strict: boolean;
 }
@@ -172,13 +171,14 @@ export class UndeclaredReads {
         : `${route.path} other`;
     const count = this.counts.get(series);
     this.counts.set(series, (count ?? 0) + 1);
-    const said = `/${route.path} read ${input}, which its route does not declare`;
     if (this.#strict) {
       // Thrown where the page reads, and again by the Renderer once the render ends: Angular's
       // ErrorHandler would otherwise report it and let the page go out.
       render.refused ??= new OriginError(
         'ORIGIN_UNDECLARED_INPUT',
-        `${said} (RENDER_INPUTS_STRICT)`,
+        route.path,
+        input,
+        ' (RENDER_INPUTS_STRICT)',
       );
       throw render.refused;
     }
@@ -186,10 +186,13 @@ export class UndeclaredReads {
     if (count !== undefined && !named?.fresh.length && !named?.full) {
       return;
     }
-    this.#log.warn(
-      { code: noted('ORIGIN_UNDECLARED_INPUT'), route: route.path, input, withheld: named?.fresh },
-      `${said}: its shared page sees nothing there${withheldText(sent, named)} — declare it with ` +
-        'renderInputs() in app.routes.server.ts, mark the route private, or read it in the browser',
+    report(
+      this.#log,
+      'ORIGIN_UNDECLARED_INPUT',
+      { route: route.path, input, withheld: named?.fresh },
+      route.path,
+      input,
+      withheldText(sent, named),
     );
   }
 }

@@ -4,7 +4,7 @@ import { createRevalidationRelay } from '../revalidation/cluster-channel.ts';
 import type { ProcessSettings } from './lifecycle.ts';
 import { isReplaceMe, RECYCLE_REASONS, type RecycleReason, RETIRE } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 
 /** Worker → primary: "my server is closed; tell me when you know". Primary → worker: "I know". */
 const EXITING = 'origin:exiting';
@@ -177,9 +177,11 @@ class Supervisor implements Primary {
       // The primary's own failure: let the workers finish what they serve, then exit 1.
       crash: (kind, error) => {
         this.#exitCode = 1;
-        this.#log.fatal(
-          { code: noted('ORIGIN_FATAL'), err: error },
-          `primary: ${kind}: draining every worker, then exiting 1`,
+        report(
+          this.#log,
+          'ORIGIN_FATAL',
+          { err: error },
+          `primary: ${kind}: draining every worker`,
         );
         this.#drain(kind);
       },
@@ -302,10 +304,7 @@ class Supervisor implements Primary {
       this.#earlyExits === 0
         ? 0
         : Math.min(FIRST_DELAY_MS * 2 ** (this.#earlyExits - 1), MAX_DELAY_MS);
-    this.#log.warn(
-      { code: noted('ORIGIN_WORKER_EXITED'), ...exit, delayMs },
-      'worker exited: starting another',
-    );
+    report(this.#log, 'ORIGIN_WORKER_EXITED', { ...exit, delayMs }, ': starting another');
     const slot = state?.slot ?? 1;
     setTimeout(() => {
       if (!this.#draining) {
@@ -327,9 +326,11 @@ class Supervisor implements Primary {
       this.#log.info({ ...exit, reason: recycle.reason }, 'worker recycled');
     } else {
       this.stats.restarts++;
-      this.#log.warn(
-        { code: noted('ORIGIN_WORKER_EXITED'), ...exit, reason: recycle.reason },
-        'worker exited while its replacement was starting',
+      report(
+        this.#log,
+        'ORIGIN_WORKER_EXITED',
+        { ...exit, reason: recycle.reason },
+        ' while its replacement was starting',
       );
     }
     this.#nextRecycle();
@@ -368,9 +369,11 @@ class Supervisor implements Primary {
     // hangs.
     setTimeout(
       () => {
-        this.#log.error(
-          { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs },
-          'workers still running past the grace period: killing them',
+        report(
+          this.#log,
+          'ORIGIN_GRACE_EXCEEDED',
+          { graceMs },
+          'killing the workers still running',
         );
         this.#signalWorkers('SIGKILL');
         process.exit(1);

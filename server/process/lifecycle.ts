@@ -4,7 +4,7 @@ import type { Readiness } from './health.ts';
 import type { PublicServer, TlsFiles } from './public-server.ts';
 import type { RecycleLimits } from './recycling.ts';
 import { handleProcessEvents } from './signals.ts';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 
 /** Where the public port listens (PORT, HOST), and with TLS_CERT and TLS_KEY, over HTTPS and HTTP/2. */
 export interface ListenAddress {
@@ -94,11 +94,13 @@ export function serveUntilStopped(server: PublicServer, options: LifecycleOption
     hangup: onHangup,
     crash: (kind, error) => {
       exit.code = 1;
-      log.fatal(
-        { code: noted('ORIGIN_FATAL'), err: error },
+      report(
+        log,
+        'ORIGIN_FATAL',
+        { err: error },
         readiness.ready
-          ? `${kind}: draining in-flight requests, then exiting 1`
-          : `${kind} while draining: exiting 1 once drained`,
+          ? `${kind}: draining in-flight requests`
+          : `${kind} while draining: finishing in-flight requests`,
       );
       drain.start(kind, Math.min(graceMs, FATAL_GRACE_MS));
     },
@@ -157,10 +159,7 @@ function drainer(
       setInterval(() => server.closeIdle(), 50).unref();
     }
     setTimeout(() => {
-      log.error(
-        { code: noted('ORIGIN_GRACE_EXCEEDED'), graceMs },
-        'grace period over: closing remaining connections',
-      );
+      report(log, 'ORIGIN_GRACE_EXCEEDED', { graceMs }, 'closing remaining connections');
       server.closeAll();
       process.exit(1);
     }, graceMs).unref();

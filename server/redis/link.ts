@@ -5,7 +5,7 @@
 import { createClient, RESP_TYPES } from '@redis/client';
 import type { Logger } from 'pino';
 import { throttledWarning } from '../logger.ts';
-import { channels, traced } from '../observe/channels.ts';
+import { channels, traced } from '../channels.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 
 /** Why a call went without Redis. */
@@ -66,11 +66,7 @@ export class RedisLink {
   constructor({ url, timeoutMs }: RedisLinkOptions, log: Logger) {
     this.#timeoutMs = timeoutMs;
     this.#log = log;
-    this.#warnUnavailable = throttledWarning(
-      log,
-      'shared cache: Redis unavailable, serving from this process and rendering meanwhile',
-      'ORIGIN_REDIS_UNAVAILABLE',
-    );
+    this.#warnUnavailable = throttledWarning(log, 'ORIGIN_REDIS_UNAVAILABLE');
     const client = createConnection(url);
     this.#client = bytesClient(client);
     this.#subscriber = client.duplicate();

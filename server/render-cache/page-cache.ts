@@ -2,7 +2,7 @@
 // (cache/) in this process and, with REDIS_URL, in the shared tier every replica reads. What is
 // page-specific is here: a page's size and path, its entry in Redis, its codings made once when it
 // is kept, and which pages the fast path may answer (a fresh 200).
-import { channels, traced } from '../observe/channels.ts';
+import { channels, traced } from '../channels.ts';
 import type { Logger } from 'pino';
 import { SharedTier } from '../cache/shared-tier.ts';
 import { EntryStore, type StoreSettings } from '../cache/store.ts';

@@ -9,7 +9,7 @@
 // page reads them (ActivatedRoute.paramMap), so they are kept, and the route is matched without them.
 import type { Middleware } from 'koa';
 import { answer, type Answer, respond } from '../http/answer.ts';
-import { badRequest } from './request-guard.ts';
+import { OriginError } from '../errors.ts';
 import { FILE_LIKE } from './url-path.ts';
 
 /**
@@ -262,7 +262,7 @@ export function canonicalTarget(roots: ReadonlySet<string>): Middleware {
     }
     const canonical = canonicalPath(path, roots);
     if (canonical === undefined) {
-      throw badRequest('ORIGIN_TARGET_AMBIGUOUS');
+      throw new OriginError('ORIGIN_TARGET_AMBIGUOUS');
     }
     if (canonical === path) {
       return next();

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { type ErrorCode, ERRORS, OriginError } from '../errors.ts';
+import { OriginError } from '../errors.ts';
 import { countHostHeaders, type RequestOrigins } from './request-origin.ts';
 import { hasDotSegment } from './url-path.ts';
 
@@ -30,36 +30,31 @@ export function requestGuard(origins: RequestOrigins): Middleware {
     if (url.charCodeAt(0) !== 0x2f /* / */) {
       // Absolute-form ("GET http://other.example/") and asterisk-form targets: an origin behind a
       // CDN never needs them, and absolute-form would name a host the Host check did not see.
-      throw badRequest('ORIGIN_TARGET_NOT_A_PATH');
+      throw new OriginError('ORIGIN_TARGET_NOT_A_PATH');
     }
     if (countHostHeaders(ctx.req.rawHeaders) > 1) {
-      throw badRequest('ORIGIN_HOST_DUPLICATE');
+      throw new OriginError('ORIGIN_HOST_DUPLICATE');
     }
     const resolved = origins.resolve(ctx.req);
     if ('malformed' in resolved) {
-      throw badRequest('ORIGIN_HOST_MALFORMED', `malformed ${resolved.malformed} header`);
+      throw new OriginError('ORIGIN_HOST_MALFORMED', resolved.malformed);
     }
     if ('notAllowed' in resolved) {
-      throw badRequest('ORIGIN_HOST_REJECTED');
+      throw new OriginError('ORIGIN_HOST_REJECTED');
     }
     ctx.state.origin = resolved.origin;
     // Most URLs hold no '%', '.' or '\\': they skip decoding and the dot-segment regex.
     if (UNUSUAL_URL.test(url)) {
       const path = decode(ctx.path);
       if (path === undefined || decode(ctx.querystring.replaceAll('+', ' ')) === undefined) {
-        throw badRequest('ORIGIN_TARGET_MALFORMED');
+        throw new OriginError('ORIGIN_TARGET_MALFORMED');
       }
       if (path.includes('\0') || path.includes('\\') || hasDotSegment(path)) {
-        throw badRequest('ORIGIN_TARGET_UNSAFE');
+        throw new OriginError('ORIGIN_TARGET_UNSAFE');
       }
     }
     return next();
   };
-}
-
-/** A 400 whose text says why (its code's message, or `message`). */
-export function badRequest(code: ErrorCode, message: string = ERRORS[code].message): OriginError {
-  return new OriginError(code, `Bad Request: ${message}`);
 }
 
 /** Characters that can hide a dot segment, a backslash or a null byte, or break decoding. */

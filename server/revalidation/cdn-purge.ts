@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { groupTag, pathTag } from '../cache/cache-groups.ts';
 import type { RevalidationMode } from '../cache/revalidation.ts';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 import type { RevalidationRequest } from './request.ts';
 
 export interface CdnPurgeConfig {
@@ -117,15 +117,11 @@ export function createCdnPurge(
     );
     if (failed.length > 0) {
       // Never lost silently: logged here and reported in the answer.
-      log.warn(
-        {
-          code: noted('ORIGIN_CDN_PURGE_FAILED'),
-          failed: failed.slice(0, MAX_LISTED),
-          failures: failed.length,
-          items: items.length,
-        },
-        'CDN purge: some items failed',
-      );
+      report(log, 'ORIGIN_CDN_PURGE_FAILED', {
+        failed: failed.slice(0, MAX_LISTED),
+        failures: failed.length,
+        items: items.length,
+      });
     }
     return {
       ok: failed.length === 0,

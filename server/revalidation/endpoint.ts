@@ -8,8 +8,7 @@ import { closeAfterAnswer } from '../http/connection.ts';
 import { parseRevalidationRequest } from './request.ts';
 import type { RevalidationReport } from './revalidator.ts';
 import type { RevalidationRequest } from './request.ts';
-import { exchangeOf } from '../observe/exchange.ts';
-import { noted } from '../errors.ts';
+import { errorHappened } from '../errors.ts';
 
 export const REVALIDATE_PATH = '/_origin/revalidate';
 /** Paths under this prefix are the origin's own: never answered by the fast path or the app. */
@@ -94,13 +93,9 @@ function sha256(value: string): Buffer {
 }
 
 function fail(ctx: Context, status: number, error: string): void {
-  const code = noted(
-    status === 401 ? 'ORIGIN_REVALIDATE_UNAUTHORIZED' : 'ORIGIN_REVALIDATE_INVALID',
-  );
-  const exchange = exchangeOf(ctx.res);
-  if (exchange !== undefined) {
-    exchange.errorCode = code;
-  }
+  errorHappened(status === 401 ? 'ORIGIN_REVALIDATE_UNAUTHORIZED' : 'ORIGIN_REVALIDATE_INVALID', {
+    res: ctx.res,
+  });
   if (status !== 400 && hasBody(ctx)) {
     // Answered before the body was read: the connection closes rather than Node discarding an
     // upload of any size to keep it alive.

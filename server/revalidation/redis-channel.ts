@@ -3,7 +3,7 @@
 // it to its own caches and says so on a second channel, which the sender counts before the CDN is
 // purged (revalidator.ts).
 import type { Logger } from 'pino';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 import type { Revalidation } from '../cache/revalidation.ts';
 import { REVALIDATION_TIMEOUT_MS } from '../cache/shared-tier.ts';
 import type { Outcome, RedisLink } from '../redis/link.ts';
@@ -101,10 +101,7 @@ function heard(text: string, log: Logger): { build?: unknown; message?: unknown 
   try {
     return JSON.parse(text) as { build?: unknown; message?: unknown };
   } catch {
-    log.warn(
-      { code: noted('ORIGIN_REVALIDATE_INVALID') },
-      'revalidation: an unreadable message on the Redis channel, ignored',
-    );
+    report(log, 'ORIGIN_REVALIDATE_INVALID', {}, ': an unreadable message on the Redis channel');
     return undefined;
   }
 }

@@ -3,10 +3,10 @@
 // they applied it. A revalidation by path reaches the data the path's pages were made from too. One
 // entry point whoever asks: the endpoint, the app's own server code (server.ts revalidate), an
 // operator (scripts/revalidate.mjs, via the endpoint).
-import { channels, traced } from '../observe/channels.ts';
+import { channels, traced } from '../channels.ts';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { noted } from '../errors.ts';
+import { report } from '../errors.ts';
 import type { Revalidation, RevalidationMode } from '../cache/revalidation.ts';
 import type { CdnPurge, CdnPurgeResult } from './cdn-purge.ts';
 import { parseRevalidationRequest, type RevalidationRequest } from './request.ts';
@@ -229,10 +229,7 @@ export class Revalidator {
       ]);
     } catch (error) {
       const reason = (error as Error).message ?? String(error);
-      this.#log.warn(
-        { code: noted('ORIGIN_REVALIDATE_CHANNEL_FAILED'), channel: channel.name, err: error },
-        'revalidation: a channel failed',
-      );
+      report(this.#log, 'ORIGIN_REVALIDATE_CHANNEL_FAILED', { channel: channel.name, err: error });
       return { name: channel.name, ok: false, error: reason };
     } finally {
       clearTimeout(timer);

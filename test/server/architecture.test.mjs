@@ -104,6 +104,24 @@ describe('the shape of server/', () => {
     assert.deepEqual(upward, [], 'imports that run back up the documented order');
   });
 
+  it('no step imports an observer: steps publish on channels.ts, the wiring subscribes', () => {
+    // The observers: the traces, the metrics, the access log, Server-Timing, the error counts
+    // (observe/requests.ts is the one publisher there: it tells every request on channels.ts).
+    const observer = (path) =>
+      /^(?:observe\/|metrics\/)/.test(path) && path !== 'observe/requests.ts';
+    // What subscribes them (server.ts, parts.ts) and reads their settings (config.ts).
+    const wiring = new Set(['server.ts', 'parts.ts', 'config.ts']);
+    assert.ok([...files.keys()].filter(observer).length >= 10, 'the observers are found');
+    const offenders = [];
+    for (const [path, text] of files) {
+      if (observer(path) || wiring.has(path)) continue;
+      for (const target of importsOf(path, text)) {
+        if (observer(target)) offenders.push(`${path} → ${target}`);
+      }
+    }
+    assert.deepEqual(offenders, []);
+  });
+
   it('one file writes the answers of the public port (the metrics port has its own server)', () => {
     const writers = [...files]
       .filter(([, text]) => /\bres\.(?:writeHead|write|end|flushHeaders)\(/.test(text))

@@ -1,4 +1,4 @@
-// The observers of every request (server/observe/exchange.ts): the access log, Server-Timing and
+// The observers of every request (server/observe/: subscribers of server/channels.ts): the access log, Server-Timing and
 // the metrics' response times see requests the fast path answers as they see Koa's, over HTTP/1.1
 // and HTTP/2, whichever step wrote the answer; with none configured, answers carry nothing of them.
 import assert from 'node:assert/strict';

@@ -17,14 +17,18 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
+import type { ServerResponse } from 'node:http';
 import {
   type CacheFillMessage,
   type CacheRefreshMessage,
   channels,
   type CoalescedMessage,
+  type ErrorMessage,
+  type PageServedMessage,
   type RequestMessage,
+  type RouteMessage,
   type UpstreamMessage,
-} from '../channels.ts';
+} from '../../channels.ts';
 import type { ChannelContextManager } from './channel-context.ts';
 import type { ParentTrust } from './tracing-settings.ts';
 
@@ -39,6 +43,13 @@ interface Fill {
 
 /** The production a piece of work belongs to, in the tracer's context. */
 const FILL = createContextKey('origin fill');
+
+/** What a request's span learns before its end, from the steps' messages. */
+interface Told {
+  route?: RouteMessage;
+  cache?: string;
+  error?: ErrorMessage;
+}
 
 export interface SpanOptions {
   tracer: Tracer;
@@ -65,6 +76,8 @@ class ChannelSpans {
   readonly #trust: ParentTrust;
   readonly #engine: string;
   readonly #spans = new WeakMap<object, Span>();
+  /** The recording SERVER span of each traced request, and what the steps told of it. */
+  readonly #requests = new WeakMap<ServerResponse, { span: Span; told: Told }>();
   readonly #fills = new WeakMap<object, Fill>();
   readonly #undo: (() => void)[] = [];
 
@@ -85,7 +98,7 @@ class ChannelSpans {
   requests(): void {
     const { storage } = this.#manager;
     channels.request.start.bindStore(storage, (message: RequestMessage) => {
-      const { req, exchange } = message;
+      const { req, res } = message;
       const remote = propagation.extract(ROOT_CONTEXT, req.headers);
       const remoteSpan = trace.getSpanContext(remote);
       const ignore = this.#trust === 'ignore';
@@ -98,30 +111,41 @@ class ChannelSpans {
         },
         parent,
       );
-      this.#spans.set(message, span);
       // A request the sampler left out costs its context and nothing more.
       if (span.isRecording()) {
         span.setAttributes(requestAttributes(req, this.#engine));
-        const { traceId, spanId } = span.spanContext();
-        exchange.traceIds = { trace_id: traceId, span_id: spanId };
+        this.#requests.set(res, { span, told: {} });
       }
       return trace.setSpan(parent, span);
     });
     const ended = {
-      asyncEnd: (message: RequestMessage) => {
-        const span = this.#spans.get(message);
-        if (span !== undefined) {
-          this.#spans.delete(message);
-          if (span.isRecording()) {
-            endRequest(span, message);
-          }
+      asyncEnd: ({ req, res }: RequestMessage) => {
+        const request = this.#requests.get(res);
+        if (request !== undefined) {
+          this.#requests.delete(res);
+          endRequest(request.span, req, res, request.told);
         }
       },
     };
+    const told = (what: (told: Told, message: never) => void) => (message: unknown) => {
+      const request = this.#requests.get((message as { res?: ServerResponse }).res!);
+      if (request !== undefined) {
+        what(request.told, message as never);
+      }
+    };
+    const route = told((it, message: RouteMessage) => (it.route = message));
+    const served = told((it, { cache }: PageServedMessage) => (it.cache = cache ?? it.cache));
+    const failed = told((it, message: ErrorMessage) => (it.error = message));
     channels.request.subscribe(ended as never);
+    channels.route.subscribe(route);
+    channels.pageServed.subscribe(served);
+    channels.error.subscribe(failed);
     this.#undo.push(() => {
       channels.request.unsubscribe(ended as never);
       channels.request.start.unbindStore(storage);
+      channels.route.unsubscribe(route);
+      channels.pageServed.unsubscribe(served);
+      channels.error.unsubscribe(failed);
     });
   }
 
@@ -325,30 +349,35 @@ function requestAttributes(req: RequestMessage['req'], engine: string): Attribut
   };
 }
 
-/** A request's span at its end: named by its route, with what the steps noted on its exchange. */
-function endRequest(span: Span, { req, res, exchange }: RequestMessage): void {
+/** A request's span at its end: named by its route, with what the steps told of it. */
+function endRequest(
+  span: Span,
+  req: RequestMessage['req'],
+  res: ServerResponse,
+  { route, cache, error }: Told,
+): void {
   const method = req.method ?? 'GET';
-  span.updateName(exchange.route === undefined ? method : `${method} ${exchange.route}`);
+  span.updateName(route === undefined ? method : `${method} ${route.route}`);
   const status = res.statusCode;
   span.setAttributes(
     defined({
       'http.response.status_code': status,
-      'http.route': exchange.route,
-      'origin.answer': exchange.entrance,
-      'origin.render_mode': exchange.renderMode,
-      'origin.locale': exchange.locale,
-      'origin.cache': exchange.cache,
-      'origin.error.code': exchange.errorCode,
+      'http.route': route?.route,
+      'origin.answer': route?.entrance ?? 'koa',
+      'origin.render_mode': route?.mode,
+      'origin.locale': route?.locale,
+      'origin.cache': cache,
+      'origin.error.code': error?.code,
       'origin.aborted': res.writableFinished ? undefined : true,
     }),
   );
-  if (exchange.error !== undefined) {
-    span.recordException(exchange.error as Error);
+  if (error?.error !== undefined) {
+    span.recordException(error.error as Error);
   }
   // A 4xx is the client's doing: not an error of the server's span (OpenTelemetry's HTTP rules).
   if (status >= 500) {
-    span.setAttribute('error.type', exchange.errorCode ?? String(status));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: exchange.errorCode });
+    span.setAttribute('error.type', error?.code ?? String(status));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error?.code });
   }
   span.end();
 }

@@ -202,11 +202,7 @@ function samplerOf({ sampler, ratio, trust }: TracingSettings): Sampler {
  * counted and warned of, throttled; anything else it says at debug level.
  */
 function reportSdkTroubles(stats: TracingStats, log: Logger): void {
-  const warnDropped = throttledWarning(
-    log,
-    'tracing: spans dropped, the export queue was full',
-    'ORIGIN_TRACES_DROPPED',
-  );
+  const warnDropped = throttledWarning(log, 'ORIGIN_TRACES_DROPPED');
   const debug = (message: string, ...args: unknown[]) => log.debug({ args }, `tracing: ${message}`);
   diag.setLogger(
     {
@@ -231,11 +227,7 @@ function reportSdkTroubles(stats: TracingStats, log: Logger): void {
 
 /** The exporter, counting what it exported and what failed; failures are a throttled warning. */
 function countedExporter(exporter: SpanExporter, stats: TracingStats, log: Logger): SpanExporter {
-  const warnFailed = throttledWarning(
-    log,
-    'tracing: exporting spans failed',
-    'ORIGIN_TRACES_EXPORT_FAILED',
-  );
+  const warnFailed = throttledWarning(log, 'ORIGIN_TRACES_EXPORT_FAILED');
   return {
     export: (spans, done) =>
       exporter.export(spans, (result) => {

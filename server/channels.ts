@@ -3,15 +3,87 @@
 // that says what it did. Nothing here knows OpenTelemetry: with nobody subscribed a step costs one
 // `hasSubscribers` read and no message is made; the tracing module (observe/tracing/) subscribes
 // when OTEL_* asks for traces, and any other tracer (an APM agent) may subscribe the same way.
+//
+// A request's story is told here once, step by step, and every observer is a subscriber: the traces
+// (observe/tracing/), the metrics (metrics/timings.ts), the access log, Server-Timing and the error
+// counts (observe/). A step publishes what it did and knows nobody; an observer keeps what it needs
+// of a request in its own state, keyed by the request's response. Request-scoped messages carry
+// that response (`res`); what happens deeper (a render, a fetch, a Redis call) is a span of the
+// request it runs in, by the tracer's context.
 import { channel, type TracingChannel, tracingChannel } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Exchange } from './exchange.ts';
+
+/** How a request was answered: before Koa from memory (fast-path.ts), or by the Koa chain. */
+export type Entrance = 'fast-path' | 'koa';
+
+/** How a page of the app was made for this answer. */
+export type RenderMode = 'prerendered' | 'server' | 'client';
+
+/** What a render that made an answer's page took (for this request, or one it joined). */
+export interface RenderTiming {
+  /** Waiting for a render slot. */
+  queueMs: number;
+  /** In the slot, the page rendered (its data fetched meanwhile). */
+  renderMs: number;
+  /** How long the render waited on its APIs, overlapping fetches counted once. */
+  dataMs: number;
+  /** How the data cache answered each of its fetches, counted: `hit 2, miss 1`. */
+  fetches: string;
+}
 
 /** A request, from its arrival to its response's end (`asyncEnd`), on either entrance and protocol. */
 export interface RequestMessage {
   req: IncomingMessage;
   res: ServerResponse;
-  exchange: Exchange;
+}
+
+/**
+ * What answers a request, named by the step that found it: the app's route template
+ * (`/products/:id`), `/{file}` for a file of the build, an origin endpoint's own path, never the
+ * URL. A request refused before any route was looked at is never named.
+ */
+export interface RouteMessage {
+  res: ServerResponse;
+  route: string;
+  /** A page's render mode. */
+  mode?: RenderMode;
+  /** A page's locale, in a localized build. */
+  locale?: string;
+  /** Answered before Koa: the fast path's. */
+  entrance?: Entrance;
+}
+
+/** How the render cache answered a page request, and the render behind it when one ran for it. */
+export interface PageServedMessage {
+  res: ServerResponse;
+  /** `hit`, `stale`, `miss`, `coalesced`, `shared`, `bypass`. */
+  cache?: string;
+  render?: RenderTiming;
+}
+
+/**
+ * An answer's head, about to be written (http/answer.ts): a subscriber may add headers of its own
+ * to `headers` (Server-Timing).
+ */
+export interface AnswerMessage {
+  req: IncomingMessage;
+  res: ServerResponse;
+  status: number;
+  /** Name, value pairs the subscribers add. */
+  headers: string[];
+}
+
+/** A failure with its code (errors.ts: an ErrorCode), and the request it failed when one did. */
+export interface ErrorMessage {
+  code: string;
+  res?: ServerResponse;
+  error?: unknown;
+}
+
+/** A render's request to an API, ended: its host (bounded by the data cache) and how long it took. */
+export interface UpstreamEndedMessage {
+  host: string;
+  seconds: number;
 }
 
 /** Which cache: the rendered pages' or the data renders fetch. */
@@ -60,6 +132,8 @@ export interface RenderMessage {
   /** Set at the end: Angular's ErrorHandler reported an error. */
   reportedError?: boolean;
   status?: number;
+  /** Set at the end, however it ended: its time in the slot. */
+  ms?: number;
 }
 
 /** Critical CSS inlined into a rendered page (CRITICAL_CSS=compiled). */
@@ -118,7 +192,21 @@ export const channels = {
   dataFetch: tracingChannel<unknown, DataFetchMessage>('origin:data.fetch'),
   coalesced: channel('origin:cache.coalesced'),
   upstream: channel('origin:data.upstream'),
+  upstreamEnded: channel('origin:data.upstream.ended'),
+  route: channel('origin:route'),
+  pageServed: channel('origin:page.served'),
+  answer: channel('origin:answer'),
+  error: channel('origin:error'),
 };
+
+/** Whether anyone listens to a tracing channel, on any of its events. */
+export function observed(traceChannel: TracingChannel<unknown, object>): boolean {
+  return (
+    traceChannel.start.hasSubscribers ||
+    traceChannel.end.hasSubscribers ||
+    traceChannel.asyncEnd.hasSubscribers
+  );
+}
 
 /**
  * Runs `fn` as the span `message()` describes when someone listens, handing it the message to
@@ -130,7 +218,7 @@ export function traced<M extends object, T>(
   message: () => NoInfer<M>,
   fn: (message: M | undefined) => Promise<T>,
 ): Promise<T> {
-  if (!traceChannel.start.hasSubscribers) {
+  if (!observed(traceChannel)) {
     return fn(undefined);
   }
   const made = message();
@@ -143,9 +231,37 @@ export function tracedSync<M extends object, T>(
   message: () => NoInfer<M>,
   fn: (message: M | undefined) => T,
 ): T {
-  if (!traceChannel.start.hasSubscribers) {
+  if (!observed(traceChannel)) {
     return fn(undefined);
   }
   const made = message();
   return traceChannel.traceSync(() => fn(made), made);
+}
+
+/** Symbol marking a response whose request a step named (RouteMessage): see `named`. */
+const NAMED = Symbol('origin.named');
+
+/** Says what answers a request (RouteMessage), when anyone listens. */
+export function nameRequest(message: RouteMessage): void {
+  if (channels.route.hasSubscribers) {
+    (message.res as ServerResponse & { [NAMED]?: true })[NAMED] = true;
+    channels.route.publish(message);
+  }
+}
+
+/** Marks the request of `res` as one no observer names (refused before any route was looked at). */
+export function leaveUnnamed(res: ServerResponse): void {
+  (res as ServerResponse & { [NAMED]?: true })[NAMED] = true;
+}
+
+/** Whether a step named the request of `res` (nameRequest, leaveUnnamed). */
+export function named(res: ServerResponse): boolean {
+  return (res as ServerResponse & { [NAMED]?: true })[NAMED] === true;
+}
+
+/** Says how the render cache served a page request, and the render behind it, when anyone listens. */
+export function pageServed(message: PageServedMessage): void {
+  if (channels.pageServed.hasSubscribers) {
+    channels.pageServed.publish(message);
+  }
 }
