@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { ownApiFetch } from './app-api/api-route.ts';
 import type { AppApi } from './app-api/api-step.ts';
 import type { OriginConfig } from './config.ts';
 import { ContentSecurityPolicy } from './csp/policy.ts';
@@ -358,7 +359,8 @@ function createCaches(
       ...config.dataCache,
       store: dataStore,
       shared: dataTier,
-      fetch: processFetch,
+      // The app's own API, when API_URL is the origin's, by this process's private listener.
+      fetch: ownApiFetch(processFetch),
       patienceMs: config.pages.renderTimeoutMs,
       log,
     }),

@@ -7,7 +7,8 @@ import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
 import { join } from 'node:path';
 import { createNodeRequestHandler, isMainModule } from '@angular/ssr/node';
-import { defaultApiUrl } from './app-api/api-url.ts';
+import { routeOwnApi } from './app-api/api-route.ts';
+import { apiUrlGiven, defaultApiUrl } from './app-api/api-url.ts';
 import { readConfig, type OriginConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import type { Tracing } from './observe/tracing/start-tracing.ts';
@@ -23,6 +24,7 @@ import { routeConsoleToLog } from './pages/render-console.ts';
 import { appApi, createParts, observeRequests, type Parts } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { nodeRangeWarning } from './process/node-range.ts';
+import { type ApiListener, openApiListener, withApiListener } from './process/api-listener.ts';
 import { serveUntilStopped } from './process/lifecycle.ts';
 import { createPublicServer, type PublicServer } from './process/public-server.ts';
 import { limitBelowStartingSize, recycleWhenDue } from './process/recycling.ts';
@@ -128,7 +130,15 @@ async function start(): Promise<Parts | undefined> {
   const parts = orStop(() =>
     createParts(config, { layout, serverDir, browserDir, hints }, log, tracing),
   );
-  listen(parts, config, log, { tracing, hasApi: appApi(layout) !== undefined });
+  const hasApi = appApi(layout) !== undefined;
+  // Renders reach the app's own API on a listener of this process's own, when it is the origin's.
+  const apiListener =
+    hasApi && !apiUrlGiven(process.env)
+      ? await openApiListener(parts.listener).catch((error: Error) =>
+          cannotStart(`the app API's loopback listener (127.0.0.1): ${error.message}`),
+        )
+      : undefined;
+  listen(parts, config, log, { tracing, hasApi, apiListener });
   // A cluster worker's metrics are served by its primary.
   if (config.metrics && !cluster.isWorker) {
     serveOwnMetrics(config.metrics, log, cannotStart);
@@ -145,15 +155,25 @@ async function traceWith(config: OriginConfig, log: Logger): Promise<Tracing> {
   return startTracing(config.tracing!, { engine: config.engine.name, log });
 }
 
+/** What `listen` serves with besides the parts. */
+interface ListenOptions {
+  tracing: Tracing | undefined;
+  /** The app's bundle exports an `api`. */
+  hasApi: boolean;
+  /** Where renders reach that API when API_URL is the origin's own (process/api-listener.ts). */
+  apiListener: ApiListener | undefined;
+}
+
 /**
- * Serves the parts on the public port until the process is told to stop. With an app API, renders
- * reach it at this process's own address unless API_URL says otherwise (app-api/api-url.ts).
+ * Serves the parts on the public port until the process is told to stop. With an app API, API_URL
+ * names this process's own address unless it is set (app-api/api-url.ts), and renders' requests
+ * for it go to `apiListener` (app-api/api-route.ts), which closes once the public port drained.
  */
 function listen(
   parts: Parts,
   config: OriginConfig,
   log: Logger,
-  { tracing, hasApi }: { tracing: Tracing | undefined; hasApi: boolean },
+  { tracing, hasApi, apiListener }: ListenOptions,
 ): void {
   const { port, host, tls } = config.listen;
   let publicServer: PublicServer;
@@ -178,18 +198,19 @@ function listen(
       hasApi && typeof address === 'object' && address
         ? defaultApiUrl(process.env, { scheme, address: address.address, port: bound })
         : undefined;
-    if (api && scheme === 'https') {
-      log.warn(
-        { api },
-        'API_URL is unset: renders fetch the app API over HTTPS at the loopback address, which works only with a certificate Node trusts for it (NODE_EXTRA_CA_CERTS); set API_URL (docs/configuration.md)',
-      );
+    // Set with API_URL, before the first request: every render's fetches take the private way.
+    if (api && apiListener) {
+      routeOwnApi(api, apiListener.url);
     }
-    log.info({ url, http2: scheme === 'https', api }, `Origin listening on ${url}`);
+    log.info(
+      { url, http2: scheme === 'https', api, apiVia: api && apiListener?.url },
+      `Origin listening on ${url}`,
+    );
   });
   server.on('error', (error: NodeJS.ErrnoException) =>
     cannotStart(error.code === 'EADDRINUSE' ? `port ${port} is in use` : error.message),
   );
-  const serving = serveUntilStopped(publicServer, {
+  const serving = serveUntilStopped(withApiListener(publicServer, apiListener), {
     readiness: parts.readiness,
     log,
     windowMs: config.processes.drainWindowMs,

@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * `env` sets the origin's TLS, and has its Node trust the certificate (NODE_EXTRA_CA_CERTS): its
- * renders fetch the app's API at the origin's own HTTPS address when API_URL is unset. `spki` is the certificate's public key hash for Chromium's
- * `--ignore-certificate-errors-spki-list`: with it Chromium trusts this certificate as valid, where
+ * `env` sets the origin's TLS; its Node is not told to trust the certificate, as no production Node
+ * trusts one for 127.0.0.1: renders reach the app's own API without TLS (the origin's private
+ * listener, server/process/api-listener.ts). `spki` is the certificate's public key hash for
+ * Chromium's `--ignore-certificate-errors-spki-list`: with it Chromium trusts this certificate as valid, where
  * `--ignore-certificate-errors` leaves the connection marked as broken, and Chromium then neither
  * caches its answers nor reuses what a 103 Early Hints fetched (seen: every hinted file fetched twice).
- * @returns {{ cert: string, key: string, spki: string, env: { TLS_CERT: string, TLS_KEY: string, NODE_EXTRA_CA_CERTS: string }, remove: () => void }}
+ * @returns {{ cert: string, key: string, spki: string, env: { TLS_CERT: string, TLS_KEY: string }, remove: () => void }}
  */
 export function makeCertificate() {
   const dir = mkdtempSync(join(tmpdir(), 'origin-tls-'));
@@ -49,7 +50,7 @@ export function makeCertificate() {
     cert,
     key,
     spki: createHash('sha256').update(publicKey).digest('base64'),
-    env: { TLS_CERT: cert, TLS_KEY: key, NODE_EXTRA_CA_CERTS: cert },
+    env: { TLS_CERT: cert, TLS_KEY: key },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

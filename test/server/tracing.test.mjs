@@ -375,6 +375,35 @@ describe('traces', () => {
     }
   });
 
+  it("the app's own API with TLS_CERT: its request a SERVER span under the render's CLIENT span, though it went to the process's private listener", async () => {
+    const h2 = await startOrigin({
+      protocol: 'h2',
+      env: env({ TEST_DATA_API: 'own', NODE_EXTRA_CA_CERTS: '' }),
+    });
+    try {
+      const res = await request(h2.url, '/data/81');
+      assert.equal(res.status, 200);
+      assert.match(res.text, /own item 81/);
+      const spans = await waitFor(
+        collector,
+        (all) => serverSpans(all, '/api/items/81').length === 1 && all,
+        "the API request's span",
+      );
+      const [api] = serverSpans(spans, '/api/items/81');
+      assert.equal(api.name, 'GET /api/*');
+      const fetch = spans.find((span) => span.spanId === api.parentSpanId);
+      assert.ok(fetch, 'the API span has its parent in the trace');
+      assert.equal(fetch.kind, CLIENT);
+      // Named by API_URL, the origin's own public address: where the request went is the origin's affair.
+      assert.equal(fetch.name, `GET 127.0.0.1:${h2.port}`);
+      assert.equal(fetch.attributes['url.full'], `${h2.url}/api/items/81`);
+      const [page] = serverSpans(spans, '/data/81');
+      assert.equal(fetch.traceId, page.traceId, "the API's span is in the page's trace");
+    } finally {
+      await h2.stop();
+    }
+  });
+
   it('Redis calls and the shared tier are spans of the request', async () => {
     const redis = await startRedis();
     const shared = await startOrigin({ env: env({ REDIS_URL: redis.url }) });

@@ -1,5 +1,7 @@
 // The tests' app API: what test/server/app-api.test.mjs asks the origin to answer on `/api/…`.
 // Each path shows one thing a mounted API may do; TEST_APP_API=off exports none, an app without one.
+// `/api/catalog` and `/api/items/<id>` are data for the `data/:id` page with TEST_DATA_API=own: a
+// page made of the app's own API, as the demo's are.
 
 const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env;
 
@@ -35,7 +37,13 @@ async function handle(request: Request): Promise<Response | null> {
       return Response.json({ from: 'the api' });
     case '/api/throws':
       throw new Error('the tests API throws on purpose');
+    case '/api/catalog':
+      return Response.json({ name: 'own catalog' });
     default:
+      if (url.pathname.startsWith('/api/items/')) {
+        const id = url.pathname.slice('/api/items/'.length);
+        return Response.json({ id, title: `own item ${id}` });
+      }
       // Not this API's: the origin goes on as without an API (the Host guard, then the pages).
       return null;
   }

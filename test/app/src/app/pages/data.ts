@@ -14,7 +14,9 @@ interface Item {
 /**
  * A page made of data, as real apps are: during the render it asks an API (TEST_DATA_API, an
  * absolute URL on the server) for the catalog every page shares and for its item, with HttpClient.
- * The data-page tests (test/server/data-pages.test.mjs) count what reaches the API.
+ * The data-page tests (test/server/data-pages.test.mjs) count what reaches the API. TEST_DATA_API=own
+ * asks the app's own API (src/api.ts) where the origin says it is, API_URL, as the demo's pages do
+ * (test/server/app-api.test.mjs).
  */
 @Component({
   selector: 'app-data',
@@ -29,11 +31,12 @@ export default class Data {
   protected readonly item = signal('no item');
 
   constructor() {
-    const api = isPlatformServer(inject(PLATFORM_ID))
-      ? ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env[
-          'TEST_DATA_API'
-        ] ?? '')
-      : '';
+    const env = isPlatformServer(inject(PLATFORM_ID))
+      ? ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ??
+        {})
+      : {};
+    const given = env['TEST_DATA_API'] ?? '';
+    const api = given === 'own' ? (env['API_URL'] ?? '') : given;
     if (api === '') {
       return;
     }
