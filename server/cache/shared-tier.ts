@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { LinkState, Outcome, RedisLink, SkipReason } from '../redis/link.ts';
 import type { Revalidation } from './revalidation.ts';
-import { lifetimeMs, type StoredEntry } from './store.ts';
+import { lifetimeMs, type StoredEntry } from './entry.ts';
 
 export type SharedLookup<E> = { found: E } | { found: undefined } | { skipped: SkipReason };
 
@@ -75,7 +75,7 @@ function sourceList(json: string): string[] | undefined {
   }
 }
 
-/** A lock outlives its holder by at most this; the holder renews it while it renders. */
+/** A lock outlives its holder by at most this; the holder renews it while it produces. */
 const LEASE_MS = 3000;
 /** Revalidation is an operator's call, not a request: it may wait longer than a lookup. */
 export const REVALIDATION_TIMEOUT_MS = 5000;
@@ -99,9 +99,9 @@ return redis.call('DEL', KEYS[1])`;
 
 /**
  * Entries in Redis under `<namespace>:…` (one hash-tag per namespace, so a Redis Cluster keeps its
- * keys on one shard, as the scripts need): `page:<key>` a hash (the codec's fields, t: stored at,
+ * keys on one shard, as the scripts need): `entry:<key>` a hash (the codec's fields, t: stored at,
  * r: soft-revalidated at, s: the keys it was made from), `group:<group>` and `path:<path>` sets of entry keys for revalidation,
- * `lock:<key>` the production lock. Productions are announced on `<namespace>:rendered`.
+ * `lock:<key>` the production lock. Productions are announced on `<namespace>:produced`.
  */
 export class SharedTier<E extends StoredEntry> {
   readonly #link: RedisLink;
@@ -123,7 +123,7 @@ export class SharedTier<E extends StoredEntry> {
     this.#options = options;
     this.#link = options.link;
     this.#namespace = options.namespace;
-    this.#link.subscribe(`${this.#namespace}:rendered`, (key) => this.#wake(key));
+    this.#link.subscribe(`${this.#namespace}:produced`, (key) => this.#wake(key));
   }
 
   get stats(): SharedTierStats {
@@ -134,7 +134,7 @@ export class SharedTier<E extends StoredEntry> {
   async get(key: string): Promise<SharedLookup<E>> {
     const { codec } = this.#options;
     const outcome = await this.#link.call('tier.get', (client) =>
-      client.hmGet(this.#pageKey(key), ['r', 's', ...codec.fields]),
+      client.hmGet(this.#entryKey(key), ['r', 's', ...codec.fields]),
     );
     if (!outcome.ok) {
       return { skipped: outcome.reason };
@@ -157,50 +157,50 @@ export class SharedTier<E extends StoredEntry> {
     return { found: entry };
   }
 
-  /** Counts what a lookup's page turned out to be worth (the caller judges its freshness). */
+  /** Counts what a lookup's entry turned out to be worth (the caller judges its freshness). */
   countHit(stale: boolean): void {
     this.#stats[stale ? 'stale' : 'hits']++;
   }
 
   /**
-   * Stores a page for every process, with its groups and path indexed for revalidation, and tells
+   * Stores an entry for every process, with its groups and path indexed for revalidation, and tells
    * the processes waiting for it. Returns what happened.
    */
-  async put(key: string, page: E): Promise<'stored' | 'too-large' | SkipReason> {
-    const { fields, bytes } = this.#options.codec.write(page);
+  async put(key: string, entry: E): Promise<'stored' | 'too-large' | SkipReason> {
+    const { fields, bytes } = this.#options.codec.write(entry);
     // The bound is on everything stored for the entry (a page: its body and every coding of it).
     if (bytes > this.#options.maxEntryBytes) {
       this.#stats.tooLarge++;
       return 'too-large';
     }
-    const ttl = lifetimeMs(page.policy) - Math.max(0, Date.now() - page.storedAt);
+    const ttl = lifetimeMs(entry.policy) - Math.max(0, Date.now() - entry.storedAt);
     if (ttl <= 0) {
       return 'stored';
     }
-    const pageKey = this.#pageKey(key);
+    const entryKey = this.#entryKey(key);
     const path = this.#options.pathOf?.(key);
     const indexes = [
       ...(path === undefined ? [] : [`${this.#namespace}:path:${path}`]),
-      ...page.groups.map((group) => `${this.#namespace}:group:${group}`),
+      ...entry.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
     const outcome = await this.#link.call('tier.put', (client) => {
       const multi = client
         .multi()
-        .del(pageKey)
-        .hSet(pageKey, {
+        .del(entryKey)
+        .hSet(entryKey, {
           ...fields,
-          t: String(page.storedAt),
-          // Stored already stale: a soft revalidation came while it rendered.
-          ...(page.revalidated ? { r: String(page.storedAt) } : {}),
+          t: String(entry.storedAt),
+          // Stored already stale: a soft revalidation came while it was produced.
+          ...(entry.revalidated ? { r: String(entry.storedAt) } : {}),
           // What it was made from, for revalidation by path from any process (sourcesOf).
-          ...(page.sources?.length ? { s: JSON.stringify(page.sources) } : {}),
+          ...(entry.sources?.length ? { s: JSON.stringify(entry.sources) } : {}),
         })
-        .pExpire(pageKey, ttl);
+        .pExpire(entryKey, ttl);
       for (const index of indexes) {
-        // An index lives as long as its longest-lived page: NX gives a new set its expiry, GT extends it.
-        multi.sAdd(index, pageKey).pExpire(index, ttl, 'NX').pExpire(index, ttl, 'GT');
+        // An index lives as long as its longest-lived entry: NX gives a new set its expiry, GT extends it.
+        multi.sAdd(index, entryKey).pExpire(index, ttl, 'NX').pExpire(index, ttl, 'GT');
       }
-      return multi.publish(`${this.#namespace}:rendered`, key).exec();
+      return multi.publish(`${this.#namespace}:produced`, key).exec();
     });
     if (!outcome.ok) {
       return outcome.reason;
@@ -210,8 +210,8 @@ export class SharedTier<E extends StoredEntry> {
   }
 
   /**
-   * Takes the render lock for `key`: `lease` when this process is to render it, `held` while
-   * another one does (wait with `renderedElsewhere`, then look again).
+   * Takes the production lock for `key`: `lease` when this process is to produce it, `held` while
+   * another one does (wait with `producedElsewhere`, then look again).
    */
   async lock(key: string): Promise<LockResult> {
     const lockKey = `${this.#namespace}:lock:${key}`;
@@ -226,7 +226,7 @@ export class SharedTier<E extends StoredEntry> {
       this.#stats.lockWaits++;
       return { held: true };
     }
-    // Renewed while the render runs: a holder that dies (or hangs) loses the lock within LEASE_MS.
+    // Renewed while the production runs: a holder that dies (or hangs) loses the lock within LEASE_MS.
     const renew = setInterval(() => {
       void this.#link.call('tier.lease', (client) =>
         client.eval(LEASE_SCRIPT, { keys: [lockKey], arguments: [token, String(LEASE_MS)] }),
@@ -241,8 +241,8 @@ export class SharedTier<E extends StoredEntry> {
             client
               .multi()
               .eval(LEASE_SCRIPT, { keys: [lockKey], arguments: [token] })
-              // Waiters look again at once, stored or not (a page that may not be shared, say).
-              .publish(`${this.#namespace}:rendered`, key)
+              // Waiters look again at once, stored or not (an entry that may not be shared, say).
+              .publish(`${this.#namespace}:produced`, key)
               .exec(),
           );
         },
@@ -251,10 +251,10 @@ export class SharedTier<E extends StoredEntry> {
   }
 
   /**
-   * Resolves when another process announces a render of `key`, after `maxWaitMs` (the holder may
+   * Resolves when another process announces a production of `key`, after `maxWaitMs` (the holder may
    * have died: the caller looks again and may take the lock), or when `signal` aborts.
    */
-  renderedElsewhere(key: string, maxWaitMs: number, signal?: AbortSignal): Promise<void> {
+  producedElsewhere(key: string, maxWaitMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       let waiters = this.#waiters.get(key);
       if (waiters === undefined) {
@@ -287,7 +287,10 @@ export class SharedTier<E extends StoredEntry> {
       return members;
     }
     const keys = [
-      ...new Set([...members.value, ...(revalidation.keys ?? []).map((key) => this.#pageKey(key))]),
+      ...new Set([
+        ...members.value,
+        ...(revalidation.keys ?? []).map((key) => this.#entryKey(key)),
+      ]),
     ];
     if (keys.length === 0) {
       return { ok: true, value: 0 };
@@ -362,8 +365,8 @@ export class SharedTier<E extends StoredEntry> {
     this.#link.close();
   }
 
-  #pageKey(key: string): string {
-    return `${this.#namespace}:page:${key}`;
+  #entryKey(key: string): string {
+    return `${this.#namespace}:entry:${key}`;
   }
 
   #wake(key: string): void {

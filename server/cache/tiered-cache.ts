@@ -7,22 +7,22 @@
 import type { Logger } from 'pino';
 import { throttledWarning } from '../logger.ts';
 import { type CacheName, channels, traced, tracedSync } from '../channels.ts';
-import type { RenderTiming } from '../channels.ts';
 import type { SkipReason } from '../redis/link.ts';
 import { type CacheEntry, type CacheStatus, cacheStatusHeader } from './cache-status.ts';
 import type { Lease, SharedTier } from './shared-tier.ts';
-import type { EntryStore, Lookup, StoredEntry } from './store.ts';
+import type { Lookup, StoredEntry } from './entry.ts';
+import type { EntryStore } from './store.ts';
 
 /** An entry as its producer made it. */
-export interface Produced<E extends StoredEntry> {
+export interface Produced<E extends StoredEntry, M = never> {
   /** As the store keeps it (its storedAt is set when stored). */
   entry: E;
   /** Shared caches may keep it; false: it is sent once, and an older one stops being served. */
   storable: boolean;
-  /** The producer reported an error (the page may be broken): sent as it is, never stored. */
+  /** The producer reported an error (a page may be broken): sent as it is, never stored. */
   failed: boolean;
-  /** What making it took (a page's render), for Server-Timing; undefined for data. */
-  timing?: RenderTiming;
+  /** What making it took, for those who waited for it (a page: its render's timing). */
+  made?: M;
 }
 
 /**
@@ -30,26 +30,26 @@ export interface Produced<E extends StoredEntry> {
  * `asker` is what the producer was handed with the request that asked (opaque here: the pages step
  * passes what a render does not see of it, for its warnings); undefined for a refresh.
  */
-export type Produce<E extends StoredEntry> = (
+export type Produce<E extends StoredEntry, M = never> = (
   key: string,
   signal: AbortSignal | undefined,
   asker: unknown,
-) => Promise<Produced<E>>;
+) => Promise<Produced<E, M>>;
 
 /** An entry to send, and what the caches did to get it. */
-export interface Served<E extends StoredEntry> {
+export interface Served<E extends StoredEntry, M = never> {
   entry: E;
   status: CacheStatus;
   /** How old a stored entry is (the Age header); undefined for one produced for this request. */
   ageMs: number | undefined;
   /** What making it took, when it was made for this request (or one it waited with). */
-  timing?: RenderTiming;
+  made?: M;
 }
 
 /** How a served entry came, in a word: for Server-Timing, traces and the data cache's counts. */
 export type ServedOutcome = 'hit' | 'stale' | 'shared' | 'coalesced' | 'miss';
 
-export function outcomeOf({ entry, status, ageMs }: Served<StoredEntry>): ServedOutcome {
+export function outcomeOf({ entry, status, ageMs }: Served<StoredEntry, unknown>): ServedOutcome {
   const { local, shared } = status;
   if (local.collapsed) {
     return 'coalesced';
@@ -64,11 +64,11 @@ export function outcomeOf({ entry, status, ageMs }: Served<StoredEntry>): Served
   return shared?.hit ? 'shared' : 'miss';
 }
 
-export interface TieredCacheOptions<E extends StoredEntry> {
+export interface TieredCacheOptions<E extends StoredEntry, M = never> {
   store: EntryStore<E>;
   /** The tier every process shares (Redis), asked on a miss here; undefined: this process alone. */
   shared: SharedTier<E> | undefined;
-  produce: Produce<E>;
+  produce: Produce<E, M>;
   /**
    * What an entry becomes once kept, here or in the shared tier (a page: compressed once, in every
    * stored coding); undefined: kept as produced.
@@ -82,7 +82,7 @@ export interface TieredCacheOptions<E extends StoredEntry> {
 }
 
 /** An entry for a miss here, and where it came from. */
-interface Obtained<E extends StoredEntry> {
+interface Obtained<E extends StoredEntry, M> {
   entry: E;
   failed: boolean;
   /** The shared tier's Cache-Status entry; undefined without a shared tier. */
@@ -90,14 +90,14 @@ interface Obtained<E extends StoredEntry> {
   storedHere: boolean;
   /** The age of an entry another process produced. */
   ageMs?: number;
-  timing?: RenderTiming;
+  made?: M;
   /** A stale entry of the shared tier: to be refreshed. */
   stale?: boolean;
 }
 
 /** What a look in the shared tier found: an entry to use, why Redis was skipped, or neither. */
-type SharedLook<E extends StoredEntry> =
-  { obtained: Obtained<E> } | { skipped: SkipReason } | { wasStored: boolean };
+type SharedLook<E extends StoredEntry, M> =
+  { obtained: Obtained<E, M> } | { skipped: SkipReason } | { wasStored: boolean };
 
 /** How an entry produced here goes to the shared tier: its Cache-Status entry so far, and whether to store it. */
 interface Sharing {
@@ -108,10 +108,10 @@ interface Sharing {
 /** How often a process waiting for another's production looks again, should the announcement be lost. */
 const LOOK_AGAIN_MS = 250;
 
-export class TieredCache<E extends StoredEntry> {
+export class TieredCache<E extends StoredEntry, M = never> {
   readonly #store: EntryStore<E>;
   readonly #shared: SharedTier<E> | undefined;
-  readonly #produce: Produce<E>;
+  readonly #produce: Produce<E, M>;
   readonly #finish: ((entry: E) => Promise<E>) | undefined;
   readonly #patienceMs: number;
   readonly #cache: CacheName;
@@ -119,7 +119,15 @@ export class TieredCache<E extends StoredEntry> {
   readonly #log: Logger;
   readonly #warnRefreshFailed: () => void;
 
-  constructor({ store, shared, produce, finish, patienceMs, cache, log }: TieredCacheOptions<E>) {
+  constructor({
+    store,
+    shared,
+    produce,
+    finish,
+    patienceMs,
+    cache,
+    log,
+  }: TieredCacheOptions<E, M>) {
     this.#store = store;
     this.#shared = shared;
     this.#produce = produce;
@@ -138,13 +146,13 @@ export class TieredCache<E extends StoredEntry> {
    * A fresh entry for `key` that `usable` accepts (a page: a 200), to answer before anything else
    * runs; undefined otherwise.
    */
-  fresh(key: string, usable: (entry: E) => boolean = () => true): Served<E> | undefined {
-    const peeked = this.#store.peekFresh(key);
+  fresh(key: string, usable: (entry: E) => boolean = () => true): Served<E, M> | undefined {
+    const peeked = this.#store.entries.peekFresh(key);
     if (peeked === undefined || !usable(peeked)) {
       return undefined;
     }
-    const found = this.#store.lookup(key);
-    return found.state === 'fresh' ? fromStore(found.page, found.ageMs) : undefined;
+    const found = this.#store.entries.lookup(key);
+    return found.state === 'fresh' ? fromStore(found.entry, found.ageMs) : undefined;
   }
 
   /**
@@ -160,24 +168,24 @@ export class TieredCache<E extends StoredEntry> {
     signal: AbortSignal,
     asker?: unknown,
     maxStaleMs?: number,
-  ): Promise<Served<E>> {
+  ): Promise<Served<E, M>> {
     const found = this.#lookup(key);
     const takesStale = (entry: E, ageMs: number) => staleTaken(entry, ageMs, maxStaleMs);
     if (
       found.state === 'fresh' ||
-      (found.state === 'stale' && takesStale(found.page, found.ageMs))
+      (found.state === 'stale' && takesStale(found.entry, found.ageMs))
     ) {
       if (found.state === 'stale') {
         this.#refreshInBackground(key);
       }
-      return fromStore(found.page, found.ageMs);
+      return fromStore(found.entry, found.ageMs);
     }
     const fwd = found.state === 'miss' ? 'uri-miss' : 'stale';
     if (found.state === 'stale') {
       // The refresh this request waits for: joined, not doubled.
       this.#refreshInBackground(key);
     }
-    const { result, collapsed, flight } = this.#store.render(
+    const { result, collapsed, flight } = this.#store.productions.join(
       key,
       (all) =>
         traced(
@@ -199,17 +207,17 @@ export class TieredCache<E extends StoredEntry> {
    */
   async #served(
     key: string,
-    result: Promise<Obtained<E>>,
+    result: Promise<Obtained<E, M>>,
     waited: { found: Lookup<E>; fwd: CacheEntry['fwd']; collapsed: boolean; signal: AbortSignal },
-  ): Promise<Served<E>> {
+  ): Promise<Served<E, M>> {
     const { found, fwd, collapsed, signal } = waited;
-    let obtained: Obtained<E>;
+    let obtained: Obtained<E, M>;
     try {
       obtained = await result;
     } catch (error) {
       // An error that says so (a response the producer passed on) is the answer, stale or not.
       const final = (error as { noStaleOnError?: boolean } | undefined)?.noStaleOnError === true;
-      const stale = final ? undefined : this.#store.staleOnError(found);
+      const stale = final ? undefined : this.#store.entries.staleOnError(found);
       if (stale === undefined || found.state === 'miss') {
         throw error;
       }
@@ -219,7 +227,7 @@ export class TieredCache<E extends StoredEntry> {
     }
     if (obtained.failed && found.state === 'stale') {
       // A refresh that failed: the stale entry it was to replace is the better answer.
-      return staleInstead(found.page, found.ageMs, fwd, 500);
+      return staleInstead(found.entry, found.ageMs, fwd, 500);
     }
     if (obtained.stale && !collapsed) {
       this.#refreshInBackground(key);
@@ -235,17 +243,36 @@ export class TieredCache<E extends StoredEntry> {
       entry: obtained.entry,
       status: { shared: obtained.shared, local },
       ageMs: obtained.ageMs,
-      timing: obtained.timing,
+      made: obtained.made,
     };
   }
 
+  /**
+   * The entry for an asker that may share no production with another (a request with credentials:
+   * its answer may be its own): a fresh one stored here, else a production of its own, stored here
+   * (never in the shared tier) when its producer says it may be; stale-if-error as for any.
+   */
+  async serveAlone(key: string, signal: AbortSignal, asker: unknown): Promise<Served<E, M>> {
+    const found = this.#lookup(key);
+    if (found.state === 'fresh') {
+      return fromStore(found.entry, found.ageMs);
+    }
+    const fwd = found.state === 'miss' ? 'uri-miss' : 'stale';
+    return this.#served(key, this.#produceHere(key, signal, asker, undefined), {
+      found,
+      fwd,
+      collapsed: false,
+      signal,
+    });
+  }
+
   /** The key's entry in this process's store, as a span of its own when traced. */
-  #lookup(key: string): ReturnType<EntryStore<E>['lookup']> {
+  #lookup(key: string): Lookup<E> {
     return tracedSync(
       channels.cacheLookup,
       () => ({ cache: this.#cache, tier: 'memory' as const }),
       (message) => {
-        const looked = this.#store.lookup(key);
+        const looked = this.#store.entries.lookup(key);
         if (message !== undefined) {
           message.state = looked.state;
         }
@@ -263,24 +290,24 @@ export class TieredCache<E extends StoredEntry> {
     signal: AbortSignal | undefined,
     asker: unknown,
     takesStale: (entry: E, ageMs: number) => boolean = () => signal !== undefined,
-  ): Promise<Obtained<E>> {
+  ): Promise<Obtained<E, M>> {
     return this.#shared === undefined
       ? this.#produceHere(key, signal, asker, undefined)
       : this.#throughSharedTier(key, signal, asker, takesStale);
   }
 
   /**
-   * The shared tier's page when it holds a usable one; else one process of all that share it
-   * produces the page under the tier's lock while the others wait for it (bounded by `signal`, or
+   * The shared tier's entry when it holds a usable one; else one process of all that share it
+   * produces the entry under the tier's lock while the others wait for it (bounded by `signal`, or
    * for a refresh by patienceMs), producing it themselves only if it never comes. A refresh
-   * (`signal` undefined) wants a page newer than the stale one it replaces.
+   * (`signal` undefined) wants an entry newer than the stale one it replaces.
    */
   async #throughSharedTier(
     key: string,
     signal: AbortSignal | undefined,
     asker: unknown,
     takesStale: (entry: E, ageMs: number) => boolean,
-  ): Promise<Obtained<E>> {
+  ): Promise<Obtained<E, M>> {
     const shared = this.#shared!;
     const patience = signal ?? AbortSignal.timeout(this.#patienceMs);
     let wasStored = false;
@@ -304,7 +331,7 @@ export class TieredCache<E extends StoredEntry> {
         });
       }
       // Another process produces it: wait for its announcement, then look again.
-      await shared.renderedElsewhere(key, LOOK_AGAIN_MS, patience);
+      await shared.producedElsewhere(key, LOOK_AGAIN_MS, patience);
       if (patience.aborted) {
         if (signal !== undefined) {
           throw signal.reason;
@@ -315,7 +342,7 @@ export class TieredCache<E extends StoredEntry> {
     }
   }
 
-  /** Produces the page holding the shared tier's lock for it, and stores it there for everyone. */
+  /** Produces the entry holding the shared tier's lock for it, and stores it there for everyone. */
   async #produceUnderLock(
     key: string,
     signal: AbortSignal | undefined,
@@ -326,9 +353,9 @@ export class TieredCache<E extends StoredEntry> {
       waited,
       takesStale,
     }: { wasStored: boolean; waited: boolean; takesStale: (entry: E, ageMs: number) => boolean },
-  ): Promise<Obtained<E>> {
+  ): Promise<Obtained<E, M>> {
     try {
-      // Looks again under the lock: the last holder may have stored the page and let go between
+      // Looks again under the lock: the last holder may have stored the entry and let go between
       // our lookup and our lock: pages were rendered twice without it (bench/README.md#the-figures-behind-the-codes-comments).
       const looked = await this.#lookShared(key, takesStale, waited);
       if (!('wasStored' in looked)) {
@@ -348,7 +375,7 @@ export class TieredCache<E extends StoredEntry> {
     key: string,
     takesStale: (entry: E, ageMs: number) => boolean,
     collapsed: boolean,
-  ): Promise<SharedLook<E>> {
+  ): Promise<SharedLook<E, M>> {
     const shared = this.#shared!;
     const lookup = await traced(
       channels.cacheLookup,
@@ -365,42 +392,42 @@ export class TieredCache<E extends StoredEntry> {
     if ('skipped' in lookup) {
       return lookup;
     }
-    const page = lookup.found;
-    if (page === undefined) {
+    const entry = lookup.found;
+    if (entry === undefined) {
       return { wasStored: false };
     }
     // Stored there before a revalidation this process applied: gone (hard) or stale (soft), here
     // as everywhere else, even while Redis still holds it.
-    const outdated = this.#store.outdated(key, page);
+    const outdated = this.#store.outdated(key, entry);
     if (outdated === 'hard') {
       return { wasStored: true };
     }
     if (outdated === 'soft') {
-      page.revalidated = true;
+      entry.revalidated = true;
     }
-    const found = this.#store.freshness(page);
+    const found = this.#store.entries.freshness(entry);
     const { state } = found;
     if (
       state === 'miss' ||
       state === 'expired' ||
-      (state === 'stale' && !takesStale(page, found.ageMs))
+      (state === 'stale' && !takesStale(entry, found.ageMs))
     ) {
       return { wasStored: true };
     }
     const { ageMs } = found;
     shared.countHit(state === 'stale');
-    const entry: CacheEntry = { hit: true, ttl: ttlSeconds(page, ageMs) };
+    const status: CacheEntry = { hit: true, ttl: ttlSeconds(entry, ageMs) };
     if (collapsed) {
-      entry.collapsed = true;
+      status.collapsed = true;
     }
-    const storedHere = this.#store.adopt(key, page);
+    const storedHere = this.#store.entries.adopt(key, entry);
     return {
       obtained: {
-        entry: page,
+        entry,
         failed: false,
-        shared: entry,
+        shared: status,
         storedHere,
-        ageMs: ageSent(page, ageMs),
+        ageMs: ageSent(entry, ageMs),
         stale: state === 'stale',
       },
     };
@@ -412,7 +439,7 @@ export class TieredCache<E extends StoredEntry> {
     signal: AbortSignal | undefined,
     asker: unknown,
     { skipped }: { skipped: SkipReason },
-  ): Promise<Obtained<E>> {
+  ): Promise<Obtained<E, M>> {
     return this.#produceHere(key, signal, asker, {
       entry: { fwd: 'bypass', detail: skipped },
       store: false,
@@ -420,22 +447,21 @@ export class TieredCache<E extends StoredEntry> {
   }
 
   /**
-   * Produces the page here, stores it in this process and, when `sharing` says so, in the shared
-   * tier. A page kept is compressed once, in every stored coding (http/encodings.ts), and only once
-   * kept: a page the cache turns away (admission) is never compressed for storing, it goes out
-   * compressed on its way (bench/README.md#the-figures-behind-the-codes-comments). This request
-   * and the shared tier get the page with its codings.
+   * Produces the entry here, stores it in this process and, when `sharing` says so, in the shared
+   * tier. An entry kept is finished once (a page: compressed once, in every stored coding), and only
+   * once kept: one the cache turns away (admission) is never finished for storing (a page goes out
+   * compressed on its way instead). This request and the shared tier get the finished entry.
    */
   async #produceHere(
     key: string,
     signal: AbortSignal | undefined,
     asker: unknown,
     sharing: Sharing | undefined,
-  ): Promise<Obtained<E>> {
-    const since = this.#store.now();
+  ): Promise<Obtained<E, M>> {
+    const since = this.#store.entries.now();
     const produced = await this.#produce(key, signal, asker);
     const { kept, outdated } = this.#keep(key, produced, since);
-    const storedHere = kept !== undefined && this.#store.peek(key) === kept;
+    const storedHere = kept !== undefined && this.#store.entries.peek(key) === kept;
     const toShare = sharing !== undefined && sharing.store && kept !== undefined;
     const entry = storedHere || toShare ? await this.#finished(key, kept) : produced.entry;
     const shared = toShare ? await this.#share(key, entry, sharing.entry) : sharing?.entry;
@@ -444,7 +470,7 @@ export class TieredCache<E extends StoredEntry> {
       failed: produced.failed,
       shared,
       storedHere,
-      timing: produced.timing,
+      made: produced.made,
       // Made from before a revalidation of it: sent stale, so that no cache downstream keeps it as new.
       ageMs: outdated ? entry.policy.freshMs : undefined,
     };
@@ -457,7 +483,7 @@ export class TieredCache<E extends StoredEntry> {
     }
     try {
       const finished = await this.#finish(entry);
-      this.#store.replace(key, entry, finished);
+      this.#store.entries.replace(key, entry, finished);
       return finished;
     } catch (error) {
       // The entry stays as it was (a page: compressed as it goes out).
@@ -482,13 +508,13 @@ export class TieredCache<E extends StoredEntry> {
    * already (soft) or kept nowhere (hard). An entry no longer shareable is not served again; a
    * failed one changes nothing.
    */
-  #keep(key: string, produced: Produced<E>, since: number): { kept?: E; outdated: boolean } {
+  #keep(key: string, produced: Produced<E, M>, since: number): { kept?: E; outdated: boolean } {
     if (produced.failed) {
       return { outdated: false };
     }
     if (!produced.storable) {
       // It may no longer be shared (a refresh said private, say): stop serving the old one.
-      this.#store.delete(key);
+      this.#store.entries.delete(key);
       return { outdated: false };
     }
     const { entry } = produced;
@@ -500,9 +526,9 @@ export class TieredCache<E extends StoredEntry> {
     return { kept: entry, outdated: entry.revalidated === true };
   }
 
-  /** Serves a stale page now; one background production brings the entry up to date. */
+  /** Serves a stale entry now; one background production brings it up to date. */
   #refreshInBackground(key: string): void {
-    this.#store.refreshInBackground(
+    this.#store.refresh(
       key,
       // Its own trace, linked to the request that found the entry stale.
       (flight) =>
@@ -533,12 +559,12 @@ function staleTaken(entry: StoredEntry, ageMs: number, maxStaleMs: number | unde
 }
 
 /** A stale entry answering in place of a production that failed (stale-if-error). */
-function staleInstead<E extends StoredEntry>(
+function staleInstead<E extends StoredEntry, M>(
   stale: E,
   ageMs: number,
   fwd: CacheEntry['fwd'],
   fwdStatus: number,
-): Served<E> {
+): Served<E, M> {
   return {
     entry: stale,
     status: { local: { fwd, fwdStatus, ttl: ttlSeconds(stale, ageMs) } },
@@ -547,34 +573,34 @@ function staleInstead<E extends StoredEntry>(
 }
 
 /** The headers a served entry adds to its answer: its Age, when stored, and Cache-Status. */
-export function servedHeaders({ status, ageMs }: Served<StoredEntry>): string[] {
+export function servedHeaders({ status, ageMs }: Served<StoredEntry, unknown>): string[] {
   const headers = ageMs === undefined ? [] : ['Age', String(Math.floor(ageMs / 1000))];
   headers.push(...cacheStatusHeader(status));
   return headers;
 }
 
-/** A page of this process's store, as served: a hit, revalidated (RFC 9211's detail) if so. */
-function fromStore<E extends StoredEntry>(page: E, ageMs: number): Served<E> {
-  const local: CacheEntry = { hit: true, ttl: ttlSeconds(page, ageMs) };
-  if (page.revalidated) {
-    // Why a page still within its max-age is stale: it was revalidated.
+/** An entry of this process's store, as served: a hit, revalidated (RFC 9211's detail) if so. */
+function fromStore<E extends StoredEntry, M>(entry: E, ageMs: number): Served<E, M> {
+  const local: CacheEntry = { hit: true, ttl: ttlSeconds(entry, ageMs) };
+  if (entry.revalidated) {
+    // Why an entry still within its max-age is stale: it was revalidated.
     local.detail = 'revalidated';
   }
-  return { entry: page, status: { local }, ageMs: ageSent(page, ageMs) };
+  return { entry, status: { local }, ageMs: ageSent(entry, ageMs) };
 }
 
 /**
- * The age a stored page is sent with: its own, or for a page revalidated on demand (stale before
+ * The age a stored entry is sent with: its own, or for a entry revalidated on demand (stale before
  * its time) at least its freshness lifetime, so that a cache behind it computes it stale too (RFC
- * 9111 §4.2.3) instead of keeping the old page as fresh for the rest of its s-maxage.
+ * 9111 §4.2.3) instead of keeping the old entry as fresh for the rest of its s-maxage.
  */
-function ageSent(page: StoredEntry, ageMs: number): number {
-  return page.revalidated ? Math.max(ageMs, page.policy.freshMs) : ageMs;
+function ageSent(entry: StoredEntry, ageMs: number): number {
+  return entry.revalidated ? Math.max(ageMs, entry.policy.freshMs) : ageMs;
 }
 
 /** Seconds of freshness left, negative once stale (RFC 9211 §2.5): what s-maxage less the Age sent gives. */
-function ttlSeconds(page: StoredEntry, ageMs: number): number {
-  const ttl = (page.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
-  // A revalidated page has no freshness left, whatever its age.
-  return page.revalidated ? Math.min(ttl, 0) : ttl;
+function ttlSeconds(entry: StoredEntry, ageMs: number): number {
+  const ttl = (entry.policy.freshMs - Math.floor(ageMs / 1000) * 1000) / 1000;
+  // A revalidated entry has no freshness left, whatever its age.
+  return entry.revalidated ? Math.min(ttl, 0) : ttl;
 }

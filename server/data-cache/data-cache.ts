@@ -279,18 +279,18 @@ export class DataCache {
   }
 
   /**
-   * The cached response for a request: a request with credentials is never coalesced with
-   * another (its response may be its own), and a waiter whose shared production turned out not
-   * to be reusable (private, no-store, too large) asks again for itself.
+   * The cached response for a request, through the cache core: a request with credentials is
+   * never coalesced with another (its response may be its own: TieredCache.serveAlone), and a
+   * waiter whose shared production turned out not to be reusable (private, no-store, too large)
+   * asks again for itself.
    */
   async #served(request: Request, host: string): Promise<Answered> {
     const key = this.#keyOf(request);
     const signal = request.signal;
     try {
-      if (credentialed(request)) {
-        return await this.#servedAlone(key, request);
-      }
-      const served = await this.#tiered!.serve(key, signal, request);
+      const served = credentialed(request)
+        ? await this.#tiered!.serveAlone(key, signal, request)
+        : await this.#tiered!.serve(key, signal, request);
       const { entry, status } = served;
       if (status.local.collapsed && !entry.reusable) {
         return await this.#alone(request, host);
@@ -317,22 +317,6 @@ export class DataCache {
     }
   }
 
-  /** A request with credentials: a fresh stored entry, or its own production, never another's. */
-  async #servedAlone(key: string, request: Request): Promise<Answered> {
-    const store = this.#store!;
-    const stored = store.lookup(key);
-    if (stored.state === 'fresh') {
-      const entry = stored.page;
-      return { response: responseOf(entry), headers: entry.headers, entry, key, outcome: 'hit' };
-    }
-    const since = store.now();
-    const { entry, storable } = await this.#produce(key, request.signal, request);
-    if (storable) {
-      store.store(key, entry, since);
-    }
-    return { response: responseOf(entry), headers: entry.headers, entry, key, outcome: 'miss' };
-  }
-
   /** For a request that may not share another's production: its own, uncached. */
   async #alone(request: Request, host: string): Promise<Answered> {
     const response = await this.#upstream(request, host);
@@ -349,7 +333,7 @@ export class DataCache {
     signal: AbortSignal | undefined,
     asked: Request | undefined,
   ): Promise<Produced<CachedData>> {
-    const stored = this.#store!.peek(key);
+    const stored = this.#store!.entries.peek(key);
     const request = asked ?? (stored && requestAgain(stored));
     if (request === undefined) {
       throw new Error('data cache: nothing to refresh');

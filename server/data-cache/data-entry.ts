@@ -3,7 +3,7 @@
 // through Redis), and what the cache core keeps of every entry (cache/store.ts).
 import CachePolicy from 'http-cache-semantics';
 import type { EntryCodec } from '../cache/shared-tier.ts';
-import type { SharedCachePolicy, StoredEntry } from '../cache/store.ts';
+import type { SharedCachePolicy, StoredEntry } from '../cache/entry.ts';
 
 export interface CachedData extends StoredEntry {
   status: number;

@@ -5,7 +5,7 @@
 // never one that sets a cookie, a 5xx, `Vary: *` or a redirect's end.
 import CachePolicy from 'http-cache-semantics';
 import { isGroupName, MAX_GROUPS, parseCacheGroups } from '../cache/cache-groups.ts';
-import type { SharedCachePolicy } from '../cache/store.ts';
+import type { SharedCachePolicy } from '../cache/entry.ts';
 import { cacheControlDirectives, directiveSeconds } from '../http/cache-control.ts';
 import type { CachedData } from './data-entry.ts';
 

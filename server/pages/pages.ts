@@ -29,7 +29,7 @@ import {
   type Withheld,
   withheldFrom,
 } from '../request/render-request.ts';
-import { nameRequest, pageServed, type RenderMode } from '../channels.ts';
+import { nameRequest, pageServed, type RenderMode, type RenderTiming } from '../channels.ts';
 import { untilAborted } from '../until-aborted.ts';
 import { HTML, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
@@ -231,7 +231,7 @@ class PageAnswers implements Pages {
         withheld,
         maxStaleMs(ctx.headers['cache-control']),
       );
-      pageServed({ res: ctx.res, cache: outcomeOf(served), render: served.timing });
+      pageServed({ res: ctx.res, cache: outcomeOf(served), render: served.made });
       respond(ctx, served.entry.answer, servedHeaders(served));
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
@@ -264,7 +264,10 @@ class PageAnswers implements Pages {
  * for a refresh. A render that reported an error is sent as Angular rendered it, `no-store`, and
  * never stored.
  */
-function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): Produce<CachedPage> {
+function producePages(
+  options: PagesOptions,
+  groupOptions: CacheGroupOptions,
+): Produce<CachedPage, RenderTiming> {
   const { renderer, lookupRoute, csp } = options;
   return async (key, signal, asker) => {
     const route = lookupRoute(pathOf(key));
@@ -291,7 +294,7 @@ function producePages(options: PagesOptions, groupOptions: CacheGroupOptions): P
       },
       storable: policy !== undefined,
       failed: rendered.reportedError,
-      timing: rendered.timing,
+      made: rendered.timing,
     };
   };
 }

@@ -2,7 +2,7 @@
 // (cache/) in this process and, with REDIS_URL, in the shared tier every replica reads. What is
 // page-specific is here: a page's size and path, its entry in Redis, its codings made once when it
 // is kept, and which pages the fast path may answer (a fresh 200).
-import { channels, traced } from '../channels.ts';
+import { channels, type RenderTiming, traced } from '../channels.ts';
 import type { Logger } from 'pino';
 import { SharedTier } from '../cache/shared-tier.ts';
 import { EntryStore, type StoreSettings } from '../cache/store.ts';
@@ -15,7 +15,8 @@ import { pageCodec } from './shared-entry.ts';
 
 export type PageStore = EntryStore<CachedPage>;
 export type PageTier = SharedTier<CachedPage>;
-export type ServedPage = Served<CachedPage>;
+/** A page served, and the render that made it when one ran for this request (Server-Timing). */
+export type ServedPage = Served<CachedPage, RenderTiming>;
 
 /** This process's pages (RENDER_CACHE_BYTES, RENDER_CACHE_ADMISSION). */
 export function createPageStore(settings: StoreSettings): PageStore {
@@ -46,17 +47,17 @@ export function createPageTier(options: {
 export interface PageCacheOptions {
   store: PageStore;
   shared: PageTier | undefined;
-  produce: Produce<CachedPage>;
+  produce: Produce<CachedPage, RenderTiming>;
   patienceMs: number;
   log: Logger;
 }
 
 /** Pages through the cache core: rendered once per key, in this process and across the tier. */
 export class PageCache {
-  readonly #cache: TieredCache<CachedPage>;
+  readonly #cache: TieredCache<CachedPage, RenderTiming>;
 
   constructor(options: PageCacheOptions) {
-    this.#cache = new TieredCache<CachedPage>({
+    this.#cache = new TieredCache<CachedPage, RenderTiming>({
       ...options,
       // A page kept is compressed once, in every stored coding (http/encodings.ts), and only once
       // kept: a page the cache turns away (admission) goes out compressed on its way

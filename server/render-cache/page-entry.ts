@@ -1,7 +1,7 @@
 // A page as the render cache keeps it: the answer to send again without rendering it (its
 // validators included; Age and Cache-Status are added per response), and what the cache core
 // keeps of every entry (cache/store.ts): its groups, its policy, when it was stored.
-import type { StoredEntry } from '../cache/store.ts';
+import type { StoredEntry } from '../cache/entry.ts';
 import type { Answer } from '../http/answer.ts';
 
 export interface CachedPage extends StoredEntry {

@@ -7,7 +7,7 @@ import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import type { Answer } from '../http/answer.ts';
 import { type Coding, STORED_CODINGS } from '../http/content-coding.ts';
 import type { EntryCodec } from '../cache/shared-tier.ts';
-import type { SharedCachePolicy } from '../cache/store.ts';
+import type { SharedCachePolicy } from '../cache/entry.ts';
 import { encodedAnswer, encodedForStore } from '../http/encodings.ts';
 import type { CachedPage } from './page-entry.ts';
 

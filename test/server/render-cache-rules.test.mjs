@@ -721,38 +721,38 @@ describe('the page store (EntryStore of pages)', () => {
   it('is fresh for s-maxage, stale for stale-while-revalidate, then expired with stale-if-error left', () => {
     const { clock, cache } = clockedCache();
     cache.store('k', page());
-    assert.equal(cache.lookup('k').state, 'fresh');
+    assert.equal(cache.entries.lookup('k').state, 'fresh');
     clock.now += 59_999;
-    assert.equal(cache.lookup('k').state, 'fresh');
+    assert.equal(cache.entries.lookup('k').state, 'fresh');
     clock.now += 1;
-    assert.equal(cache.lookup('k').state, 'stale');
+    assert.equal(cache.entries.lookup('k').state, 'stale');
     clock.now += 599_999;
-    assert.equal(cache.lookup('k').state, 'stale');
+    assert.equal(cache.entries.lookup('k').state, 'stale');
     clock.now += 1;
-    const expired = cache.lookup('k');
+    const expired = cache.entries.lookup('k');
     assert.equal(expired.state, 'expired');
     assert.equal(expired.usableOnError, true, 'within stale-if-error (1 h)');
     clock.now += 3_000_000; // 60 s + 1 h since stored: the last moment stale-if-error allows
-    assert.equal(cache.lookup('k').usableOnError, false);
+    assert.equal(cache.entries.lookup('k').usableOnError, false);
     clock.now += 1;
-    assert.equal(cache.lookup('k').state, 'miss', 'gone once no rule can use it');
+    assert.equal(cache.entries.lookup('k').state, 'miss', 'gone once no rule can use it');
   });
 
   it('keeps a page whose refresh failed usable up to stale-if-error, then renders normally', async () => {
     const { clock, cache } = clockedCache();
     cache.store('k', page());
     clock.now += 600_000;
-    assert.equal(cache.lookup('k').state, 'stale');
-    cache.refreshInBackground(
+    assert.equal(cache.entries.lookup('k').state, 'stale');
+    cache.refresh(
       'k',
       () => Promise.reject(new Error('render failed')),
       () => {},
     );
     await new Promise(setImmediate);
     clock.now += 100_000; // past stale-while-revalidate (660 s), within stale-if-error (3660 s)
-    assert.equal(cache.lookup('k').state, 'stale');
+    assert.equal(cache.entries.lookup('k').state, 'stale');
     clock.now += 3_000_000;
-    assert.equal(cache.lookup('k').state, 'miss');
+    assert.equal(cache.entries.lookup('k').state, 'miss');
     assert.equal(cache.stats.refreshFailures, 1);
   });
 
@@ -765,7 +765,7 @@ describe('the page store (EntryStore of pages)', () => {
       return new Promise((resolve, reject) => (finish = { resolve, reject }));
     };
     const shared = Array.from({ length: 50 }, () =>
-      cache.render('k', render, new AbortController().signal),
+      cache.productions.join('k', render, new AbortController().signal),
     );
     assert.equal(renders, 1);
     assert.deepEqual(shared.map((s) => s.collapsed).filter(Boolean).length, 49);
@@ -777,7 +777,7 @@ describe('the page store (EntryStore of pages)', () => {
     assert.equal(cache.stats.coalescedWaits, 49);
 
     const failing = Array.from({ length: 5 }, () =>
-      cache.render('k', render, new AbortController().signal),
+      cache.productions.join('k', render, new AbortController().signal),
     );
     assert.equal(renders, 2, 'a finished render is not shared with later requests');
     const failure = new Error('render failed');
@@ -785,7 +785,7 @@ describe('the page store (EntryStore of pages)', () => {
     for (const { result } of failing) {
       await assert.rejects(result, (error) => error === failure);
     }
-    assert.equal(cache.rendering('k'), false);
+    assert.equal(cache.productions.producing('k'), false);
   });
 
   it('aborts a shared render only once every waiter has gone, and never one a refresh waits for', () => {
@@ -798,7 +798,7 @@ describe('the page store (EntryStore of pages)', () => {
     const waiters = [new AbortController(), new AbortController(), new AbortController()];
     for (const waiter of waiters) {
       // Each waiter stops waiting with its signal's reason.
-      cache.render('k', render, waiter.signal).result.catch(() => {});
+      cache.productions.join('k', render, waiter.signal).result.catch(() => {});
     }
     waiters[0].abort(new Error('gone'));
     waiters[1].abort(new Error('gone'));
@@ -807,8 +807,12 @@ describe('the page store (EntryStore of pages)', () => {
     assert.equal(signal.aborted, true, 'nobody waits: the render may leave the queue');
 
     const waiter = new AbortController();
-    cache.refreshInBackground('refreshed', render, () => {});
-    const joined = cache.render('refreshed', () => assert.fail('collapsed'), waiter.signal);
+    cache.refresh('refreshed', render, () => {});
+    const joined = cache.productions.join(
+      'refreshed',
+      () => assert.fail('collapsed'),
+      waiter.signal,
+    );
     joined.result.catch(() => {});
     waiter.abort(new Error('gone'));
     assert.equal(signal.aborted, false, 'a background refresh keeps its render');
@@ -817,13 +821,13 @@ describe('the page store (EntryStore of pages)', () => {
   it('gives a request that joins a background refresh its result, failed or not', async () => {
     const { cache } = clockedCache();
     const failures = [];
-    cache.refreshInBackground(
+    cache.refresh(
       'k',
       async () => ({ page: 'new', broken: true }),
       (error) => failures.push(error.message),
       (result) => (result.broken ? new Error('broken') : undefined),
     );
-    const { result, collapsed } = cache.render(
+    const { result, collapsed } = cache.productions.join(
       'k',
       () => assert.fail('collapsed'),
       new AbortController().signal,
@@ -846,13 +850,17 @@ describe('the page store (EntryStore of pages)', () => {
     assert.ok(cache.stats.bytes <= maxBytes);
     assert.ok(cache.stats.entries < 2000, `${cache.stats.entries} entries`);
     assert.equal(
-      cache.lookup(`${ORIGIN}/products/99999`).state,
+      cache.entries.lookup(`${ORIGIN}/products/99999`).state,
       'fresh',
       'the most recent page is kept',
     );
-    assert.equal(cache.lookup(`${ORIGIN}/products/0`).state, 'miss', 'the least recent went first');
+    assert.equal(
+      cache.entries.lookup(`${ORIGIN}/products/0`).state,
+      'miss',
+      'the least recent went first',
+    );
     cache.store('huge', page('x'.repeat(maxBytes + 1)));
-    assert.equal(cache.lookup('huge').state, 'miss');
+    assert.equal(cache.entries.lookup('huge').state, 'miss');
     assert.ok(cache.stats.bytes <= maxBytes);
   });
 
@@ -872,12 +880,12 @@ describe('the page store (EntryStore of pages)', () => {
     // Not a single page of the scan displaced one stored before it.
     assert.equal(cache.stats.entries, held);
     assert.ok(cache.stats.bytes <= maxBytes);
-    assert.equal(cache.lookup(key(0)).state, 'fresh', 'the first page stays');
-    assert.equal(cache.lookup(key(99_999)).state, 'miss');
+    assert.equal(cache.entries.lookup(key(0)).state, 'fresh', 'the first page stays');
+    assert.equal(cache.entries.lookup(key(99_999)).state, 'miss');
     assert.equal(cache.stats.deferred, 100_000 - held);
     // Asked for a second time within its freshness: stored, the least recently used page out.
     assert.equal(cache.store(key(99_999), page(body())), 'stored');
-    assert.equal(cache.lookup(key(99_999)).state, 'fresh');
+    assert.equal(cache.entries.lookup(key(99_999)).state, 'fresh');
     assert.equal(cache.stats.entries, held);
     // Asked for again only after a stored copy would have stopped answering (s-maxage 60 and
     // stale-while-revalidate 600): that counts as a first time.
@@ -888,7 +896,7 @@ describe('the page store (EntryStore of pages)', () => {
     assert.equal(cache.store(key(200_000), page(body())), 'stored');
     // A page already stored is always replaced (a refresh), full or not.
     assert.equal(cache.store(key(99_999), page('new')), 'stored');
-    assert.equal(cache.lookup(key(99_999)).page.answer.body.toString(), 'new');
+    assert.equal(cache.entries.lookup(key(99_999)).entry.answer.body.toString(), 'new');
     // Larger than the whole cache: refused as such, not counted as deferred.
     const deferred = cache.stats.deferred;
     assert.equal(cache.store('huge', page('x'.repeat(maxBytes + 1))), 'too-large');
@@ -914,7 +922,7 @@ describe('the page store (EntryStore of pages)', () => {
     assert.equal(cache.stats.entries, held);
     assert.equal(cache.store(key(++i), page(body(), brief)), 'stored', 'a first request');
     assert.equal(cache.stats.entries, 1);
-    assert.equal(cache.lookup(key(i)).state, 'fresh');
+    assert.equal(cache.entries.lookup(key(i)).state, 'fresh');
     // Full again; the scan for expired pages runs at most once a second.
     while (cache.store(key(++i), page(body(), brief)) === 'stored');
     clock.now += 60_000;
@@ -979,7 +987,7 @@ describe('the page store (EntryStore of pages)', () => {
                 stored = stored.filter((e) => e !== entry);
                 entry = undefined;
               }
-              assert.equal(cache.lookup(key).state === 'miss', entry === undefined);
+              assert.equal(cache.entries.lookup(key).state === 'miss', entry === undefined);
               if (entry) stored = [...stored.filter((e) => e !== entry), entry];
             } else {
               const key = keys[s.store];

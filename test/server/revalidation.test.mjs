@@ -68,12 +68,16 @@ describe("the page store's revalidate (on its own clock)", () => {
     cache.store(`${ORIGIN}/a`, page(['g'], 'public, s-maxage=60, must-revalidate'));
     clock.now += 1000;
     assert.equal(cache.revalidate({ paths: [], groups: ['g'], mode: 'soft', at: clock.now }), 1);
-    assert.equal(cache.peekFresh(`${ORIGIN}/a`), undefined, 'never fresh for the fast path');
-    assert.equal(cache.lookup(`${ORIGIN}/a`).state, 'stale');
+    assert.equal(
+      cache.entries.peekFresh(`${ORIGIN}/a`),
+      undefined,
+      'never fresh for the fast path',
+    );
+    assert.equal(cache.entries.lookup(`${ORIGIN}/a`).state, 'stale');
     clock.now += 30_000;
-    assert.equal(cache.lookup(`${ORIGIN}/a`).state, 'stale');
+    assert.equal(cache.entries.lookup(`${ORIGIN}/a`).state, 'stale');
     cache.store(`${ORIGIN}/a`, page(['g']));
-    assert.equal(cache.lookup(`${ORIGIN}/a`).state, 'fresh');
+    assert.equal(cache.entries.lookup(`${ORIGIN}/a`).state, 'fresh');
   });
 
   it('hard: deleted; by path whatever the origin and query; only pages stored up to `at`', () => {
@@ -85,11 +89,15 @@ describe("the page store's revalidate (on its own clock)", () => {
     clock.now += 1;
     cache.store(`${ORIGIN}/later`, page(['g']));
     assert.equal(cache.revalidate({ paths: ['/p'], groups: ['g'], mode: 'hard', at }), 2);
-    assert.equal(cache.lookup(`${ORIGIN}/p`).state, 'miss');
-    assert.equal(cache.lookup(`https://shop.example/p?page=2`).state, 'miss');
-    assert.equal(cache.lookup(`${ORIGIN}/p/q`).state, 'fresh', 'not a prefix match');
-    assert.equal(cache.lookup(`${ORIGIN}/later`).state, 'fresh', 'stored after the revalidation');
-    assert.deepEqual([cache.stats.revalidations, cache.stats.revalidatedPages], [1, 2]);
+    assert.equal(cache.entries.lookup(`${ORIGIN}/p`).state, 'miss');
+    assert.equal(cache.entries.lookup(`https://shop.example/p?page=2`).state, 'miss');
+    assert.equal(cache.entries.lookup(`${ORIGIN}/p/q`).state, 'fresh', 'not a prefix match');
+    assert.equal(
+      cache.entries.lookup(`${ORIGIN}/later`).state,
+      'fresh',
+      'stored after the revalidation',
+    );
+    assert.deepEqual([cache.stats.revalidations, cache.stats.revalidatedEntries], [1, 2]);
   });
 
   it('a render running when a revalidation comes stores its page stale (soft) or not at all (hard)', async () => {
@@ -97,7 +105,7 @@ describe("the page store's revalidate (on its own clock)", () => {
       const { clock, cache } = clocked();
       const key = `${ORIGIN}/products/9`;
       let finish;
-      const { result } = cache.render(
+      const { result } = cache.productions.join(
         key,
         () =>
           new Promise((resolve) => {
@@ -114,14 +122,14 @@ describe("the page store's revalidate (on its own clock)", () => {
       clock.now += 10;
       finish();
       await result;
-      assert.equal(cache.lookup(key).state, mode === 'soft' ? 'stale' : 'miss', mode);
+      assert.equal(cache.entries.lookup(key).state, mode === 'soft' ? 'stale' : 'miss', mode);
       // A render that begins after the revalidation stores a fresh page.
-      await cache.render(
+      await cache.productions.join(
         key,
         async () => cache.store(key, page(['product-9'])),
         new AbortController().signal,
       ).result;
-      assert.equal(cache.lookup(key).state, 'fresh', mode);
+      assert.equal(cache.entries.lookup(key).state, 'fresh', mode);
     }
   });
 });
@@ -556,14 +564,14 @@ describe('revalidation across cluster workers (WORKERS=2, no Redis)', () => {
     assert.equal(stored, 2, `${path} did not reach both workers' caches`);
   }
 
-  /** Each worker's revalidatedPages, polled until each has grown by `by` or 1 s has passed. */
+  /** Each worker's revalidatedEntries, polled until each has grown by `by` or 1 s has passed. */
   async function revalidatedSince(before, by) {
     const deadline = Date.now() + 1000;
     let workers;
     do {
       workers = await everyWorker();
       const grown = [...workers].every(
-        ([worker, answer]) => answer.renderCache.revalidatedPages - before.get(worker) >= by,
+        ([worker, answer]) => answer.renderCache.revalidatedEntries - before.get(worker) >= by,
       );
       if (grown) break;
       await sleep(20);
@@ -571,22 +579,22 @@ describe('revalidation across cluster workers (WORKERS=2, no Redis)', () => {
     return new Map(
       [...workers].map(([worker, answer]) => [
         worker,
-        answer.renderCache.revalidatedPages - before.get(worker),
+        answer.renderCache.revalidatedEntries - before.get(worker),
       ]),
     );
   }
 
-  const revalidatedPages = async () =>
+  const revalidatedEntries = async () =>
     new Map(
       [...(await everyWorker())].map(([worker, answer]) => [
         worker,
-        answer.renderCache.revalidatedPages,
+        answer.renderCache.revalidatedEntries,
       ]),
     );
 
   it('a revalidation sent to one worker reaches the other within 1 s', async () => {
     await fillBoth('/products/601');
-    const before = await revalidatedPages();
+    const before = await revalidatedEntries();
     const report = JSON.parse(
       (await revalidate(origin, { groups: ['product-601'], mode: 'hard' })).text,
     );
@@ -617,7 +625,7 @@ describe('revalidation across cluster workers (WORKERS=2, no Redis)', () => {
 
   it('soft: every worker serves its old copy as stale, never as fresh', async () => {
     await fillBoth('/products/602');
-    const before = await revalidatedPages();
+    const before = await revalidatedEntries();
     await revalidate(origin, { paths: ['/products/602'] });
     assert.deepEqual(
       [...(await revalidatedSince(before, 1)).values()],

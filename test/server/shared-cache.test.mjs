@@ -524,7 +524,7 @@ describe('shared tier: builds never share', () => {
       await get(old, '/products/601');
       const res = await get(next, '/products/601');
       assert.match(res.headers['cache-status'], /^shared-cache; fwd=uri-miss; stored/);
-      const keys = await redisKeys(redis.url, '*:page:*products/601');
+      const keys = await redisKeys(redis.url, '*:entry:*products/601');
       assert.equal(keys.length, 2, `one entry per build: ${keys.join(', ')}`);
       const builds = new Set(keys.map((key) => /\{([^}]+)\}/.exec(key)?.[1]));
       assert.equal(builds.size, 2);
