@@ -15,6 +15,7 @@ import {
   request,
   startOrigin,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 describe('render cache: what is stored and what is served', () => {
   let origin;
@@ -305,9 +306,10 @@ describe('render cache: what is stored and what is served', () => {
     await request(origin.url, at('/products/909'));
     assert.ok((await health(origin)).renderCache.entries > 0);
     process.kill(origin.pid, 'SIGHUP');
-    for (let i = 0; i < 100 && (await health(origin)).renderCache.entries > 0; i++) {
-      await sleep(20);
-    }
+    await waitFor(async () => (await health(origin)).renderCache.entries === 0, {
+      what: 'empty render cache after SIGHUP',
+      timeoutMs: 2_000,
+    });
     assert.equal((await health(origin)).renderCache.entries, 0);
     assert.ok(logLines(origin).some((line) => line.msg === 'SIGHUP: render cache emptied'));
     assert.equal(
@@ -332,9 +334,11 @@ describe('render cache: freshness with a clock the test moves', () => {
     for (let i = 0; i < times; i++) {
       const seen = origin.stdout().split('clock +').length;
       process.kill(origin.pid, 'SIGUSR2');
-      for (let j = 0; j < 200 && origin.stdout().split('clock +').length === seen; j++) {
-        await sleep(10);
-      }
+      await waitFor(() => origin.stdout().split('clock +').length > seen, {
+        what: "clock fixture's answer to SIGUSR2",
+        timeoutMs: 2_000,
+        everyMs: 10,
+      });
     }
   }
 
@@ -397,7 +401,11 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
     for (let i = 0; i < times; i++) {
       const seen = origin.stdout().split(line).length;
       process.kill(origin.pid, name);
-      for (let j = 0; j < 200 && origin.stdout().split(line).length === seen; j++) await sleep(5);
+      await waitFor(() => origin.stdout().split(line).length > seen, {
+        what: `fixture's answer to ${name} (${line})`,
+        timeoutMs: 1_000,
+        everyMs: 5,
+      });
     }
   }
 
