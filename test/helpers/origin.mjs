@@ -168,6 +168,21 @@ export function published(origin) {
   });
 }
 
+/**
+ * Sends `signal` to the origin and waits until the fixture preloaded into it that answers it
+ * (test/fixtures/clock.mjs, slow-renders.mjs) has printed `line` once more.
+ */
+export function signalFixture(origin, signal, line, { timeoutMs = 2_000, everyMs = 10 } = {}) {
+  const seen = origin.stdout().split(line).length;
+  process.kill(origin.pid, signal);
+  return waitFor(() => origin.stdout().split(line).length > seen, {
+    what: `answer to ${signal} (${line})`,
+    timeoutMs,
+    everyMs,
+    seen: origin.stdout,
+  });
+}
+
 /** /healthz as JSON (over a new connection: under a cluster, the next worker answers). */
 export async function health(origin) {
   return JSON.parse((await request(origin.url, '/healthz')).text);

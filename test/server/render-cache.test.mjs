@@ -13,6 +13,7 @@ import {
   rawRequest,
   rendersIdle as idle,
   request,
+  signalFixture,
   startOrigin,
 } from '../helpers/origin.mjs';
 import { waitFor } from '../helpers/wait.mjs';
@@ -332,13 +333,7 @@ describe('render cache: freshness with a clock the test moves', () => {
   /** Moves the origin's clock 61 s forward, `times` times, and waits until it says so. */
   async function advance(times = 1) {
     for (let i = 0; i < times; i++) {
-      const seen = origin.stdout().split('clock +').length;
-      process.kill(origin.pid, 'SIGUSR2');
-      await waitFor(() => origin.stdout().split('clock +').length > seen, {
-        what: "clock fixture's answer to SIGUSR2",
-        timeoutMs: 2_000,
-        everyMs: 10,
-      });
+      await signalFixture(origin, 'SIGUSR2', 'clock +');
     }
   }
 
@@ -399,13 +394,7 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
   /** Sends `signal` to the origin and waits for the line its fixture prints in answer. */
   async function signal(name, line, times = 1) {
     for (let i = 0; i < times; i++) {
-      const seen = origin.stdout().split(line).length;
-      process.kill(origin.pid, name);
-      await waitFor(() => origin.stdout().split(line).length > seen, {
-        what: `fixture's answer to ${name} (${line})`,
-        timeoutMs: 1_000,
-        everyMs: 5,
-      });
+      await signalFixture(origin, name, line, { timeoutMs: 1_000, everyMs: 5 });
     }
   }
 

@@ -20,6 +20,7 @@ import {
   at,
   health,
   request,
+  signalFixture,
   startOrigin,
   workersListening,
 } from '../helpers/origin.mjs';
@@ -451,13 +452,7 @@ describe('shared tier: a process whose own cache cannot keep the page', () => {
     try {
       await sharedState([origin], 'ready');
       await get(origin, '/products/950');
-      const seen = origin.stdout().split('clock +').length;
-      process.kill(origin.pid, 'SIGUSR2');
-      await waitFor(() => origin.stdout().split('clock +').length > seen, {
-        what: "clock fixture's answer to SIGUSR2",
-        timeoutMs: 2_000,
-        everyMs: 10,
-      });
+      await signalFixture(origin, 'SIGUSR2', 'clock +');
       const answers = await Promise.all(
         Array.from({ length: 8 }, () => get(origin, '/products/950')),
       );
