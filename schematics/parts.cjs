@@ -7,7 +7,10 @@ const { join, posix } = require('node:path');
 
 const MANIFEST = 'schematics/parts.json';
 /** @type {Record<string, { description: string, files?: string[], tests?: string[], docs?: string[], scripts?: string[], packages?: Record<string, string> }>} */
-const PARTS = JSON.parse(readFileSync(join(__dirname, 'parts.json'), 'utf8')).parts;
+const MANIFEST_JSON = JSON.parse(readFileSync(join(__dirname, 'parts.json'), 'utf8'));
+const PARTS = MANIFEST_JSON.parts;
+/** Where the one source of each app file is: the same path under this folder (the tests' app). */
+const APP_FILES_FROM = MANIFEST_JSON.appFilesFrom;
 /** The lists of a part that name files; ng add brings `files` only. */
 const KINDS = ['files', 'tests', 'docs'];
 
@@ -155,6 +158,19 @@ function appFilesOf(parts) {
   return parts.flatMap((part) => Object.entries(PARTS[part].appFiles ?? {}));
 }
 
+/** The template file an app file's text comes from: `src/app/x.ts` → `test/app/src/app/x.ts`. */
+function appFileSource(path) {
+  return posix.join(APP_FILES_FROM, path);
+}
+
+/** Where a file under APP_FILES_FROM lands in an app: `test/app/src/app/x.ts` → `src/app/x.ts`. */
+function appFilePath(source) {
+  if (!source.startsWith(APP_FILES_FROM)) {
+    throw new Error(`${source} is not under ${APP_FILES_FROM}: no app file comes from there.`);
+  }
+  return source.slice(APP_FILES_FROM.length);
+}
+
 module.exports = {
   PARTS,
   isCode,
@@ -168,4 +184,6 @@ module.exports = {
   nestedPackages,
   scriptsOf,
   appFilesOf,
+  appFileSource,
+  appFilePath,
 };

@@ -7,6 +7,8 @@ const { join, posix, relative, sep } = require('node:path');
 const { formatRewritten } = require('./format.cjs');
 const {
   PARTS,
+  appFileSource,
+  appFilesOf,
   isCode,
   nestedPackages,
   ownerOf,
@@ -355,6 +357,12 @@ function renamedFiles({ name, bench = true, demo = true, locales: asked }, root)
   for (const path of templateFiles) {
     const part = ownerOf(path)?.part;
     if (part && !dropped.includes(part)) files.set(path, readFileSync(sourceOf(root, path)));
+  }
+  // The helpers every app gets in its own src/app/ (parts.json appFiles): their one source's text,
+  // where the template's own file only re-exports it.
+  const kept = Object.keys(PARTS).filter((part) => !dropped.includes(part));
+  for (const [path] of appFilesOf(kept)) {
+    files.set(path, readFileSync(sourceOf(root, appFileSource(path))));
   }
   if (!demo) {
     // Its README says why it exists: a note for the template, not a file of the app.

@@ -23,10 +23,23 @@ const root = join(import.meta.dirname, '..');
 const appOutput = appOutputPath(root);
 const shared = ['server', 'patches', 'angular.json', 'tsconfig.json', 'package-lock.json'];
 const appConfiguration = process.env['APP_BUILD_CONFIGURATION'];
+/**
+ * In the template, src/app/'s helpers re-export their one source in the tests' app
+ * (schematics/parts.json appFiles): a change there is a change of the app too. An app made from
+ * the template, or given the origin, has its own copies in src/ and no schematics/.
+ */
+function appFileSources() {
+  const manifest = join(root, 'schematics/parts.json');
+  if (!existsSync(manifest)) return [];
+  const { appFilesFrom, parts } = JSON.parse(readFileSync(manifest, 'utf8'));
+  return Object.values(parts).flatMap((part) =>
+    Object.keys(part.appFiles ?? {}).map((path) => join(appFilesFrom, path)),
+  );
+}
 const projects = {
   app: {
     output: appOutput,
-    inputs: ['src', 'public', 'tsconfig.app.json', ...shared],
+    inputs: ['src', 'public', 'tsconfig.app.json', ...appFileSources(), ...shared],
     args: appConfiguration ? ['--configuration', appConfiguration, '--output-path', appOutput] : [],
     // Asked by name: a build that does not say it was made so (one by hand) is not trusted.
     recorded: appConfiguration !== undefined,

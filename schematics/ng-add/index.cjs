@@ -13,6 +13,8 @@ const { outputPathOf } = require('../../scripts/lib/paths.mjs');
 // The inputs.vcl `npm run varnish:inputs` writes, for an app that declares no input yet.
 const { vclForInputs } = require('../../deploy/varnish/inputs-vcl.mjs');
 const {
+  appFilePath,
+  appFileSource,
   appFilesOf,
   importsOf,
   isCode,
@@ -121,16 +123,22 @@ function docsFor(parts) {
 
 /**
  * The app files `parts` give an app (parts.json's appFiles: the helpers the docs import) and what
- * they import, each with where it lands: `src/app/x.ts` in the app's `<sourceRoot>/app/x.ts`.
- * @returns {{ from: string, to: string }[]}
+ * they import, each with the template file its text comes from (its one source, under
+ * appFilesFrom), its path in the template's layout and where it lands: `src/app/x.ts` in the
+ * app's `<sourceRoot>/app/x.ts`.
+ * @returns {{ from: string, path: string, to: string }[]}
  */
 function appFilesFor(parts, sourceRoot) {
   const available = new Set(listTemplateFiles());
-  const own = appFilesOf(parts).map(([path]) => path);
-  return [...withImports(own, available, TEMPLATE_ROOT)].sort().map((from) => ({
-    from,
-    to: from.startsWith('src/') ? posix.join(sourceRoot, from.slice('src/'.length)) : from,
-  }));
+  const own = appFilesOf(parts).map(([path]) => appFileSource(path));
+  return [...withImports(own, available, TEMPLATE_ROOT)].sort().map((from) => {
+    const path = appFilePath(from);
+    return {
+      from,
+      path,
+      to: path.startsWith('src/') ? posix.join(sourceRoot, path.slice('src/'.length)) : path,
+    };
+  });
 }
 
 /** Markdown links to a relative target that `exists` does not know become their text. */
@@ -389,11 +397,11 @@ function ngAdd(options) {
     const addedHelpers = [];
     const kept = [];
     const purposes = new Map(appFilesOf(parts));
-    for (const { from, to } of appFiles) {
+    for (const { from, path, to } of appFiles) {
       const content = readFileSync(join(TEMPLATE_ROOT, from));
       if (!tree.exists(to)) {
         write(to, content);
-        addedHelpers.push(purposes.has(from) ? `${to}: ${purposes.get(from)}` : to);
+        addedHelpers.push(purposes.has(path) ? `${to}: ${purposes.get(path)}` : to);
       } else if (!tree.read(to).equals(content)) {
         kept.push(to);
       }

@@ -7,18 +7,12 @@ import { http1Load } from './http1-load.mjs';
 import { startOrigin } from './origin-process.mjs';
 import { freePort } from './ports.mjs';
 import { startVarnish } from './varnish.mjs';
+import { waitFor } from './wait.mjs';
 
 /**
  * @typedef {Awaited<ReturnType<typeof startOrigin>>} Origin
  * @typedef {{ port: number, origin: Origin }} Replica
  */
-
-/** Polls (every 50 ms, up to `timeoutMs`) until `check()` holds. */
-async function until(check, what, timeoutMs = 20_000) {
-  for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(50)) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs / 1000} s: ${what}`);
-  }
-}
 
 /** The exit code of an origin told to stop; one still running after `timeoutMs` is killed. */
 async function exitOf(origin, timeoutMs = 30_000) {
@@ -61,7 +55,11 @@ export async function startReplicas({
   /** An origin on `port`, once Varnish's probe has seen it ready. */
   const start = async (port) => {
     const origin = await startOrigin({ dist, nodeArgs, env: { ...envOf, PORT: String(port) } });
-    await until(() => healthy(port), `Varnish sees the origin on ${port} healthy`);
+    await waitFor(() => healthy(port), {
+      what: `healthy origin on ${port} as Varnish's probe sees it`,
+      timeoutMs: 20_000,
+      everyMs: 50,
+    });
     return { port, origin };
   };
   const stop = async () => {

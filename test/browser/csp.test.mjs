@@ -19,6 +19,7 @@ import {
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { APP_DIST, DIST, ROOT, startOrigin } from '../helpers/origin.mjs';
 import { siteLoadPaths } from '../helpers/site.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 /** A report endpoint on loopback: what the browser posts to the policy's report-uri. */
 async function startReportCollector() {
@@ -287,7 +288,7 @@ describe('CSP in Chromium: what it blocks and what report-only reports', () => {
         );
         assert.deepEqual(await violations(), ['script-src-elem inline']);
       }
-      await waitFor(() => collector.reports.length > before);
+      await reportedAfter(collector, before);
       const report = collector.reports.at(-1)['csp-report'];
       assert.equal(report['violated-directive'], 'script-src-elem');
       assert.equal(report['blocked-uri'], 'inline');
@@ -329,7 +330,7 @@ describe('CSP in Chromium: what it blocks and what report-only reports', () => {
           // The same setup does report what the policy would block (so the silence above is real).
           const { page } = await watchedPage();
           await page.goto(`${origin.url}/injected`);
-          await waitFor(() => collector.reports.length > before);
+          await reportedAfter(collector, before);
           await page.close();
           assert.equal(collector.reports.at(-1)['csp-report'].disposition, 'report');
         }
@@ -340,10 +341,7 @@ describe('CSP in Chromium: what it blocks and what report-only reports', () => {
   }
 });
 
-async function waitFor(condition, timeoutMs = 5000) {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) assert.fail('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Waits (up to 5 s) until the report collector holds more than `before` reports. */
+function reportedAfter(collector, before) {
+  return waitFor(() => collector.reports.length > before, { what: 'CSP report', timeoutMs: 5000 });
 }

@@ -9,11 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { launchBrowser } from '../helpers/browser.mjs';
 import { nextBuild } from '../helpers/next-build.mjs';
-import { APP_DIST, ENGINE, ROOT, logLines, startOrigin } from '../helpers/origin.mjs';
+import { APP_DIST, ENGINE, ROOT, published, startOrigin } from '../helpers/origin.mjs';
 import { site, siteLoadPaths } from '../helpers/site.mjs';
 
 const B = join(ROOT, 'test-results', `dist-app-next-build-${process.pid}`);
@@ -25,13 +24,6 @@ after(async () => {
   await browser?.close();
   rmSync(B, { recursive: true, force: true });
 });
-
-async function published(origin) {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(50)) {
-    if (logLines(origin).some((line) => /published$/.test(line.msg))) return;
-  }
-  assert.fail('the build was not published within 15 s');
-}
 
 /** The app's prerendered page (load-paths.json): a page that has not loaded the dashboard's chunk. */
 const { prerendered } = siteLoadPaths();

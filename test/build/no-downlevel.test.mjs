@@ -7,8 +7,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DIST, ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const ZONE_DIST = join(ROOT, 'dist-test-zone');
 // esbuild's helper is `__async(this, arguments, function* () {…})` at every former async function;
@@ -60,9 +60,11 @@ async function filesLoadedBy(dist) {
       assert.ok([200, 404].includes(res.status), `${path}: ${res.status}`);
     }
     process.kill(origin.pid, 'SIGUSR2');
-    for (let i = 0; i < 50 && !existsSync(list); i++) {
-      await sleep(100);
-    }
+    await waitFor(() => existsSync(list), {
+      what: 'list of loaded files (record-loads.mjs, on SIGUSR2)',
+      timeoutMs: 5_000,
+      everyMs: 100,
+    });
     return JSON.parse(readFileSync(list, 'utf8'));
   } finally {
     await origin.stop();

@@ -8,11 +8,11 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_FLAGS } from '../../scripts/lib/node-flags.mjs';
 import { startCollector } from '../../scripts/lib/otel-collector.mjs';
 import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 import { DIST, ROOT, request } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 /** The instructions of the Dockerfile's stage named `stage`, continuation lines joined. */
 function stageInstructions(stage) {
@@ -169,12 +169,16 @@ describe('the production image (Dockerfile, runtime stage)', () => {
     try {
       const tracedUrl = await listening(traced, () => output);
       assert.equal((await request(tracedUrl, '/products/6')).status, 200);
-      for (let i = 0; i < 200; i++) {
-        if (collector.spans().some((span) => span.name === 'GET /products/:id')) break;
-        await sleep(50);
-      }
-      const names = collector.spans().map((span) => span.name);
-      assert.ok(names.includes('GET /products/:id'), `${names.join(', ')}\n${output}`);
+      await waitFor(() => collector.spans().some((span) => span.name === 'GET /products/:id'), {
+        what: 'span GET /products/:id at the collector',
+        timeoutMs: 10_000,
+        everyMs: 50,
+        seen: () =>
+          `${collector
+            .spans()
+            .map((span) => span.name)
+            .join(', ')}\n${output}`,
+      });
     } finally {
       traced.kill('SIGTERM');
       await collector.stop();

@@ -8,21 +8,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { rollingDeploy, startReplicas } from '../../scripts/lib/rolling-deploy.mjs';
 import { inputsVclOf } from '../../scripts/lib/varnish.mjs';
 import { DIST, ROOT, rawRequest, request } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const TOKEN = 'rolling-deploy-token-0123456789abcdef';
 /** The origin's own default window: the helpers start origins without one. */
 const DEFAULT_WINDOW = { DRAIN_WINDOW_MS: '' };
-
-/** Polls (up to 10 s) until `check()` holds. */
-async function until(check, what) {
-  for (const deadline = Date.now() + 10_000; !(await check()); await sleep(20)) {
-    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
-  }
-}
 
 describe('a rolling deploy behind Varnish (deploy/varnish/default.vcl)', () => {
   let inputsVcl;
@@ -108,10 +101,10 @@ describe('a rolling deploy behind Varnish (deploy/varnish/default.vcl)', () => {
       assert.equal(await cache(), 'hit');
       let purge;
       const code = await fleet.replace(async ({ origin }) => {
-        await until(
-          async () => (await request(origin.url, '/readyz')).status === 503,
-          'the stopping origin answers /readyz 503',
-        );
+        await waitFor(async () => (await request(origin.url, '/readyz')).status === 503, {
+          what: "503 from the stopping origin's /readyz",
+          timeoutMs: 10_000,
+        });
         purge = await request(origin.url, '/_origin/revalidate', {
           method: 'POST',
           headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },

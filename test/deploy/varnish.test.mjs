@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
 import { vclForInputs } from '../../deploy/varnish/inputs-vcl.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
@@ -52,10 +51,12 @@ async function originBehindVarnish(inputs, env = {}) {
     },
   });
   // Varnish fetches from the origin once its health probe (/readyz) has seen it up.
-  for (let tries = 0; (await request(varnish.url, '/readyz')).status !== 200; tries++) {
-    assert.ok(tries < 100, `Varnish never saw the origin healthy:\n${varnish.output()}`);
-    await sleep(100);
-  }
+  await waitFor(async () => (await request(varnish.url, '/readyz')).status === 200, {
+    what: 'healthy origin as Varnish sees it',
+    timeoutMs: 10_000,
+    everyMs: 100,
+    seen: varnish.output,
+  });
   return { origin, varnish };
 }
 
@@ -230,21 +231,27 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
     // alone, so force Varnish's refetch the way a CDN's own expiry would: by group.
     await request(varnish.url, '/.origin/purge/soft/product-77', { method: 'PURGE' });
     const seen = [];
-    for (let i = 0; i < 40; i++) {
-      const page = await get(path);
-      const status = page.headers['cache-status'];
-      seen.push(`${page.headers['x-cache']} age=${page.headers.age} ${status}`);
-      if (/detail=revalidated/.test(status)) {
-        assert.ok(
-          Number(page.headers.age) >= 60,
-          `the origin's stale answer kept as fresh: ${seen.join('\n')}`,
-        );
-      } else if (/ttl=(?:[1-9]|60)/.test(status) && i > 0) {
-        return;
-      }
-      await sleep(100);
-    }
-    assert.fail(`Varnish never got the new page within 4 s:\n${seen.join('\n')}`);
+    await waitFor(
+      async () => {
+        const page = await get(path);
+        const status = page.headers['cache-status'];
+        seen.push(`${page.headers['x-cache']} age=${page.headers.age} ${status}`);
+        if (/detail=revalidated/.test(status)) {
+          assert.ok(
+            Number(page.headers.age) >= 60,
+            `the origin's stale answer kept as fresh: ${seen.join('\n')}`,
+          );
+          return false;
+        }
+        return /ttl=(?:[1-9]|60)/.test(status) && seen.length > 1;
+      },
+      {
+        what: 'new page through Varnish',
+        timeoutMs: 4_000,
+        everyMs: 100,
+        seen: () => seen.join('\n'),
+      },
+    );
   });
 
   it("property: whatever the spelling of a URL, a visitor never receives another visitor's values through Varnish", async () => {

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readLoadPaths } from '../../scripts/lib/load-paths.mjs';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { ROOT } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 /** Whether something accepts connections on the port. */
 const listening = (port) =>
@@ -22,14 +23,6 @@ const listening = (port) =>
     });
     socket.once('error', () => resolve(false));
   });
-
-async function until(condition, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /**
  * Where `ng serve` serves a page of load-paths.json: Angular's dev server builds a localized app
@@ -75,24 +68,22 @@ describe('npm start', () => {
       const exited = new Promise((resolve) =>
         npm.once('exit', (code, signal) => resolve({ code, signal })),
       );
-      await until(
-        () => listening(port),
-        90_000,
-        `ng serve did not listen on ${port}:\n${output}`,
-      ).catch((error) => {
-        throw new Error(`${error.message}\n${output}`);
+      await waitFor(() => listening(port), {
+        what: `ng serve listening on ${port}`,
+        timeoutMs: 90_000,
+        everyMs: 200,
+        seen: () => output,
       });
       // A page rendered per request (load-paths.json), or the not-found page of an app with none.
       const { rendered, notFound } = readLoadPaths();
       const path = devPath(rendered ? rendered.at(0) : notFound);
       let page;
-      await until(
+      await waitFor(
         async () => {
           page = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
           return page !== undefined && page.status !== 503;
         },
-        60_000,
-        `ng serve did not answer ${path}`,
+        { what: `answer from ng serve to ${path}`, timeoutMs: 60_000, everyMs: 200 },
       );
       const html = await page.text();
       assert.equal(
@@ -103,11 +94,12 @@ describe('npm start', () => {
       assert.match(html, /ng-server-context="ssr"/, `${path} was not rendered on the server`);
       npm.kill('SIGTERM');
       await exited;
-      await until(
-        async () => !(await listening(port)),
-        10_000,
-        `port ${port} still open after npm exited: ng serve was left running`,
-      );
+      await waitFor(async () => !(await listening(port)), {
+        what: `closed port ${port} after npm exited`,
+        timeoutMs: 10_000,
+        everyMs: 200,
+        seen: () => 'the port is still open: ng serve was left running',
+      });
     },
   );
 });

@@ -1,8 +1,8 @@
 // The Prometheus endpoint as the tests read it (METRICS_PORT): where the origin says it is, its text
 // parsed into samples, and sums over them.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from './origin.mjs';
+import { waitFor } from './wait.mjs';
 
 /** What the origin prints once its metrics endpoint is bound. */
 export const METRICS_LINE = /Metrics on (http:\/\/[^\s"]+)\/metrics/;
@@ -13,9 +13,12 @@ export const METRICS_ON = { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' };
  * Where the origin says its metrics are: it prints the port it bound, as it does its own, in
  * either order (two servers bind at once).
  */
-export async function metricsUrl(origin) {
-  await waitFor(() => METRICS_LINE.test(origin.stdout()), origin);
-  return METRICS_LINE.exec(origin.stdout())[1];
+export function metricsUrl(origin) {
+  return waitFor(() => METRICS_LINE.exec(origin.stdout())?.[1], {
+    what: 'metrics address in the log',
+    timeoutMs: 15_000,
+    seen: origin.stdout,
+  });
 }
 
 /**
@@ -68,20 +71,25 @@ export async function scrape(url) {
   return { res, metrics: parseExposition(res.text) };
 }
 
-/** Scrapes until `done(metrics)` holds: a response is counted at `finish`, just after it is sent. */
+/**
+ * Scrapes until `done(metrics)` holds (a response is counted at `finish`, just after it is sent),
+ * for up to `timeoutMs`; then the last scrape either way, for the caller's assertions to say what
+ * differs. A scrape that fails fails at once.
+ */
 export async function scrapeUntil(url, done, timeoutMs = 5_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { metrics } = await scrape(url);
-    if (done(metrics) || Date.now() > deadline) return metrics;
-    await sleep(20);
-  }
-}
-
-async function waitFor(test, origin, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`not ready in ${timeoutMs} ms:\n${origin.stdout()}`);
-    await sleep(20);
-  }
+  let metrics;
+  let failure;
+  const scraped = async () => {
+    try {
+      metrics = (await scrape(url)).metrics;
+      return done(metrics);
+    } catch (error) {
+      failure = error;
+      return true;
+    }
+  };
+  // `scraped` never throws: waitFor rejects only when the time is up.
+  await waitFor(scraped, { what: 'scrape that satisfies the test', timeoutMs }).catch(() => {});
+  if (failure) throw failure;
+  return metrics;
 }

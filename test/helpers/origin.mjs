@@ -2,13 +2,13 @@
 // told otherwise, plus what only tests need (startup failures, raw bytes, the JSON log).
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnOrigin, startOrigin as startOriginOf } from '../../scripts/lib/origin-process.mjs';
 import { APP_DIST, ROOT, TEST_APP_DIST, TEST_APP_I18N_DIST } from '../../scripts/lib/paths.mjs';
 import { anyPortSetting } from '../../scripts/lib/ports.mjs';
 
 import { request } from '../../scripts/lib/http.mjs';
 import { makeCertificate } from '../../scripts/lib/tls-certificate.mjs';
+import { waitFor } from './wait.mjs';
 
 export { request };
 export { APP_DIST, ROOT };
@@ -147,10 +147,40 @@ export function logLines(origin) {
 export async function workersListening(origin, count) {
   const listening = () =>
     logLines(origin).filter((line) => line.msg.startsWith('Origin listening')).length;
-  for (const deadline = Date.now() + 15_000; listening() < count; await sleep(20)) {
-    if (Date.now() > deadline)
-      throw new Error(`${listening()} of ${count} workers listen after 15 s:\n${origin.stdout()}`);
-  }
+  await waitFor(() => listening() >= count, {
+    what: `${count} workers listening`,
+    timeoutMs: 15_000,
+    seen: () => `${listening()} of ${count} workers listen:\n${origin.stdout()}`,
+  });
+}
+
+/**
+ * The origin's log line saying it published its build to the asset archive (ASSET_ARCHIVE), once
+ * it is there (up to 15 s): it starts serving at once, and tries again while its Redis connection
+ * comes up.
+ */
+export function published(origin) {
+  return waitFor(() => logLines(origin).find((line) => /published$/.test(line.msg)), {
+    what: 'publication of the build to the archive',
+    timeoutMs: 15_000,
+    everyMs: 50,
+    seen: origin.stdout,
+  });
+}
+
+/**
+ * Sends `signal` to the origin and waits until the fixture preloaded into it that answers it
+ * (test/fixtures/clock.mjs, slow-renders.mjs) has printed `line` once more.
+ */
+export function signalFixture(origin, signal, line, { timeoutMs = 2_000, everyMs = 10 } = {}) {
+  const seen = origin.stdout().split(line).length;
+  process.kill(origin.pid, signal);
+  return waitFor(() => origin.stdout().split(line).length > seen, {
+    what: `answer to ${signal} (${line})`,
+    timeoutMs,
+    everyMs,
+    seen: origin.stdout,
+  });
 }
 
 /** /healthz as JSON (over a new connection: under a cluster, the next worker answers). */
@@ -160,12 +190,17 @@ export async function health(origin) {
 
 /** Polls /healthz (up to 10 s) until no render runs or waits, background refreshes included. */
 export async function rendersIdle(origin) {
-  for (let i = 0; i < 200; i++) {
-    const { renders } = await health(origin);
-    if (renders.running === 0 && renders.queued === 0 && renders.backgroundQueued === 0) {
-      return;
-    }
-    await sleep(50);
-  }
-  throw new Error('renders did not finish within 10 s');
+  let renders;
+  await waitFor(
+    async () => {
+      ({ renders } = await health(origin));
+      return renders.running === 0 && renders.queued === 0 && renders.backgroundQueued === 0;
+    },
+    {
+      what: 'end of the renders',
+      timeoutMs: 10_000,
+      everyMs: 50,
+      seen: () => `/healthz renders: ${JSON.stringify(renders)}`,
+    },
+  );
 }

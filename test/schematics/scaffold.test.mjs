@@ -22,6 +22,7 @@ import { freePort, listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { startVarnish, VARNISHD } from '../../scripts/lib/varnish.mjs';
 import { nodeSatisfies } from '../../server/process/node-range.ts';
 import { ROOT, request, startOrigin } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 import { applyDocsSteps } from './docs-steps.mjs';
 
 const template = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -313,12 +314,17 @@ async function startScript(app, args, env, ready) {
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const deadline = Date.now() + 120_000;
-  while (!ready.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`npm ${args.join(' ')} did not become ready:\n${output.slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const command = `npm ${args.join(' ')}`;
+  const tail = () => output.slice(-3000);
+  await waitFor(
+    () => {
+      if (ready.test(output)) return true;
+      if (child.exitCode !== null)
+        throw new Error(`${command} exited ${child.exitCode} before it was ready:\n${tail()}`);
+      return false;
+    },
+    { what: `readiness of ${command}`, timeoutMs: 120_000, everyMs: 100, seen: tail },
+  );
   return {
     output: () => output,
     url: `http://127.0.0.1:${ready.exec(output)[1]}`,
@@ -617,10 +623,12 @@ async function checkVarnish(app, originUrl) {
   });
   try {
     // It fetches once its health probe (/readyz) has seen the origin up.
-    for (let tries = 0; (await request(varnish.url, '/readyz')).status !== 200; tries++) {
-      assert.ok(tries < 100, `Varnish never saw the origin healthy:\n${varnish.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(async () => (await request(varnish.url, '/readyz')).status === 200, {
+      what: 'healthy origin as Varnish sees it',
+      timeoutMs: 10_000,
+      everyMs: 100,
+      seen: varnish.output,
+    });
     assert.equal((await request(varnish.url, '/about')).status, 200);
     const get = (cookie) => request(varnish.url, '/products/8', { headers: { cookie } });
     const first = await get('sid=carol; currency=GBP; _ga=GA1.2.3');

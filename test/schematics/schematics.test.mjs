@@ -139,6 +139,31 @@ describe('ng-new', () => {
     }
   });
 
+  it("writes the helpers every app gets in its own src/app/ from their one source, the tests' app's", async () => {
+    const helpers = parts.appFilesOf(Object.keys(parts.PARTS)).map(([path]) => path);
+    assert.deepEqual(helpers.sort(), ['src/app/cache-groups.ts', 'src/app/render-inputs.ts']);
+    for (const demo of [true, false]) {
+      const { tree } = await scaffold({ demo });
+      for (const path of helpers) {
+        const source = parts.appFileSource(path);
+        assert.equal(source, `test/app/${path}`);
+        assert.equal(
+          tree.readContent(`/acme-shop/${path}`),
+          readFileSync(join(ROOT, source), 'utf8'),
+          path,
+        );
+        // The template's own file holds no second copy: it re-exports the source.
+        const own = readFileSync(join(ROOT, path), 'utf8');
+        const reexport = `export * from '../../${source.replace(/\.ts$/, '')}';`;
+        assert.deepEqual(
+          own.split('\n').filter((line) => line !== '' && !line.startsWith('//')),
+          [reexport],
+          path,
+        );
+      }
+    }
+  });
+
   it('makes the same app from the packed tarball as from the checkout', async () => {
     const { scaffoldFiles } = await import('../../schematics/template.cjs');
     const dir = mkdtempSync(join(tmpdir(), 'pack-'));
@@ -636,9 +661,13 @@ describe('ng-add', () => {
         assert.equal(tree.readContent(path), content, `${path} is left alone`);
       }
     }
-    // What the docs import, in the app's own src/app/, as the template has it.
+    // What the docs import, in the app's own src/app/, from their one source (the tests' app's).
     for (const path of ['src/app/render-inputs.ts', 'src/app/cache-groups.ts'])
-      assert.equal(tree.readContent(`/${path}`), readFileSync(join(ROOT, path), 'utf8'), path);
+      assert.equal(
+        tree.readContent(`/${path}`),
+        readFileSync(join(ROOT, parts.appFileSource(path)), 'utf8'),
+        path,
+      );
     assert.match(
       tree.readContent('/docs/your-app.md'),
       /import \{ renderInputs \} from '\.\/render-inputs'/,

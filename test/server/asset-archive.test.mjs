@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { nextBuild } from '../helpers/next-build.mjs';
-import { DIST, ROOT, at, logLines, request, startOrigin } from '../helpers/origin.mjs';
+import { DIST, ROOT, at, published, request, startOrigin } from '../helpers/origin.mjs';
 
 const B = join(ROOT, 'test-results', `dist-next-build-${process.pid}`);
 let renames;
@@ -24,20 +24,15 @@ after(async () => {
   await redis?.close();
 });
 
-/**
- * Starts an origin and waits (up to 15 s) until it has published its build to the archive (it
- * starts serving at once, and tries again while its Redis connection comes up).
- */
+/** Starts an origin and waits until it has published its build to the archive (`published`). */
 async function publishing(dist, env) {
   const origin = await startOrigin({ dist, env });
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(50)) {
-    const line = logLines(origin).find((entry) => /published$/.test(entry.msg));
-    if (line) {
-      return { origin, archive: line };
-    }
+  try {
+    return { origin, archive: await published(origin) };
+  } catch (error) {
+    await origin.stop();
+    throw error;
   }
-  await origin.stop();
-  assert.fail(`no publication within 15 s:\n${origin.stdout()}`);
 }
 
 /** Everything a page of build A asks for: its scripts, stylesheets and hints, by path. */

@@ -18,6 +18,7 @@ import {
   workersListening,
 } from '../helpers/origin.mjs';
 import { anyPortSetting } from '../../scripts/lib/ports.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 /** The pids of the workers that answered `count` health checks. */
 async function workerPids(origin, count = 20) {
@@ -342,15 +343,10 @@ describe('cluster mode: a worker that cannot start', () => {
 });
 
 /** Resolves with the first log line that satisfies `test` (polling), or fails after `timeoutMs`. */
-/** Startup resolves when the first worker listens; this waits (bounded) until `count` have. */
-
-async function waitForLog(origin, test, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const line = logLines(origin).find(test);
-    if (line) return line;
-    if (Date.now() > deadline)
-      throw new Error(`no such log line in ${timeoutMs} ms:\n${origin.stdout()}`);
-    await sleep(20);
-  }
+function waitForLog(origin, test, timeoutMs = 15_000) {
+  return waitFor(() => logLines(origin).find(test), {
+    what: 'such log line',
+    timeoutMs,
+    seen: origin.stdout,
+  });
 }

@@ -7,18 +7,20 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DIST, ROOT, request } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 let child;
 let output = '';
 let url;
 
-/** Waits (bounded) until the child's output matches. */
-async function waitFor(pattern, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(output)) {
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in 15 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Waits (up to 15 s) until the child's output matches. */
+function printed(pattern) {
+  return waitFor(() => pattern.test(output), {
+    what: String(pattern),
+    timeoutMs: 15_000,
+    everyMs: 50,
+    seen: () => output,
+  });
 }
 
 const lines = () =>
@@ -43,7 +45,7 @@ before(async () => {
   );
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  await waitFor(/listening \d+/);
+  await printed(/listening \d+/);
   url = `http://127.0.0.1:${/listening (\d+)/.exec(output)[1]}`;
 });
 after(() => child?.kill('SIGKILL'));
@@ -95,7 +97,7 @@ describe('dev renders (reqHandler)', () => {
 
   it('log a client that left mid-render at debug level, with no error and no stack', async () => {
     child.kill('SIGWINCH'); // renders stall from now on (test/fixtures/slow-renders.mjs)
-    await waitFor(/slow renders on/);
+    await printed(/slow renders on/);
     const from = lines().length;
     // The client gives up after the request is in the render.
     await new Promise((resolve) => {
@@ -104,7 +106,7 @@ describe('dev renders (reqHandler)', () => {
       req.end();
       setTimeout(() => req.destroy(), 300);
     });
-    await waitFor(/client left during a dev render/);
+    await printed(/client left during a dev render/);
     const logged = lines().slice(from);
     assert.deepEqual(
       logged.filter((line) => line.level >= 40),
@@ -116,7 +118,7 @@ describe('dev renders (reqHandler)', () => {
     assert.equal(left.url, '/products/6');
     assert.equal(left.err, undefined, 'no stack');
     child.kill('SIGWINCH');
-    await waitFor(/slow renders off/);
+    await printed(/slow renders off/);
     assert.equal((await request(url, '/products/7')).status, 200, 'and the next page renders');
   });
 });

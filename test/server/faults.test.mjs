@@ -14,19 +14,25 @@ import {
   request,
   startOrigin,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const STACK = /\n\s+at |node_modules|chunk-|\.mjs/;
 
 /** The origin's render load from /healthz, once nothing runs or waits (polled for up to 5 s). */
 async function rendersOnceIdle(origin) {
   let renders;
-  for (let i = 0; i < 100; i++) {
-    renders = JSON.parse((await request(origin.url, '/healthz')).text).renders;
-    if (renders.running === 0 && renders.queued === 0) {
-      break;
-    }
-    await sleep(50);
-  }
+  await waitFor(
+    async () => {
+      renders = JSON.parse((await request(origin.url, '/healthz')).text).renders;
+      return renders.running === 0 && renders.queued === 0;
+    },
+    {
+      what: 'idle renders',
+      timeoutMs: 5_000,
+      everyMs: 50,
+      seen: () => `/healthz renders: ${JSON.stringify(renders)}`,
+    },
+  );
   // What is still running or queued (renders.started counts every render this process began).
   return {
     running: renders.running,
@@ -278,11 +284,12 @@ describe('an error outside any request', () => {
             process.kill(origin.pid, 'SIGUSR2');
             // Once it says it drains (it logs that as it stops listening), not after a guessed
             // delay: on a busy machine 50 ms was not always enough for the signal to be handled.
-            const deadline = Date.now() + 10_000;
-            while (!logLines(origin).some((line) => line.msg.startsWith('draining:'))) {
-              if (Date.now() > deadline) break;
-              await sleep(5);
-            }
+            // Past 10 s it goes on all the same: the assertions below say what went wrong.
+            await waitFor(() => logLines(origin).some((line) => line.msg.startsWith('draining:')), {
+              what: 'draining line',
+              timeoutMs: 10_000,
+              everyMs: 5,
+            }).catch(() => {});
             try {
               process.kill(origin.pid, 'SIGUSR2');
             } catch {

@@ -9,7 +9,14 @@ import { once } from 'node:events';
 import { connect } from 'node:http2';
 import { Agent, get } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { at, health, logLines, request, startOrigin } from '../helpers/origin.mjs';
+import {
+  at,
+  health,
+  logLines,
+  request,
+  startOrigin,
+  workersListening,
+} from '../helpers/origin.mjs';
 
 /** Both protocols of an HTTPS origin, as `request` options. */
 const OVER = [
@@ -195,13 +202,7 @@ describe('a cluster on the TLS port', () => {
   it('serves HTTP/2 from every worker and drains them all', async () => {
     const origin = await startOrigin({ protocol: 'h2', env: { WORKERS: '2' } });
     try {
-      for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
-        const listening = logLines(origin).filter((line) =>
-          line.msg.startsWith('Origin listening'),
-        );
-        if (listening.length >= 2) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await workersListening(origin, 2);
       const pids = new Set();
       for (let i = 0; i < 20 && pids.size < 2; i++) {
         const res = await request(origin.url, '/healthz');

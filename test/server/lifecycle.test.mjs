@@ -17,7 +17,6 @@ import { connect as connectH2 } from 'node:http2';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../server/config.ts';
 import {
   DIST,
@@ -29,6 +28,7 @@ import {
   startOrigin,
   workersListening,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 /** N pipelined renders on one connection: work that is surely in flight when the signal comes. */
 function pipelined(count) {
@@ -48,9 +48,12 @@ function signalThenAsk(origin, signal, path) {
   return (socket) => {
     socket.once('data', async () => {
       process.kill(origin.pid, signal);
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(10)) {
-        if (logLines(origin).some((line) => line.msg.startsWith('draining'))) break;
-      }
+      // Past 10 s it asks all the same: the test's assertions say what it got.
+      await waitFor(() => logLines(origin).some((line) => line.msg.startsWith('draining')), {
+        what: 'draining line',
+        timeoutMs: 10_000,
+        everyMs: 10,
+      }).catch(() => {});
       socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
     });
   };
@@ -248,11 +251,12 @@ const DEFAULT_WINDOW_MS = readConfig({}).processes.drainWindowMs;
 /** DRAIN_WINDOW_MS as the origin reads it unset: the helpers' `0` replaced by a blank value. */
 const DEFAULT_WINDOW = { DRAIN_WINDOW_MS: '' };
 
-/** Polls (up to 10 s) until `check()` holds. */
-async function until(check, what) {
-  for (const deadline = Date.now() + 10_000; !(await check()); await sleep(20)) {
-    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
-  }
+/** Waits (up to 10 s) until the origin answers /readyz with 503: its drain window has begun. */
+function untilUnready(origin) {
+  return waitFor(async () => (await request(origin.url, '/readyz')).status === 503, {
+    what: '503 from /readyz',
+    timeoutMs: 10_000,
+  });
 }
 
 /** The origin's exit code, once it exits (within 20 s, or it is killed and this throws). */
@@ -297,10 +301,7 @@ describe('the drain window (DRAIN_WINDOW_MS)', () => {
       if (session) assert.equal(await onSession('/healthz'), 200);
 
       process.kill(origin.pid, 'SIGTERM');
-      await until(
-        async () => (await request(origin.url, '/readyz')).status === 503,
-        '/readyz answers 503',
-      );
+      await untilUnready(origin);
       // Inside the window now: the process has not stopped accepting.
       const window = logLines(origin).find((line) => line.msg.startsWith('drain window'));
       assert.equal(window?.drainWindowMs, DEFAULT_WINDOW_MS);
@@ -346,11 +347,14 @@ describe('the drain window (DRAIN_WINDOW_MS)', () => {
     for (const pid of workers) process.kill(pid, 'SIGINT');
     process.kill(origin.pid, 'SIGTERM');
     const unready = new Set();
-    await until(async () => {
-      const res = await request(origin.url, '/readyz');
-      if (res.status === 503) unready.add(JSON.parse(res.text).pid);
-      return unready.size === 2;
-    }, 'both workers answer /readyz 503');
+    await waitFor(
+      async () => {
+        const res = await request(origin.url, '/readyz');
+        if (res.status === 503) unready.add(JSON.parse(res.text).pid);
+        return unready.size === 2;
+      },
+      { what: '503 from /readyz of both workers', timeoutMs: 10_000 },
+    );
     const primary = logLines(origin).find((line) => line.msg === 'draining every worker');
     assert.equal(primary?.drainWindowMs, DEFAULT_WINDOW_MS);
     assert.equal(stoppedAccepting(origin), false, 'a worker ended its window early');
@@ -375,10 +379,7 @@ describe('the drain window (DRAIN_WINDOW_MS)', () => {
   it('ends at a second signal: the process stops accepting and exits without waiting it out', async () => {
     const origin = await startOrigin({ env: { DRAIN_WINDOW_MS: '600000' } });
     process.kill(origin.pid, 'SIGTERM');
-    await until(
-      async () => (await request(origin.url, '/readyz')).status === 503,
-      '/readyz answers 503',
-    );
+    await untilUnready(origin);
     assert.equal((await request(origin.url, '/products/31')).status, 200);
     process.kill(origin.pid, 'SIGINT');
     // A ten-minute window: exiting at all proves it ended early.
@@ -393,10 +394,7 @@ describe('the drain window (DRAIN_WINDOW_MS)', () => {
     const origin = await startOrigin({ env: { DRAIN_WINDOW_MS: '600000', WORKERS: '2' } });
     await workersListening(origin, 2);
     process.kill(origin.pid, 'SIGTERM');
-    await until(
-      async () => (await request(origin.url, '/readyz')).status === 503,
-      '/readyz answers 503',
-    );
+    await untilUnready(origin);
     process.kill(origin.pid, 'SIGTERM');
     assert.equal(await exitOf(origin), 0);
     const lines = logLines(origin);

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { h2Load } from '../helpers/h2-load.mjs';
 import { http1Load } from '../../scripts/lib/http1-load.mjs';
 import { METRICS_ON, metricsUrl, scrape, total } from '../helpers/metrics.mjs';
@@ -18,6 +17,7 @@ import {
   startOrigin,
   workersListening,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const LEAK = join(import.meta.dirname, '../fixtures/leak.mjs');
 /** Pages and a file: prerendered, rendered on every request (private), rendered once per worker, an asset. */
@@ -88,9 +88,12 @@ async function recyclesSettled(origin) {
   const started = () =>
     logLines(origin).filter((line) => line.msg === 'recycling a worker: starting its replacement')
       .length;
-  for (const deadline = Date.now() + 10_000; recycled(origin).length < started(); await sleep(50)) {
-    assert.ok(Date.now() < deadline, `a recycle did not end in 10 s:\n${origin.stdout()}`);
-  }
+  await waitFor(() => recycled(origin).length >= started(), {
+    what: 'end of every recycle started',
+    timeoutMs: 10_000,
+    everyMs: 50,
+    seen: origin.stdout,
+  });
 }
 
 /** Nothing the primary treats as a crash happened: no restart, no grace period cut short. */
@@ -123,33 +126,38 @@ describe(
         // Batches of an exact size, each accounted for to the request, until the recycles happened
         // and one of them drained a worker that held keep-alive connections of a batch (a worker
         // between two batches holds none, and has nothing to close).
-        for (
-          const deadline = Date.now() + 45_000;
-          recycled(origin).length < RECYCLES || closes === 0;
-        ) {
-          assert.ok(
-            Date.now() < deadline,
-            `${recycled(origin).length} recycles, ${closes} connections closed in 45 s:\n${origin.stdout()}`,
-          );
-          const batch = await http1Load({
-            url: origin.url,
-            paths: PATHS,
-            amount: 1600,
-            connections: 16,
-          });
-          sent += batch.sent;
-          closes += batch.closes;
-          assert.deepEqual(
-            {
-              answered: batch.answered,
-              failed: batch.failed,
-              errors: batch.errors,
-              timeouts: batch.timeouts,
-            },
-            { answered: 1600, failed: 0, errors: 0, timeouts: 0 },
-            JSON.stringify(batch.statuses),
-          );
-        }
+        const enough = () => recycled(origin).length >= RECYCLES && closes > 0;
+        await waitFor(
+          async () => {
+            if (enough()) return true;
+            const batch = await http1Load({
+              url: origin.url,
+              paths: PATHS,
+              amount: 1600,
+              connections: 16,
+            });
+            sent += batch.sent;
+            closes += batch.closes;
+            assert.deepEqual(
+              {
+                answered: batch.answered,
+                failed: batch.failed,
+                errors: batch.errors,
+                timeouts: batch.timeouts,
+              },
+              { answered: 1600, failed: 0, errors: 0, timeouts: 0 },
+              JSON.stringify(batch.statuses),
+            );
+            return enough();
+          },
+          {
+            what: `${RECYCLES} recycles, one of them closing connections`,
+            timeoutMs: 45_000,
+            everyMs: 0,
+            seen: () =>
+              `${recycled(origin).length} recycles, ${closes} connections closed:\n${origin.stdout()}`,
+          },
+        );
         await recyclesSettled(origin);
         const replacements = assertReplacementFirst(origin);
         assertOneAtATime(origin);
@@ -221,14 +229,10 @@ describe(
         // Those workers lived a few seconds each: were recycles crashes, this one would wait 400 ms
         // or more (its backoff doubles per early exit); it is the first, 100 ms, or none.
         process.kill(serving.pid, 'SIGKILL');
-        const deadline = Date.now() + 10_000;
-        let exited;
-        while (
-          !(exited = logLines(origin).find((l) => l.msg === 'worker exited: starting another'))
-        ) {
-          assert.ok(Date.now() < deadline, 'the primary did not see the kill');
-          await sleep(20);
-        }
+        const exited = await waitFor(
+          () => logLines(origin).find((l) => l.msg === 'worker exited: starting another'),
+          { what: 'sign that the primary saw the kill', timeoutMs: 10_000 },
+        );
         assert.equal(exited.pid, serving.pid);
         assert.equal(exited.delayMs, exited.uptimeMs < 10_000 ? 100 : 0, JSON.stringify(exited));
       } finally {

@@ -13,8 +13,10 @@ import {
   rawRequest,
   rendersIdle as idle,
   request,
+  signalFixture,
   startOrigin,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 describe('render cache: what is stored and what is served', () => {
   let origin;
@@ -305,9 +307,10 @@ describe('render cache: what is stored and what is served', () => {
     await request(origin.url, at('/products/909'));
     assert.ok((await health(origin)).renderCache.entries > 0);
     process.kill(origin.pid, 'SIGHUP');
-    for (let i = 0; i < 100 && (await health(origin)).renderCache.entries > 0; i++) {
-      await sleep(20);
-    }
+    await waitFor(async () => (await health(origin)).renderCache.entries === 0, {
+      what: 'empty render cache after SIGHUP',
+      timeoutMs: 2_000,
+    });
     assert.equal((await health(origin)).renderCache.entries, 0);
     assert.ok(logLines(origin).some((line) => line.msg === 'SIGHUP: render cache emptied'));
     assert.equal(
@@ -330,11 +333,7 @@ describe('render cache: freshness with a clock the test moves', () => {
   /** Moves the origin's clock 61 s forward, `times` times, and waits until it says so. */
   async function advance(times = 1) {
     for (let i = 0; i < times; i++) {
-      const seen = origin.stdout().split('clock +').length;
-      process.kill(origin.pid, 'SIGUSR2');
-      for (let j = 0; j < 200 && origin.stdout().split('clock +').length === seen; j++) {
-        await sleep(10);
-      }
+      await signalFixture(origin, 'SIGUSR2', 'clock +');
     }
   }
 
@@ -395,9 +394,7 @@ describe('render cache: stale-if-error, with renders that time out on demand', (
   /** Sends `signal` to the origin and waits for the line its fixture prints in answer. */
   async function signal(name, line, times = 1) {
     for (let i = 0; i < times; i++) {
-      const seen = origin.stdout().split(line).length;
-      process.kill(origin.pid, name);
-      for (let j = 0; j < 200 && origin.stdout().split(line).length === seen; j++) await sleep(5);
+      await signalFixture(origin, name, line, { timeoutMs: 1_000, everyMs: 5 });
     }
   }
 

@@ -7,7 +7,6 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { freePort, listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import { answer } from '../../server/http/answer.ts';
@@ -22,6 +21,7 @@ import {
   startOrigin,
   workersListening,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const TOKEN = 'test-token-0123456789abcdef0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -564,24 +564,26 @@ describe('revalidation across cluster workers (WORKERS=2, no Redis)', () => {
     assert.equal(stored, 2, `${path} did not reach both workers' caches`);
   }
 
-  /** Each worker's revalidatedEntries, polled until each has grown by `by` or 1 s has passed. */
+  /** How much each worker's revalidatedEntries grew since `before`, once each grew by `by` (up to 1 s). */
   async function revalidatedSince(before, by) {
-    const deadline = Date.now() + 1000;
-    let workers;
-    do {
-      workers = await everyWorker();
-      const grown = [...workers].every(
-        ([worker, answer]) => answer.renderCache.revalidatedEntries - before.get(worker) >= by,
-      );
-      if (grown) break;
-      await sleep(20);
-    } while (Date.now() < deadline);
-    return new Map(
-      [...workers].map(([worker, answer]) => [
-        worker,
-        answer.renderCache.revalidatedEntries - before.get(worker),
-      ]),
+    let grown;
+    await waitFor(
+      async () => {
+        grown = new Map(
+          [...(await everyWorker())].map(([worker, answer]) => [
+            worker,
+            answer.renderCache.revalidatedEntries - before.get(worker),
+          ]),
+        );
+        return [...grown.values()].every((count) => count >= by);
+      },
+      {
+        what: `${by} more revalidated entries in every worker`,
+        timeoutMs: 1000,
+        seen: () => `grown by worker: ${JSON.stringify([...grown])}`,
+      },
     );
+    return grown;
   }
 
   const revalidatedEntries = async () =>

@@ -20,9 +20,11 @@ import {
   at,
   health,
   request,
+  signalFixture,
   startOrigin,
   workersListening,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 /** Every process behind one load balancer sees the same Host: their cache keys agree. */
 const HOST = { host: 'localhost:4000' };
@@ -40,13 +42,19 @@ async function rendersStarted(origins) {
 
 /** Waits (up to `ms`) until every origin reports the shared tier in `state`. */
 async function sharedState(origins, state, ms = 15_000) {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(100)) {
-    const states = await Promise.all(origins.map(async (o) => (await health(o)).sharedCache.state));
-    if (states.every((s) => s === state)) {
-      return;
-    }
-  }
-  assert.fail(`the shared tier did not become ${state} within ${ms} ms`);
+  let states;
+  await waitFor(
+    async () => {
+      states = await Promise.all(origins.map(async (o) => (await health(o)).sharedCache.state));
+      return states.every((s) => s === state);
+    },
+    {
+      what: `shared tier ${state} in every origin`,
+      timeoutMs: ms,
+      everyMs: 100,
+      seen: () => `their states: ${states.join(', ')}`,
+    },
+  );
 }
 
 /**
@@ -207,10 +215,11 @@ describe('shared tier: one cache for every process', () => {
       const first = get(holder, '/products/509');
       await held.caught;
       const waiting = get(origins[1], '/products/509');
-      for (let i = 0; i < 100 && (await lockWaits()) === waitsBefore; i++) {
-        await sleep(50);
-      }
-      assert.ok((await lockWaits()) > waitsBefore, 'the other process found the lock taken');
+      await waitFor(async () => (await lockWaits()) > waitsBefore, {
+        what: 'lock wait of the other process (it found the lock taken)',
+        timeoutMs: 5_000,
+        everyMs: 50,
+      });
       held.release();
       const [rendered, waited] = await Promise.all([first, waiting]);
       assert.equal(waited.status, 200);
@@ -349,18 +358,18 @@ describe('shared tier: revalidation reaches every process of every replica, and 
 
   /** Polls every process until each has applied one more revalidation than before, for up to 1 s. */
   async function heardWithin1s(before) {
-    const deadline = Date.now() + 1000;
-    for (;;) {
-      const now = await receivedCounts();
-      if ([...now].every(([who, count]) => count > (before.get(who) ?? 0))) {
-        return;
-      }
-      assert.ok(
-        Date.now() < deadline,
-        `not every process heard it within 1 s: ${JSON.stringify([...now])}`,
-      );
-      await sleep(20);
-    }
+    let now;
+    await waitFor(
+      async () => {
+        now = await receivedCounts();
+        return [...now].every(([who, count]) => count > (before.get(who) ?? 0));
+      },
+      {
+        what: 'revalidation heard by every process',
+        timeoutMs: 1000,
+        seen: () => `counts: ${JSON.stringify([...now])}`,
+      },
+    );
   }
 
   async function receivedCounts() {
@@ -396,16 +405,13 @@ describe('shared tier: revalidation reaches every process of every replica, and 
     assert.ok(answers.every((answer) => answer.status === 200));
     assert.match(answers[0].headers['cache-status'], /detail=revalidated/);
     // Then fresh everywhere, after exactly one render for all three processes.
-    for (let i = 0; i < 100; i++) {
-      const fresh = await everywhere('/products/611');
-      if (
-        fresh.every((answer) => /^render-cache; hit; ttl=\d+$/.test(answer.headers['cache-status']))
-      ) {
-        break;
-      }
-      assert.ok(i < 99, 'the refreshed page did not reach every process');
-      await sleep(50);
-    }
+    await waitFor(
+      async () =>
+        (await everywhere('/products/611')).every((answer) =>
+          /^render-cache; hit; ttl=\d+$/.test(answer.headers['cache-status']),
+        ),
+      { what: 'refreshed page in every process', timeoutMs: 5_000, everyMs: 50 },
+    );
     assert.equal(await allRenders(), rendersBefore + 1, 'one refresh render for every replica');
   });
 
@@ -446,11 +452,7 @@ describe('shared tier: a process whose own cache cannot keep the page', () => {
     try {
       await sharedState([origin], 'ready');
       await get(origin, '/products/950');
-      const seen = origin.stdout().split('clock +').length;
-      process.kill(origin.pid, 'SIGUSR2');
-      for (let i = 0; i < 200 && origin.stdout().split('clock +').length === seen; i++) {
-        await sleep(10);
-      }
+      await signalFixture(origin, 'SIGUSR2', 'clock +');
       const answers = await Promise.all(
         Array.from({ length: 8 }, () => get(origin, '/products/950')),
       );

@@ -19,6 +19,7 @@ import {
   runOriginExpectingExit,
   startOrigin,
 } from '../helpers/origin.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const TOKEN = 'tracing-test-token-0123456789abcdef';
 const SERVER = 2;
@@ -39,17 +40,17 @@ async function startApi() {
 }
 
 /** Polls the collector (up to 10 s) until `find` returns something. */
-async function waitFor(collector, find, what) {
-  for (const deadline = Date.now() + 10_000; ; await sleep(50)) {
-    const found = find(collector.spans());
-    if (found) return found;
-    if (Date.now() > deadline) {
-      const names = collector
+function collected(collector, find, what) {
+  return waitFor(() => find(collector.spans()), {
+    what,
+    timeoutMs: 10_000,
+    everyMs: 50,
+    seen: () =>
+      `the collector has: ${collector
         .spans()
-        .map((span) => `${span.name} ${span.attributes['url.path'] ?? ''}`);
-      throw new Error(`no ${what} within 10 s; the collector has: ${names.join(', ')}`);
-    }
-  }
+        .map((span) => `${span.name} ${span.attributes['url.path'] ?? ''}`)
+        .join(', ')}`,
+  });
 }
 
 /** The SERVER span of the request for `path` (its url.path), optionally the n-th. */
@@ -84,7 +85,7 @@ describe('traces', () => {
   it('a miss: the request, its cache lookup, the fill, the wait and the render, a CLIENT span per fetch, and the traceparent at the API', async () => {
     const res = await request(origin.url, '/data/7');
     assert.equal(res.status, 200);
-    const server = await waitFor(collector, (spans) => serverSpans(spans, '/data/7')[0], 'span');
+    const server = await collected(collector, (spans) => serverSpans(spans, '/data/7')[0], 'span');
     assert.equal(server.name, 'GET /data/:id');
     assert.equal(server.parentSpanId, undefined);
     assert.equal(server.resource['service.name'], 'origin-under-test');
@@ -107,7 +108,7 @@ describe('traces', () => {
       },
     );
     // The whole trace has arrived once its CLIENT spans have.
-    const spans = await waitFor(
+    const spans = await collected(
       collector,
       (all) => {
         const trace = traceOf(all, server.traceId);
@@ -164,7 +165,7 @@ describe('traces', () => {
       assert.equal((await request(origin.url, path, options)).status, status, path);
     }
     for (const [path, , status, name] of asked) {
-      const spans = await waitFor(
+      const spans = await collected(
         collector,
         (all) => serverSpans(all, path).length === (path === '/products/40' ? 2 : 1) && all,
         `span of ${path}`,
@@ -190,7 +191,7 @@ describe('traces', () => {
       Array.from({ length: 6 }, () => request(origin.url, '/data/88')),
     );
     assert.deepEqual(new Set(responses.map((res) => res.status)), new Set([200]));
-    const spans = await waitFor(
+    const spans = await collected(
       collector,
       (all) => {
         const requests = serverSpans(all, '/data/88');
@@ -223,7 +224,7 @@ describe('traces', () => {
     const stale = await request(origin.url, '/products/60');
     assert.match(String(stale.headers['cache-status']), /hit/);
     await rendersIdle(origin);
-    const spans = await waitFor(
+    const spans = await collected(
       collector,
       (all) => all.some((span) => span.name === 'render cache refresh') && all,
       'a refresh',
@@ -233,7 +234,7 @@ describe('traces', () => {
     assert.equal(refresh.parentSpanId, undefined, 'a trace of its own');
     assert.notEqual(refresh.traceId, asker.traceId);
     assert.deepEqual(refresh.links, [{ traceId: asker.traceId, spanId: asker.spanId }]);
-    const render = await waitFor(
+    const render = await collected(
       collector,
       (all) =>
         all.find(
@@ -258,7 +259,7 @@ describe('traces', () => {
     assert.equal(revalidated.status, 200);
     const purgeOf = (span) =>
       span.kind === CLIENT && span.attributes['url.full']?.endsWith('/purge/products/61');
-    const spans = await waitFor(collector, (all) => all.some(purgeOf) && all, 'the purge span');
+    const spans = await collected(collector, (all) => all.some(purgeOf) && all, 'the purge span');
     const purge = spans.find(purgeOf);
     assert.equal(purge.name, `POST ${new URL(api.url).host}`);
     assert.equal(purge.attributes['http.response.status_code'], '200');
@@ -280,10 +281,10 @@ describe('traces', () => {
     // CommonEngine renders around the error Angular's ErrorHandler took (200, the render span in
     // error); Angular's engine renders no page (500, the request span in error): faults.test.mjs.
     const res = await request(origin.url, '/throws');
-    const server = await waitFor(collector, (spans) => serverSpans(spans, '/throws')[0], 'span');
+    const server = await collected(collector, (spans) => serverSpans(spans, '/throws')[0], 'span');
     if (ENGINE === 'common') {
       assert.equal(res.status, 200);
-      const render = await waitFor(
+      const render = await collected(
         collector,
         (spans) => spans.find((s) => s.traceId === server.traceId && s.name === 'render /throws'),
         'the render span',
@@ -322,14 +323,14 @@ describe('traces', () => {
       await request(continued.url, '/products/70', { headers: { traceparent: parent('01') } });
       await request(obeyed.url, '/products/71', { headers: { traceparent: parent('01') } });
       await request(ignored.url, '/products/72', { headers: { traceparent: parent('01') } });
-      const own = await waitFor(
+      const own = await collected(
         collector,
         (spans) => serverSpans(spans, '/products/71')[0],
         'span',
       );
       assert.equal(own.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
       assert.equal(own.parentSpanId, '00f067aa0ba902b7');
-      const linked = await waitFor(
+      const linked = await collected(
         collector,
         (spans) => serverSpans(spans, '/products/72')[0],
         'span',
@@ -354,7 +355,7 @@ describe('traces', () => {
       for (const path of ['/products/80', '/products/80', '/favicon.ico']) {
         assert.equal((await request(h2.url, path)).status, 200);
       }
-      const spans = await waitFor(
+      const spans = await collected(
         collector,
         (all) =>
           serverSpans(all, '/products/80').length === 2 &&
@@ -409,11 +410,13 @@ describe('traces', () => {
     const shared = await startOrigin({ env: env({ REDIS_URL: redis.url }) });
     try {
       // Until Redis is connected, the tier is skipped: ask until a lookup went through it.
-      for (let i = 0; i < 50 && (await health(shared)).sharedCache?.state !== 'ready'; i++) {
-        await sleep(100);
-      }
+      await waitFor(async () => (await health(shared)).sharedCache?.state === 'ready', {
+        what: 'ready shared tier',
+        timeoutMs: 5_000,
+        everyMs: 100,
+      });
       assert.equal((await request(shared.url, '/products/90')).status, 200);
-      const spans = await waitFor(
+      const spans = await collected(
         collector,
         (all) => {
           const [server] = serverSpans(all, '/products/90');
@@ -476,7 +479,7 @@ describe('traces', () => {
       }),
       { numRuns: 40 },
     );
-    const spans = await waitFor(
+    const spans = await collected(
       collector,
       (all) => sent.every(({ path }) => serverSpans(all, path).length === 1) && all,
       'a span per request',

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { takeLock } from '../../scripts/lib/lock.mjs';
+import { waitFor } from '../helpers/wait.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,9 +70,11 @@ describe('takeLock', () => {
     const live = [];
     const running = contenders(4, lock, 150, live);
     const waiting = () => live.filter((out) => out.includes(`waiting for ${process.pid}`)).length;
-    for (const deadline = Date.now() + 30_000; waiting() < 4 && Date.now() < deadline;) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(() => waiting() >= 4, {
+      what: 'word from every contender that it waits',
+      timeoutMs: 30_000,
+      seen: () => live.join('\n'),
+    });
     assert.equal(waiting(), 4, live.join('\n'));
     release();
     const { spans } = await running;
