@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isApiPath } from './app-api/api-step.ts';
+import { isApiPath } from './app-api/api-path.ts';
 import type { StaticIndex } from './files/static-index.ts';
 import { writeAnswer } from './http/answer.ts';
 import { channels, nameRequest, pageServed, type RouteMessage } from './channels.ts';

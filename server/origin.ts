@@ -17,7 +17,8 @@ import type { StaticIndex } from './files/static-index.ts';
 import { earlyHints, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { PageHints } from './hints/page-hints.ts';
 import { throttledWarning } from './logger.ts';
-import { type AnswerMessage, channels, type RouteMessage } from './channels.ts';
+import type { RouteMessage } from './channels.ts';
+import { koaAnswers } from './http/koa-answer.ts';
 import { observedRequests } from './observe/requests.ts';
 import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, healthEndpoints, type Readiness } from './process/health.ts';
@@ -131,9 +132,9 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   const { log, files } = options;
   const app = koaApp(options.hosts.trustProxy, log);
 
-  // observedHeaders: what the observers add to an answer Koa writes (Server-Timing); the origin's
-  // own writer adds them to the rest (http/answer.ts).
-  app.use(observedHeaders);
+  // koaAnswers: every answer goes out through the origin's one writer (http/answer.ts), also what
+  // Koa's own steps below leave on the context (JSON, a file stream, a redirect, a 405).
+  app.use(koaAnswers);
 
   // errorHandler: failures become a clean status and page, never a stack; 5xx are logged once.
   app.use(errorHandler(log, throttledWarning(log, 'ORIGIN_OVERLOADED'), options.csp));
@@ -234,15 +235,3 @@ function pagesRouter(pages: Pages): Router {
   });
   return router;
 }
-
-/** The observers' headers on an answer Koa writes itself (a file from disk, a redirect, JSON). */
-const observedHeaders: Middleware = async (ctx, next) => {
-  await next();
-  if (channels.answer.hasSubscribers && ctx.respond !== false && !ctx.headerSent) {
-    const message: AnswerMessage = { req: ctx.req, res: ctx.res, status: ctx.status, headers: [] };
-    channels.answer.publish(message);
-    for (let i = 0; i < message.headers.length; i += 2) {
-      ctx.set(message.headers[i], message.headers[i + 1]);
-    }
-  }
-};

@@ -6,7 +6,7 @@
 // The URL itself stays API_URL's: what the data cache keys by (shared through Redis with every
 // process), traces name and the transfer cache maps is the same in every worker and replica,
 // whatever port each process's private listener got.
-import { isApiPath } from './api-step.ts';
+import { isApiPath } from './api-path.ts';
 
 /** API_URL's origin, and the private listener's that answers for it. */
 let route: { from: string; to: string } | undefined;

@@ -1,21 +1,21 @@
 // The app's own API (the `api` its server bundle may export, e.g. the demo's src/api/): answered on
 // `/api/…` before the Host guard, because renders call it by an internal address (127.0.0.1, a
 // service name) that NG_ALLOWED_HOSTS need not list. Like the revalidation endpoint it never
-// renders, and it does not read Host: the API sees its path and query under a fixed origin.
-import { Readable } from 'node:stream';
+// renders, and it does not read Host: the API sees its path and query under a fixed origin. At its
+// boundary, Angular's own conversion makes the web Request (@angular/ssr/node), and the Response
+// the API made is turned into the origin's Answer, which the one writer sends (http/answer.ts).
+import { createWebRequestFromNodeRequest } from '@angular/ssr/node';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { report } from '../errors.ts';
 import { nameRequest } from '../channels.ts';
+import { OriginError, report } from '../errors.ts';
+import { answer, type Answer, respond } from '../http/answer.ts';
+import { API_ROUTE, isApiPath } from './api-path.ts';
+
+export { API_PATH, API_ROUTE, isApiPath } from './api-path.ts';
 
 /** A web-standard handler: the answer to a request, or null for one it does not answer. */
 export type AppApi = (request: Request) => Promise<Response | null>;
-
-/** The paths the app's API is asked for; the fast path leaves them to this step. */
-export const API_PATH = '/api';
-
-/** How traces and logs name a request the API answered. */
-export const API_ROUTE = `${API_PATH}/*`;
 
 /** The origin the API sees its requests under: it answers before Host is checked, so not Host's. */
 const API_ORIGIN = 'http://localhost';
@@ -27,22 +27,12 @@ const HOP_BY_HOP = new Set([
   'proxy-connection',
   'transfer-encoding',
   'upgrade',
+  // The writer counts the body it sends.
+  'content-length',
 ]);
 
 /** Statuses that carry no body (RFC 9110 §15.3.5, §15.4.5). */
 const NO_BODY = new Set([204, 304]);
-
-/**
- * Whether a path, or a request target as it came (a query after it), is the API's: `/api` or
- * under `/api/`. Allocates nothing: the fast path asks it of every request.
- */
-export function isApiPath(target: string): boolean {
-  if (!target.startsWith(API_PATH)) {
-    return false;
-  }
-  const next = target.charAt(API_PATH.length);
-  return next === '' || next === '/' || next === '?';
-}
 
 /**
  * The step: a request under `/api` goes to the app's API, whose answer goes out as it made it (its
@@ -61,6 +51,9 @@ export function appApiStep(api: AppApi, log: Logger): Middleware {
     try {
       response = await api(requestOf(ctx));
     } catch (error) {
+      if (error instanceof OriginError) {
+        throw error;
+      }
       report(log, 'ORIGIN_API_FAILED', { err: error, url: ctx.url });
       answerJson(ctx, 500, 'the API failed to answer');
       return;
@@ -69,62 +62,64 @@ export function appApiStep(api: AppApi, log: Logger): Middleware {
       await next();
       return;
     }
+    let made: Answer;
     try {
-      await answer(ctx, response);
+      made = await answerOf(ctx, response);
     } catch (error) {
       report(log, 'ORIGIN_API_FAILED', { err: error, url: ctx.url }, ' while sending its body');
       answerJson(ctx, 500, 'the API failed to answer');
+      return;
     }
+    respond(ctx, made);
   };
 }
 
-/** The request as the API sees it: method, path and query, headers, and the body as it comes. */
+/**
+ * The request as the API sees it: Angular's own conversion (method, headers, the body as it comes,
+ * aborted with its client), under the fixed origin with the path and query as asked. A Host that
+ * is no host at all is refused here as the guard would (the conversion cannot make a URL of it).
+ */
 function requestOf(ctx: Context): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(ctx.headers)) {
-    // HTTP/2's pseudo-headers are not headers; Node has validated the rest.
-    if (value !== undefined && !name.startsWith(':')) {
-      for (const one of Array.isArray(value) ? value : [value]) {
-        headers.append(name, one);
-      }
-    }
+  let converted: Request;
+  try {
+    converted = createWebRequestFromNodeRequest(ctx.req);
+  } catch {
+    throw new OriginError('ORIGIN_HOST_MALFORMED', 'host');
   }
-  const url = new URL(`${ctx.path}${ctx.querystring ? `?${ctx.querystring}` : ''}`, API_ORIGIN);
-  const bodyless = ctx.method === 'GET' || ctx.method === 'HEAD';
-  return new Request(url, {
-    method: ctx.method,
-    headers,
-    body: bodyless ? null : (Readable.toWeb(ctx.req) as ReadableStream<Uint8Array>),
-    // @ts-expect-error -- Node's fetch needs it for a streamed body; the DOM's RequestInit lacks it.
-    duplex: 'half',
-  });
+  const target = `${ctx.path}${ctx.querystring ? `?${ctx.querystring}` : ''}`;
+  return new Request(new URL(target, API_ORIGIN), converted);
 }
 
 /**
- * The API's response, written by Koa: status, headers (Set-Cookie kept apart, nothing of one
- * connection), and the body read whole (an API for renders answers small JSON); none for HEAD,
- * 204 or 304.
+ * The API's response as the origin's answer: its status, headers (each Set-Cookie apart, nothing
+ * of one connection), and its body read whole (an API for renders answers small JSON); none for
+ * HEAD, 204 or 304, but HEAD's length when the API answered HEAD as GET. Sent as the API made it:
+ * never compressed or validated again (its ETag and 304s are its own).
  */
-async function answer(ctx: Context, response: Response): Promise<void> {
-  ctx.status = response.status;
+async function answerOf(ctx: Context, response: Response): Promise<Answer> {
+  const headers: string[] = [];
   response.headers.forEach((value, name) => {
     if (!HOP_BY_HOP.has(name) && name !== 'set-cookie') {
-      ctx.set(name, value);
+      headers.push(name, value);
     }
   });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length > 0) {
-    ctx.set('set-cookie', cookies);
+  for (const cookie of response.headers.getSetCookie()) {
+    headers.push('set-cookie', cookie);
   }
   const body = Buffer.from(await response.arrayBuffer());
-  if (ctx.method !== 'HEAD') {
-    if (!NO_BODY.has(response.status)) {
-      ctx.body = body;
-    }
-  } else if (body.length > 0 && !response.headers.has('content-length')) {
-    // An API that answered HEAD as GET: the length GET sends, without the body.
-    ctx.length = body.length;
+  if (NO_BODY.has(response.status)) {
+    return answer(response.status, headers, Buffer.alloc(0), { compress: false });
   }
+  // HEAD: the writer sends no body, but its length, which an API that answered HEAD as GET gave
+  // in full (or said in its own Content-Length).
+  const length = ctx.method === 'HEAD' ? headOnlyLength(response, body) : body.length;
+  return answer(response.status, headers, body, { compress: false, length });
+}
+
+/** The Content-Length a HEAD answer says: the API's own, else what GET's body would be. */
+function headOnlyLength(response: Response, body: Buffer): number | undefined {
+  const declared = response.headers.get('content-length');
+  return declared !== null && /^\d+$/.test(declared) ? Number(declared) : body.length;
 }
 
 /** An answer of the step's own: nothing of what the API had set so far. */

@@ -1,5 +1,7 @@
 // An answer as a value: everything the origin will send for a request, decided before a byte
-// goes out. answer.ts makes and writes them; encodings.ts makes their content codings.
+// goes out (but the bytes of a streamed body). answer.ts makes and writes them; encodings.ts makes
+// their content codings.
+import type { Readable } from 'node:stream';
 import type { Coding } from './content-coding.ts';
 
 /**
@@ -26,6 +28,12 @@ export interface Answer {
   /** What a 304 repeats (RFC 9110 §15.4.5), flat: nothing that describes the body it does not carry. */
   readonly notModifiedHeaders: readonly string[];
   readonly body: Buffer;
+  /**
+   * The body as it comes, when it is not all there before the head goes out (a file koa-static
+   * reads, a page whose parts are made as it goes out): `body` is then empty, and its length is in
+   * `headers` only when known (else it goes out chunked).
+   */
+  readonly stream?: Readable;
   /** In the shape `fresh` compares a request with; undefined: never a 304 (an error page, say). */
   readonly validators: { readonly etag: string; readonly 'last-modified'?: string } | undefined;
   /** The body takes a value per response (its slots); undefined: it goes out as it is. */

@@ -3,6 +3,7 @@
 // writeAnswer, from the fast path and from Koa's steps alike (as Koa's own respond() is its one
 // writer, with `ctx.respond = false` as the way out): one set of rules for 304, HEAD and lengths.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
 import fresh from 'fresh';
 import type { Context } from 'koa';
 import type { Answer, PerResponseBody } from './answer-value.ts';
@@ -39,6 +40,9 @@ const NOT_MODIFIED_HEADERS: ReadonlySet<string> = new Set([
  * them. A body worth compressing (`compress`, by default: a compressible Content-Type, at least 1
  * KiB, no Content-Encoding of its own, no `no-transform`) is compressed as it goes out, unless
  * stored codings are attached later (encodings.ts); both vary with Accept-Encoding, 304s included.
+ * A streamed body (`stream`) comes as it is made: `body` is then empty, and its `length`, when
+ * known, is its Content-Length (else it goes out chunked); it is compressed only when `compress`
+ * says so. `length` also says what a HEAD answer declares when it differs from `body` (none).
  */
 export function answer(
   status: number,
@@ -48,9 +52,12 @@ export function answer(
     validators?: Answer['validators'];
     perResponse?: PerResponseBody;
     compress?: boolean;
+    stream?: Readable;
+    length?: number;
   } = {},
 ): Answer {
-  const compress = options.compress ?? worthCompressing(headers, body);
+  const { stream } = options;
+  const compress = options.compress ?? (stream === undefined && worthCompressing(headers, body));
   const all = compress ? withVary(headers, 'Accept-Encoding') : [...headers];
   const withoutEtag = !all.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'etag');
   const notModifiedHeaders: string[] = [];
@@ -60,12 +67,16 @@ export function answer(
       notModifiedHeaders.push(all[i], all[i + 1]);
     }
   }
-  all.push('Content-Length', String(body.length));
+  const length = options.length ?? (stream === undefined ? body.length : undefined);
+  if (length !== undefined) {
+    all.push('Content-Length', String(length));
+  }
   return {
     status,
     headers: all,
     notModifiedHeaders,
     body,
+    stream,
     validators: options.validators,
     perResponse: options.perResponse,
     compressOnSend: compress,
@@ -113,14 +124,18 @@ const NO_HEADERS: readonly string[] = [];
 
 /**
  * Writes `stored` in the content coding the request prefers, with `extra` headers of this response
- * (Age, Cache-Status) on its 200 and its 304 alike: a 304 when the request's validators match that
- * representation's, no body for HEAD, the per-response value in every slot. Returns the status sent.
+ * (Age, Cache-Status) and the observers' (channels.ts `answer`) on its 200 and its 304 alike: a 304
+ * when the request's validators match that representation's (or when the answer is one: Koa's
+ * koa-conditional-get decided it), no body for HEAD, the per-response value in every slot, a
+ * streamed body as it comes (`failed` hears of a stream that broke on its way). Returns the status
+ * sent.
  */
 export function writeAnswer(
   req: IncomingMessage,
   res: ServerResponse,
   stored: Answer,
   extra: readonly string[] = NO_HEADERS,
+  failed?: (error: Error) => void,
 ): number {
   if (channels.answer.hasSubscribers) {
     // What the observers add (Server-Timing), as the head goes out.
@@ -132,34 +147,63 @@ export function writeAnswer(
   }
   // The representation for this request's Accept-Encoding: its own headers, length and validator.
   const answer = representationFor(stored, req.headers['accept-encoding']);
-  if (answer.validators !== undefined && fresh(req.headers, answer.validators)) {
-    // A header an earlier step set on the response (the hints' Link: writeEarlyHints) is not one a
-    // 304 repeats either.
-    for (const name of res.getHeaderNames()) {
-      if (!NOT_MODIFIED_HEADERS.has(name)) {
-        res.removeHeader(name);
-      }
-    }
-    res.writeHead(304, withExtra(answer.notModifiedHeaders, extra));
-    res.end();
+  if (
+    answer.status === 304 ||
+    (answer.validators !== undefined && fresh(req.headers, answer.validators))
+  ) {
+    writeNotModified(res, answer, extra);
     return 304;
   }
   const head = req.method === 'HEAD';
-  const { perResponse } = answer;
-  if (perResponse === undefined) {
+  const { perResponse, stream } = answer;
+  if (stream !== undefined) {
+    writeStreamed(res, answer, stream, extra, head, failed);
+  } else if (perResponse !== undefined) {
+    writeWithSlots(res, answer, perResponse, extra, head);
+  } else {
     // One writeHead with a flat list: a setHeader per header copies them into an object first.
     res.writeHead(answer.status, withExtra(answer.headers, extra));
     res.end(head ? undefined : answer.body);
-    return answer.status;
   }
+  return answer.status;
+}
+
+/** A body as it comes: the head at once, each piece as it is made (none for HEAD). */
+function writeStreamed(
+  res: ServerResponse,
+  answer: Answer,
+  stream: Readable,
+  extra: readonly string[],
+  head: boolean,
+  failed: ((error: Error) => void) | undefined,
+): void {
+  res.writeHead(answer.status, withExtra(answer.headers, extra));
+  // The head goes now, before the body's first piece is made.
+  res.flushHeaders();
+  if (head) {
+    stream.destroy();
+    res.end();
+  } else {
+    pipeline(stream, res, (error) => error && failed?.(error));
+  }
+}
+
+/** A body with this response's value in each of its slots (a CSP nonce). */
+function writeWithSlots(
+  res: ServerResponse,
+  answer: Answer,
+  perResponse: PerResponseBody,
+  extra: readonly string[],
+  head: boolean,
+): void {
   const { value, headers, trailer } = perResponse.next();
   res.writeHead(answer.status, [...answer.headers, ...extra, ...headers]);
   if (head) {
     res.end();
-    return answer.status;
+    return;
   }
   // The stored pieces around the value in one corked write (one writev), never a copy of the
-  // body (bench/README.md#the-figures-behind-the-codes-comments).
+  // body (measured: docs/architecture.md#what-each-optimization-saves).
   const { segments } = perResponse;
   const last = segments.length - 1;
   res.cork();
@@ -174,7 +218,22 @@ export function writeAnswer(
     res.end(trailer);
   }
   res.uncork();
-  return answer.status;
+}
+
+/**
+ * A 304: only the headers RFC 9110 §15.4.5 lets it repeat (notModifiedHeaders), and this
+ * response's own. A header an earlier step set on the response (the hints' Link:
+ * writeEarlyHints) is not one a 304 repeats either; a streamed body is not read.
+ */
+function writeNotModified(res: ServerResponse, answer: Answer, extra: readonly string[]): void {
+  for (const name of res.getHeaderNames()) {
+    if (!NOT_MODIFIED_HEADERS.has(name)) {
+      res.removeHeader(name);
+    }
+  }
+  answer.stream?.destroy();
+  res.writeHead(304, withExtra(answer.notModifiedHeaders, extra));
+  res.end();
 }
 
 /**
@@ -196,12 +255,15 @@ export function writeEarlyHints(
 
 /**
  * A Koa step answers through writeAnswer too: Koa then writes nothing of its own. Nothing goes to
- * a client that has left, as with Koa's own respond().
+ * a client that has left, as with Koa's own respond(); a streamed body that breaks on its way is
+ * Koa's error event, as one Koa streams is.
  */
 export function respond(ctx: Context, answer: Answer, extra?: readonly string[]): void {
   ctx.respond = false;
   if (canAnswer(ctx.res)) {
-    writeAnswer(ctx.req, ctx.res, answer, extra);
+    writeAnswer(ctx.req, ctx.res, answer, extra, (error) => ctx.app.emit('error', error, ctx));
+  } else {
+    answer.stream?.destroy();
   }
 }
 

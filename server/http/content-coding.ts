@@ -1,6 +1,7 @@
 // Content codings (RFC 9110 §8.4, §12.5.3): which coding a request's Accept-Encoding prefers among
 // those an answer can be sent in, and the compressors the origin uses, each at the level its use was
 // measured for (bench/README.md#the-figures-behind-the-codes-comments). No third-party code: node:zlib.
+import { Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
@@ -142,6 +143,54 @@ export function compressOnSend(coding: Coding, body: Buffer): Buffer {
     case 'gzip':
       return gzipSync(body, { level });
   }
+}
+
+/**
+ * A compressor of `coding` for a body that goes out as it is made (a streamed answer), at the
+ * on-send level: each chunk it is given is flushed as it comes, so what is ready reaches the client
+ * without waiting for the rest (a page's shared bytes before its personal parts).
+ */
+export function compressingStream(coding: Coding): Transform {
+  const level = ON_SEND_LEVEL[coding];
+  switch (coding) {
+    case 'zstd':
+      return flushing(
+        zlib.createZstdCompress({ params: { [constants.ZSTD_c_compressionLevel]: level } }),
+        constants.ZSTD_e_flush,
+      );
+    case 'br':
+      return flushing(
+        zlib.createBrotliCompress(brotliOptions(level, 0)),
+        constants.BROTLI_OPERATION_FLUSH,
+      );
+    case 'gzip':
+      return flushing(zlib.createGzip({ level }), constants.Z_SYNC_FLUSH);
+  }
+}
+
+/** A compressor that flushes after every chunk written to it. */
+function flushing(
+  compressor: Transform & { flush(kind: number, done: () => void): void },
+  kind: number,
+): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      compressor.write(chunk);
+      compressor.flush(kind, () => {
+        let piece: Buffer | null;
+        while ((piece = compressor.read() as Buffer | null) !== null) {
+          this.push(piece);
+        }
+        done();
+      });
+    },
+    final(done) {
+      compressor.end();
+      compressor.on('data', (piece: Buffer) => this.push(piece));
+      compressor.once('end', () => done());
+      compressor.once('error', done);
+    },
+  });
 }
 
 const brotliAsync = promisify(brotliCompress);

@@ -5,6 +5,7 @@ import type { Answer, PerResponseBody } from './answer-value.ts';
 import {
   type Coding,
   compressForStore,
+  compressingStream,
   compressOnSend,
   negotiate,
   ON_SEND_CODINGS,
@@ -31,6 +32,16 @@ export function representationFor(answer: Answer, acceptEncoding: string | undef
   }
   if (answer.perResponse !== undefined) {
     return compressedPerResponse(answer, answer.perResponse, coding);
+  }
+  if (answer.stream !== undefined) {
+    // Compressed as it comes, each piece flushed: no length, and no validator of its own bytes.
+    return {
+      ...answer,
+      headers: recoded(answer.headers, coding, undefined),
+      stream: answer.stream.pipe(compressingStream(coding)),
+      validators: undefined,
+      compressOnSend: false,
+    };
   }
   // Made for this response alone: compressed now, and its validator is the digest of those bytes.
   const body = compressOnSend(coding, answer.body);

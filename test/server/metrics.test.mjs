@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { listenOnFreePort } from '../../scripts/lib/ports.mjs';
 import {
+  logLines,
   request,
   runOriginExpectingExit,
   startOrigin,
@@ -66,6 +67,15 @@ function listeningPorts(pid) {
   return ports.sort((a, b) => a - b);
 }
 
+/**
+ * The port of the process's private listener for its app's own API (process/api-listener.ts), on
+ * loopback only: the tests' app has an API. Read from the start line's `apiVia`.
+ */
+function privatePorts(origin) {
+  const line = logLines(origin).find((l) => l.msg?.startsWith('Origin listening'));
+  return line?.apiVia ? [Number(new URL(line.apiVia).port)] : [];
+}
+
 describe('metrics (METRICS_PORT)', () => {
   it('counts the requests sent and the renders they caused, from the same figures as /healthz', async () => {
     const origin = await startOrigin({ env: METRICS_ON });
@@ -77,7 +87,7 @@ describe('metrics (METRICS_PORT)', () => {
       if (ports) {
         assert.deepEqual(
           ports,
-          [origin.port, metricsPort].sort((a, b) => a - b),
+          [origin.port, metricsPort, ...privatePorts(origin)].sort((a, b) => a - b),
         );
       }
 
@@ -191,13 +201,18 @@ describe('metrics (METRICS_PORT)', () => {
     }
   });
 
-  it('without METRICS_PORT there is no listener but the public port, and no metrics line', async () => {
+  it("without METRICS_PORT there is no listener but the public port (and the API's private loopback one), and no metrics line", async () => {
     const origin = await startOrigin();
     try {
       assert.doesNotMatch(origin.stdout(), METRICS_LINE);
       assert.equal((await request(origin.url, '/')).status, 200);
       const ports = listeningPorts(origin.pid);
-      if (ports) assert.deepEqual(ports, [origin.port]);
+      if (ports) {
+        assert.deepEqual(
+          ports,
+          [origin.port, ...privatePorts(origin)].sort((a, b) => a - b),
+        );
+      }
     } finally {
       await origin.stop();
     }

@@ -385,7 +385,7 @@ describe('traces', () => {
       const res = await request(h2.url, '/data/81');
       assert.equal(res.status, 200);
       assert.match(res.text, /own item 81/);
-      const spans = await waitFor(
+      const spans = await collected(
         collector,
         (all) => serverSpans(all, '/api/items/81').length === 1 && all,
         "the API request's span",
