@@ -36,7 +36,7 @@ import { withLanguageHeaders } from './pages/page-language.ts';
 import { createPages, type Pages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
 import { type PageEngine, Renderer } from './pages/renderer.ts';
-import { createRouteLookup } from './pages/route-matcher.ts';
+import { createRouteLookup, type RouteInfo } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { withPageHints } from './pages/route-preloads.ts';
 import { workerSlot } from './process/cluster.ts';
@@ -156,6 +156,52 @@ export function createParts(
   return { listener, readiness, renderCache: caches.store, revalidator };
 }
 
+/**
+ * What `npm start` serves with: the production Koa chain and pages, rendering through the same
+ * Renderer (its limiter, the render inputs, the data cache) and deciding each page's Cache-Control
+ * the same way, so that a page made of private or failed data says so in development too. On the
+ * dev server's build in memory: Angular's engine (it injects the live-reload client), stopped when
+ * the client leaves as Angular's own dev server does; no files (the dev server serves them); no
+ * render cache (a page changes with every edit).
+ */
+export function createDevListener(
+  config: OriginConfig,
+  { lookupRoute, api }: { lookupRoute: (path: string) => RouteInfo; api: AppApi | undefined },
+  log: Logger,
+): RequestListener {
+  const data = new DataCache({
+    ...config.dataCache,
+    store: config.dataCache.maxBytes > 0 ? createDataStore(config.dataCache.maxBytes) : undefined,
+    shared: undefined,
+    fetch: processFetch,
+    patienceMs: config.pages.renderTimeoutMs,
+    log,
+  });
+  const engine = createAppEngine({ allowedHosts: config.hosts.allowedHosts });
+  const renderer = createRenderer(config, engine, data, log, true);
+  const pages = createPages({
+    ...config.pages,
+    renderer,
+    lookupRoute,
+    clientShell: undefined,
+    cache: undefined,
+    csp: undefined,
+    trustProxy: config.hosts.trustProxy,
+    log,
+  });
+  observeRequests(config, log);
+  return createOrigin({
+    hosts: config.hosts,
+    files: undefined,
+    api,
+    pages,
+    readiness: { ready: true },
+    stats: () => ({ pid: process.pid, renders: renderer.stats, dataCache: data.counts }),
+    log,
+    fastPath: false,
+  });
+}
+
 /** POST /_origin/revalidate, when REVALIDATE_TOKEN is set. */
 function endpointOf(config: OriginConfig, revalidator: Revalidator) {
   const { token } = config.revalidation;
@@ -212,10 +258,11 @@ function createRenderer(
   engine: PageEngine,
   data: DataCache,
   log: Logger,
+  abortable = false,
 ): Renderer {
   const limiter = new RenderLimiter(config.limits);
   const reads = new UndeclaredReads({ log, strict: config.pages.strictInputs });
-  return new Renderer(engine, limiter, reads, log, data);
+  return new Renderer({ engine, limiter, reads, log, data, abortable });
 }
 
 /**

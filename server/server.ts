@@ -16,12 +16,9 @@ import { serveClusterMetrics, serveOwnMetrics } from './metrics/process-metrics.
 import { type PageHints, readPageHints } from './hints/page-hints.ts';
 import { type BuildLayout, readBuildLayout } from './locales/build-layout.ts';
 import { hintsByLocale } from './hints/locale-hints.ts';
-import { createOrigin } from './origin.ts';
-import { createDevPages } from './pages/dev-pages.ts';
 import { createRouteLookup } from './pages/route-matcher.ts';
-import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { routeConsoleToLog } from './pages/render-console.ts';
-import { appApi, createParts, observeRequests, type Parts } from './parts.ts';
+import { appApi, createDevListener, createParts, type Parts } from './parts.ts';
 import { CANNOT_START, createPrimary, runsPrimary, workerSlot } from './process/cluster.ts';
 import { nodeRangeWarning } from './process/node-range.ts';
 import { type ApiListener, openApiListener, withApiListener } from './process/api-listener.ts';
@@ -283,22 +280,11 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
         port: req.socket.localPort ?? 4200,
       });
     }
-    observeRequests(config, log);
-    return createOrigin({
-      hosts: config.hosts,
-      files: undefined,
-      api,
-      pages: createDevPages({
-        lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)),
-        trustProxy: config.hosts.trustProxy,
-        reads: new UndeclaredReads({ log, strict: config.pages.strictInputs }),
-        log,
-      }),
-      readiness: { ready: true },
-      stats: () => ({ pid: process.pid }),
+    return createDevListener(
+      config,
+      { lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)), api },
       log,
-      fastPath: false,
-    });
+    );
   });
   return (await devHandler)(req, res);
 });

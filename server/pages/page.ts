@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
-import { answer, type Answer, REVALIDATE } from '../http/answer.ts';
+import { answer, type Answer, type PerResponseBody, REVALIDATE } from '../http/answer.ts';
 import { strongEtag } from '../http/entity-tag.ts';
 import {
   aliasHeaders,
@@ -88,37 +88,19 @@ export function pageOf(
     making.sees === 'declared' && !failed && !final.has('set-cookie') && !making.data?.private;
   withData(final, making.data, shareable);
   const cacheControl = cacheControlOf(final.get('cache-control') ?? undefined, failed, shareable);
-  // Like @koa/etag: validators for 2xx answers only (no hash for a 404 page rendered per bad URL).
-  const validated = output.status >= 200 && output.status < 300;
-  // With a policy, an HTML page is stored with placeholders where each response's nonce goes, and
-  // its Cache-Control, CDN-Cache-Control and ETag are those of a nonced answer.
-  const nonced =
-    csp && type.startsWith('text/html')
-      ? noncedAnswer(output.html.toString(), csp, cacheControl, validated)
-      : undefined;
-  // A Buffer body: the writer sends it as it is, with no regex or byte count over the page.
-  const body =
-    nonced?.body ?? (typeof output.html === 'string' ? Buffer.from(output.html) : output.html);
-  const etag = nonced ? nonced.etag : validated ? strongEtag(body) : undefined;
+  const made = pageBody(output.html, type, output.status, cacheControl, csp);
   const headers = ['Content-Type', type];
   for (const [name, value] of final) {
     if (
       name !== 'content-type' &&
       name !== 'cache-control' &&
       // A nonced answer says its own CDN-Cache-Control: no shared cache may keep it either.
-      ((shareable && !nonced) || !TARGETED_CACHE_CONTROL.has(name))
+      ((shareable && !made.nonced) || !TARGETED_CACHE_CONTROL.has(name))
     ) {
       headers.push(headerName(name), value);
     }
   }
-  if (nonced) {
-    headers.push(...nonced.headers);
-  } else {
-    headers.push('Cache-Control', cacheControl);
-    if (etag !== undefined) {
-      headers.push('ETag', etag);
-    }
-  }
+  headers.push(...made.headers);
   if (making.vary !== undefined) {
     addVary(headers, making.vary);
   }
@@ -128,14 +110,62 @@ export function pageOf(
   }
   return {
     page: {
-      answer: answer(output.status, headers, body, {
-        validators: etag === undefined ? undefined : { etag },
-        perResponse: nonced?.slots,
+      answer: answer(output.status, headers, made.body, {
+        validators: made.etag === undefined ? undefined : { etag: made.etag },
+        perResponse: made.perResponse,
       }),
       groups,
     },
     final,
     shareable,
+  };
+}
+
+/** A page's body as it goes out, and the headers that go with it (caching and validators). */
+export interface PageBody {
+  body: Buffer;
+  /** Cache-Control and ETag, or a nonced answer's own (csp/nonce-template.ts). */
+  headers: string[];
+  etag: string | undefined;
+  perResponse: PerResponseBody | undefined;
+  /** Stored with nonce placeholders: each response gets its own nonce. */
+  nonced: boolean;
+}
+
+/**
+ * A page's body (a render's, the client-side shell) with its Cache-Control and validator, one
+ * way for every page: with a policy, an HTML body is stored with placeholders where each
+ * response's nonce goes, and its Cache-Control, CDN-Cache-Control and weak ETag are those of a
+ * nonced answer (csp/nonce-template.ts); else it goes as it is, with a strong ETag for a 2xx (like
+ * @koa/etag: no hash for a 404 page rendered per bad URL).
+ */
+export function pageBody(
+  html: string | Buffer,
+  type: string,
+  status: number,
+  cacheControl: string,
+  csp?: ContentSecurityPolicy,
+): PageBody {
+  const validated = status >= 200 && status < 300;
+  if (csp && type.startsWith('text/html')) {
+    const nonced = noncedAnswer(html.toString(), csp, cacheControl, validated);
+    return {
+      body: nonced.body,
+      headers: [...nonced.headers],
+      etag: nonced.etag,
+      perResponse: nonced.slots,
+      nonced: true,
+    };
+  }
+  // A Buffer body: the writer sends it as it is, with no regex or byte count over the page.
+  const body = typeof html === 'string' ? Buffer.from(html) : html;
+  const etag = validated ? strongEtag(body) : undefined;
+  return {
+    body,
+    headers: ['Cache-Control', cacheControl, ...(etag === undefined ? [] : ['ETag', etag])],
+    etag,
+    perResponse: undefined,
+    nonced: false,
   };
 }
 

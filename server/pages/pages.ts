@@ -5,11 +5,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { RenderMode as AngularRenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { noncedAnswer } from '../csp/nonce-template.ts';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE, respond } from '../http/answer.ts';
 import { maxStaleMs } from '../http/cache-control.ts';
-import { strongEtag } from '../http/entity-tag.ts';
 import { throttledWarning } from '../logger.ts';
 import type { GroupAlias } from '../cache/cache-groups.ts';
 import { cacheStatusHeader } from '../cache/cache-status.ts';
@@ -31,7 +29,7 @@ import {
 } from '../request/render-request.ts';
 import { nameRequest, pageServed, type RenderMode, type RenderTiming } from '../channels.ts';
 import { untilAborted } from '../until-aborted.ts';
-import { HTML, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
+import { HTML, pageBody, pageOf, type CacheGroupOptions, type PageMaking } from './page.ts';
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
 import type { Rendered, Renderer } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
@@ -52,8 +50,12 @@ export interface PageSettings {
 export interface PagesOptions extends PageSettings {
   renderer: Renderer;
   lookupRoute: (path: string) => RouteInfo;
-  /** The build's client-side shell: client-only routes, and renders that ran out of time. */
-  clientShell: Buffer;
+  /**
+   * The build's client-side shell: client-only routes, and renders that ran out of time. Undefined
+   * under `npm start`, whose build is in the dev server's memory: Angular's engine answers a
+   * client-only route with its own shell, and a render out of time gets a 503 that says so.
+   */
+  clientShell: Buffer | undefined;
   /**
    * What the client-side shell's answers say of their page's language (a locale's Content-Language
    * and alternates, locales/locale-sites.ts); none in a plain build. Rendered pages get theirs from
@@ -116,14 +118,14 @@ export function createPages(options: PagesOptions): Pages {
 class PageAnswers implements Pages {
   readonly #options: PagesOptions;
   readonly #groupOptions: CacheGroupOptions;
-  readonly #shells: Shells;
+  readonly #shells: Shells | undefined;
   readonly #cache: PageCache | undefined;
   readonly #warnTimeout: ReturnType<typeof throttledWarning>;
 
   constructor(options: PagesOptions) {
     this.#options = options;
     this.#groupOptions = options;
-    this.#shells = createShells(options.clientShell, options.csp);
+    this.#shells = options.clientShell && createShells(options.clientShell, options.csp);
     this.#warnTimeout = throttledWarning(options.log, 'ORIGIN_RENDER_TIMEOUT');
     this.#cache =
       options.cache &&
@@ -144,7 +146,7 @@ class PageAnswers implements Pages {
       mode: page.mode,
       locale: this.#options.locale,
     });
-    if (route.renderMode === AngularRenderMode.Client) {
+    if (route.renderMode === AngularRenderMode.Client && this.#shells !== undefined) {
       const status = route.status ?? 200;
       return respond(ctx, this.#shells.clientOnly(status), this.#languageOf(ctx.path, status));
     }
@@ -250,10 +252,17 @@ class PageAnswers implements Pages {
     if (error !== signal.reason) {
       throw error;
     }
-    if (signal.reason === TIMED_OUT) {
-      this.#warnTimeout({ res: ctx.res });
-      respond(ctx, this.#shells.timedOut, this.#languageOf(ctx.path, 200));
+    if (signal.reason !== TIMED_OUT) {
+      // The client left (a reload, a closed tab): routine, nobody to answer.
+      this.#options.log.debug({ url: ctx.url }, 'client left during a render');
+      return;
     }
+    this.#warnTimeout({ res: ctx.res });
+    if (this.#shells === undefined) {
+      respond(ctx, TIMED_OUT_WITHOUT_SHELL);
+      return;
+    }
+    respond(ctx, this.#shells.timedOut, this.#languageOf(ctx.path, 200));
   }
 }
 
@@ -299,14 +308,6 @@ function producePages(
   };
 }
 
-/**
- * The request a render of this page sees, as the pages step makes it for every render it starts
- * (and `npm start` for its own: dev-pages.ts).
- */
-export function pageRequest(route: RouteInfo, ctx: Context, trustProxy: boolean): RenderRequest {
-  return requestOf(route, ctx, keyOf(route, ctx), trustProxy);
-}
-
 type KeyDecision = ReturnType<typeof cacheKey>;
 
 /** A shared route's cache key for the request, or why it has none; undefined for any other route. */
@@ -337,6 +338,14 @@ function requestOf(
   return renderRequestFor(route.page, url, ctx.headers, trustProxy);
 }
 
+/** A render out of time where there is no client-side shell to answer with (`npm start`). */
+const TIMED_OUT_WITHOUT_SHELL = answer(
+  503,
+  ['Content-Type', 'text/plain; charset=utf-8', 'Cache-Control', 'no-store', 'Retry-After', '1'],
+  Buffer.from('Service Unavailable: the render took longer than RENDER_TIMEOUT_MS'),
+  { compress: false },
+);
+
 /** The policy of a page that must not be stored: never kept, so never read. */
 const NOT_STORED = { freshMs: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0 };
 
@@ -363,19 +372,10 @@ interface Shells {
 
 function createShells(shell: Buffer, csp: ContentSecurityPolicy | undefined): Shells {
   const shellWith = (status: number, cacheControl: string): Answer => {
-    // Like @koa/etag: validators for 2xx answers only.
-    const validated = status >= 200 && status < 300;
-    if (csp) {
-      const nonced = noncedAnswer(shell.toString(), csp, cacheControl, validated);
-      return answer(status, ['Content-Type', HTML, ...nonced.headers], nonced.body, {
-        validators: nonced.etag === undefined ? undefined : { etag: nonced.etag },
-        perResponse: nonced.slots,
-      });
-    }
-    const etag = validated ? strongEtag(shell) : undefined;
-    const headers = ['Content-Type', HTML, 'Cache-Control', cacheControl];
-    return answer(status, etag === undefined ? headers : [...headers, 'ETag', etag], shell, {
-      validators: etag === undefined ? undefined : { etag },
+    const made = pageBody(shell, HTML, status, cacheControl, csp);
+    return answer(status, ['Content-Type', HTML, ...made.headers], made.body, {
+      validators: made.etag === undefined ? undefined : { etag: made.etag },
+      perResponse: made.perResponse,
     });
   };
   // One answer per status a client-only route declares: a handful, made on first use.

@@ -57,6 +57,22 @@ export interface Rendered extends EngineOutput {
   timing: RenderTiming;
 }
 
+export interface RendererOptions {
+  engine: PageEngine;
+  limiter: RenderLimiter;
+  /** What a shared page's render reads of the request that its route does not declare. */
+  reads: UndeclaredReads;
+  log: Logger;
+  /** What the renders fetch goes through. */
+  data?: DataCache;
+  /**
+   * The render's request carries the render's signal, which Angular's engine stops the render at
+   * (a client that left, a render out of time): `npm start`, as Angular's own dev server does. In
+   * production the limiter holds a slot to the render's real end, which an abort would not.
+   */
+  abortable?: boolean;
+}
+
 /**
  * Runs an engine's renders in the limiter's slots, with what the app writes to the console while
  * rendering collected for the request's log line instead of lines of its own.
@@ -78,19 +94,15 @@ export class Renderer {
 
   readonly #reads: UndeclaredReads;
   readonly #data: DataCache | undefined;
+  readonly #abortable: boolean;
 
-  constructor(
-    engine: PageEngine,
-    limiter: RenderLimiter,
-    reads: UndeclaredReads,
-    log: Logger,
-    data?: DataCache,
-  ) {
+  constructor({ engine, limiter, reads, log, data, abortable = false }: RendererOptions) {
     this.#engine = engine;
     this.#limiter = limiter;
     this.#reads = reads;
     this.#log = log;
     this.#data = data;
+    this.#abortable = abortable;
   }
 
   /** A render for a request, in a slot; `signal` gives up its place in the queue. */
@@ -117,7 +129,7 @@ export class Renderer {
     return () => {
       const startMs = performance.now();
       this.started++;
-      const input = this.#reads.inputFor(request, route);
+      const input = this.#reads.inputFor(request, route, this.#abortable ? signal : undefined);
       const engine = () => this.#engine(input, route, signal);
       const render = () =>
         collectConsole(captured, async () => {

@@ -1,12 +1,14 @@
-// The handler `ng serve` renders through (server.ts `reqHandler`, AngularNodeAppEngine behind the
-// origin's Koa chain): a client that gives up during a render is routine while developing, a debug
-// line, never an error with a stack; pages still render.
+// The handler `ng serve` renders through (server.ts `reqHandler`: the origin's Koa chain and pages,
+// its Renderer and data cache, on AngularNodeAppEngine): pages render and decide their caching as in
+// production; a client that gives up during a render is routine, a debug line, never an error with
+// a stack.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DIST, ROOT, request } from '../helpers/origin.mjs';
+import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { waitFor } from '../helpers/wait.mjs';
 
 let child;
@@ -29,7 +31,21 @@ const lines = () =>
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
 
+/** An API on loopback for the tests' app's `data/:id` pages, counting what reaches it. */
+let api;
+
 before(async () => {
+  const asked = [];
+  api = await serveOnLoopback((req, res) => {
+    asked.push(req.url);
+    const body = req.url === '/me' ? { title: 'your own' } : { name: 'catalog', title: 'item' };
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'cache-control': req.url === '/me' ? 'private, max-age=60' : 'public, max-age=60',
+    });
+    res.end(JSON.stringify(body));
+  });
+  api.asked = asked;
   child = spawn(
     process.execPath,
     [
@@ -39,7 +55,12 @@ before(async () => {
       DIST,
     ],
     {
-      env: { ...process.env, NG_ALLOWED_HOSTS: '127.0.0.1', LOG_LEVEL: 'debug' },
+      env: {
+        ...process.env,
+        NG_ALLOWED_HOSTS: '127.0.0.1',
+        LOG_LEVEL: 'debug',
+        TEST_DATA_API: api.url,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -48,7 +69,10 @@ before(async () => {
   await printed(/listening \d+/);
   url = `http://127.0.0.1:${/listening (\d+)/.exec(output)[1]}`;
 });
-after(() => child?.kill('SIGKILL'));
+after(async () => {
+  child?.kill('SIGKILL');
+  await api?.close();
+});
 
 describe('dev renders (reqHandler)', () => {
   it('render pages', async () => {
@@ -95,6 +119,23 @@ describe('dev renders (reqHandler)', () => {
     assert.equal(spelled.headers.location, '/naive/41');
   });
 
+  it('render pages made of data as production does: through the data cache, a page of private data private', async () => {
+    const before = api.asked.filter((url) => url === '/catalog').length;
+    for (const id of [1, 2]) {
+      const page = await request(url, `/data/${id}`);
+      assert.equal(page.status, 200);
+      assert.match(page.text, /<p class="catalog">catalog<\/p>/);
+    }
+    assert.equal(
+      api.asked.filter((u) => u === '/catalog').length - before,
+      1,
+      'the second page took the catalog from the data cache',
+    );
+    const own = await request(url, '/data-private/1');
+    assert.match(own.text, /your own/);
+    assert.match(own.headers['cache-control'], /^private/, 'made of private data: private');
+  });
+
   it('log a client that left mid-render at debug level, with no error and no stack', async () => {
     child.kill('SIGWINCH'); // renders stall from now on (test/fixtures/slow-renders.mjs)
     await printed(/slow renders on/);
@@ -106,14 +147,14 @@ describe('dev renders (reqHandler)', () => {
       req.end();
       setTimeout(() => req.destroy(), 300);
     });
-    await printed(/client left during a dev render/);
+    await printed(/client left during a render/);
     const logged = lines().slice(from);
     assert.deepEqual(
       logged.filter((line) => line.level >= 40),
       [],
       'nothing at warn or above',
     );
-    const left = logged.find((line) => line.msg === 'client left during a dev render');
+    const left = logged.find((line) => line.msg === 'client left during a render');
     assert.equal(left.level, 20);
     assert.equal(left.url, '/products/6');
     assert.equal(left.err, undefined, 'no stack');
