@@ -18,7 +18,7 @@ import type { StaticIndexOptions } from './files/static-index.ts';
 import { EARLY_HINTS_MODES, type EarlyHintsMode } from './hints/early-hints.ts';
 import type { LogSettings } from './logger.ts';
 import type { MetricsAddress } from './metrics/metrics-server.ts';
-import type { TracingSettings } from './observe/tracing/start-tracing.ts';
+import type { TracingSettings } from './observe/tracing/tracing-settings.ts';
 import {
   keyValueList,
   otlpEndpoint,

@@ -35,11 +35,12 @@ import { localizedPages } from './pages/localized-pages.ts';
 import { withLanguageHeaders } from './pages/page-language.ts';
 import { createPages, type Pages } from './pages/pages.ts';
 import { RenderLimiter } from './pages/render-limiter.ts';
-import { type PageEngine, Renderer } from './pages/renderer.ts';
+import type { PageEngine } from './pages/engine.ts';
+import { Renderer } from './pages/renderer.ts';
 import { createRouteLookup, type RouteInfo } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { withPageHints } from './pages/route-preloads.ts';
-import { workerSlot } from './process/cluster.ts';
+import { workerSlot } from './process/worker.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
 import {

@@ -15,7 +15,8 @@ import {
   register,
   Registry,
 } from 'prom-client';
-import { type PrimaryStats, sayBeforeExiting } from '../process/cluster.ts';
+import type { PrimaryStats } from '../process/cluster.ts';
+import { sayBeforeExiting } from '../process/worker.ts';
 import { RECYCLE_REASONS } from '../process/recycling.ts';
 
 /** A metric as `getMetricsAsJSON()` gives it and `AggregatorRegistry.aggregate()` takes it. */

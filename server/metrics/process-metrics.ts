@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { type PrimaryStats, workerSlot } from '../process/cluster.ts';
+import type { PrimaryStats } from '../process/cluster.ts';
+import { workerSlot } from '../process/worker.ts';
 import { answerPrimary, ClusterMetrics } from './cluster-metrics.ts';
 import { serveMetrics, type MetricsAddress } from './metrics-server.ts';
 import { registerStatsMetrics, type OriginStats } from './stats-metrics.ts';

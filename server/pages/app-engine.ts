@@ -1,6 +1,6 @@
 import { AngularNodeAppEngine } from '@angular/ssr/node';
 import { OriginError } from '../errors.ts';
-import type { EngineOutput, PageEngine } from './renderer.ts';
+import type { EngineOutput, PageEngine } from './engine.ts';
 
 export interface AppEngineOptions {
   allowedHosts: readonly string[];
@@ -43,7 +43,7 @@ export function createAppEngine(options: AppEngineOptions): PageEngine {
 /**
  * What Angular's engine answered, as the origin's engines give a page (renderer.ts EngineOutput):
  * its bytes as they are (decoding them to encode the page again showed in the render's instruction
- * count: bench/README.md#the-figures-behind-the-codes-comments), its status, and its headers less
+ * count: docs/architecture.md#what-each-optimization-saves), its status, and its headers less
  * Angular's spelling of the HTML type and its own bookkeeping for its prerendered files (the origin
  * sets Content-Length and ETag for the bytes it sends).
  */

@@ -7,7 +7,7 @@ import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { StartupError } from '../startup-error.ts';
 import { channels, tracedSync } from '../channels.ts';
 import { createCriticalCss } from './critical-css.ts';
-import type { PageEngine } from './renderer.ts';
+import type { PageEngine } from './engine.ts';
 
 /**
  * How rendered pages get their critical CSS (CRITICAL_CSS): `compiled` (stylesheets compiled at
@@ -43,7 +43,7 @@ export function createCommonEngine(options: CommonEngineOptions): PageEngine {
   const document =
     options.csp &&
     nonceTemplate(readFileSync(documentFilePath, 'utf8'), options.csp).body.toString();
-  // Compiled at startup (the default): cheaper per render than CommonEngine's Beasties pass (bench/README.md#the-figures-behind-the-codes-comments).
+  // Compiled at startup (the default): cheaper per render than CommonEngine's Beasties pass (docs/architecture.md#what-each-optimization-saves).
   const inlineCompiledCss =
     options.criticalCss === 'compiled' && traceable(createCriticalCss(browserDir));
   // An app bundle from before the origin gave renders their request exports no REQUEST token, and

@@ -1,6 +1,6 @@
 // A localized build's pages say their language whichever engine rendered them.
 import { languageHeaders, type LocaleMap, pageLanguage } from '../locales/locale-sites.ts';
-import type { PageEngine } from './renderer.ts';
+import type { PageEngine } from './engine.ts';
 
 /**
  * An engine whose pages carry their language headers, whatever the engine set: Angular's engine

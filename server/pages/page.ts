@@ -19,7 +19,8 @@ import {
 } from '../http/cache-control.ts';
 import { RENDER_INPUTS_HEADER } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
-import type { EngineOutput } from './renderer.ts';
+import type { EngineOutput } from './engine.ts';
+import { DATA_CACHE_HEADER } from './route-matcher.ts';
 
 export const HTML = 'text/html; charset=utf-8';
 
@@ -54,9 +55,6 @@ export interface PageMaking {
   /** Its URL's path: the tag a CDN purges the page's path by (the xkey alias). */
   path?: string;
 }
-
-/** The route's own declaration that its renders' fetches go past the data cache: for the origin alone. */
-export const DATA_CACHE_HEADER = 'data-cache';
 
 /**
  * The answer for a render: Content-Type, the headers the app set through RESPONSE_INIT (less the
@@ -222,7 +220,7 @@ function groupsOf(final: Headers, log: Logger | undefined): string[] {
 
 /** Names as the origin sends its own (`Cache-Control`): Headers hands them over in lower case. */
 function headerName(lowerCase: string): string {
-  // Remembered: the regex showed in CPU profiles of the miss path (bench/README.md#the-figures-behind-the-codes-comments).
+  // Remembered: the regex showed in CPU profiles of the miss path (docs/architecture.md#what-each-optimization-saves).
   let name = SPELLED.get(lowerCase);
   if (name === undefined) {
     name =

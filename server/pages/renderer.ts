@@ -8,44 +8,8 @@ import type { RenderRequest } from '../request/render-request.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
 import type { RouteInfo } from './route-matcher.ts';
-import type { RenderContext, UndeclaredReads } from './undeclared-reads.ts';
-
-/** What an engine made of a URL: the page and what the app set through RESPONSE_INIT. */
-export interface EngineOutput {
-  /**
-   * The page: CommonEngine's string, or the bytes of AngularNodeAppEngine's Response as they are
-   * (never decoded only to be encoded again: bench/README.md#the-figures-behind-the-codes-comments).
-   */
-  html: string | Buffer;
-  status: number;
-  headers: Headers;
-}
-
-/** What an engine renders from: the URL, and Angular's REQUEST and REQUEST_CONTEXT for the render. */
-export interface EngineInput {
-  /** The validated origin plus the request target (request/render-request.ts). */
-  url: string;
-  /** The request the render sees: a shared page's, its URL and declared inputs alone. */
-  request: Request;
-  context: RenderContext;
-  /** Set when the render read an input its route does not declare under RENDER_INPUTS_STRICT. */
-  refused?: Error;
-  /**
-   * From now on, reads of the request are the app's: called by the engine once its own reads are
-   * done (Angular's engine goes through every header, and reads its proxy headers, as it starts).
-   */
-  appReads: () => void;
-}
-
-/**
- * An engine: renders the page of a request for a route, and nothing else. Bounds, timeouts,
- * caching and the answer are the origin's.
- */
-export type PageEngine = (
-  input: EngineInput,
-  route: RouteInfo,
-  signal: AbortSignal | undefined,
-) => Promise<EngineOutput>;
+import type { EngineOutput, PageEngine } from './engine.ts';
+import type { UndeclaredReads } from './undeclared-reads.ts';
 
 /** A finished render. */
 export interface Rendered extends EngineOutput {

@@ -1,11 +1,11 @@
 import type { PageHints } from '../hints/page-hints.ts';
-import type { PageEngine } from './renderer.ts';
+import type { PageEngine } from './engine.ts';
 
 /**
  * An engine whose pages carry their hints: the route's `modulepreload` tags that Angular's own
  * engine adds (before `</body>`, as it writes them) where the page lacks them — CommonEngine's pages
  * named one of the product route's three chunks, and hydrated 330–350 ms later under a mobile
- * network (bench/README.md#the-figures-behind-the-codes-comments) — and, with `link`, the page's
+ * network (docs/architecture.md#what-each-optimization-saves) — and, with `link`, the page's
  * `Link` header (hints/page-hints.ts), kept with the page in the render cache so that every answer
  * of it carries the same hints as the 103 before it.
  */

@@ -9,20 +9,8 @@ import { type FailureLog, OriginError, report } from '../errors.ts';
 import { firstCookies } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import { type Named, NamedOnce } from './named-once.ts';
-import type { EngineInput } from './renderer.ts';
+import type { EngineInput } from './engine.ts';
 import type { RouteInfo } from './route-matcher.ts';
-
-/**
- * Angular's REQUEST_CONTEXT of a render: the request inputs the app's requestCookie() asks the
- * origin for by name (src/app/render-inputs.ts), so that a read of an undeclared one is said with
- * its name, where a read of the raw `cookie` header can only say what was withheld.
- */
-export interface RenderContext {
-  renderInputs: {
-    /** The cookie's value as this render may see it; undefined when it has none (or may not). */
-    cookie(name: string): string | undefined;
-  };
-}
 
 export interface UndeclaredReadsOptions {
   log: FailureLog;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { exitProcess, STOP_ACCEPTING, workerSlot } from './cluster.ts';
+import { exitProcess, STOP_ACCEPTING, workerSlot } from './worker.ts';
 import type { Readiness } from './health.ts';
 import type { PublicServer, TlsFiles } from './public-server.ts';
 import type { RecycleLimits } from './recycling.ts';

@@ -128,7 +128,7 @@ describe(
         let done = false;
         // Eight clients, each a new connection per request (mostly cheap ones, so a worker is often
         // idle and exits as soon as it crashes), while workers crash one after another: each crash
-        // races the primary handing that worker new connections (server/process/cluster.ts, exitProcess).
+        // races the primary handing that worker new connections (server/process/worker.ts, exitProcess).
         const clients = Array.from({ length: 8 }, async (_, client) => {
           for (let i = 0; !done; i++) {
             const answer = await request(

@@ -44,37 +44,9 @@ import type { Logger } from 'pino';
 import { logContextFrom, throttledWarning } from '../../logger.ts';
 import { ChannelContextManager } from './channel-context.ts';
 import { traceFetches } from './fetch-spans.ts';
+import { RequestIds } from './request-span.ts';
 import { traceChannels } from './spans.ts';
-import type { ParentTrust } from './tracing-settings.ts';
-
-export type SamplerName =
-  | 'always_on'
-  | 'always_off'
-  | 'traceidratio'
-  | 'parentbased_always_on'
-  | 'parentbased_always_off'
-  | 'parentbased_traceidratio';
-
-/** The tracing settings, from OTEL_* and TRACEPARENT (config.ts checks every value). */
-export interface TracingSettings {
-  /** Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
-  url: string;
-  protocol: 'http/protobuf' | 'http/json';
-  headers: Record<string, string>;
-  timeoutMs: number;
-  compression: 'gzip' | 'none';
-  sampler: SamplerName;
-  /** The ratio of the traceidratio samplers. */
-  ratio: number;
-  batch: {
-    scheduleDelayMs: number;
-    exportTimeoutMs: number;
-    maxQueueSize: number;
-    maxExportBatchSize: number;
-  };
-  propagators: readonly ('tracecontext' | 'baggage')[];
-  trust: ParentTrust;
-}
+import type { TracingSettings } from './tracing-settings.ts';
 
 /** Tracing, running: its counts for /healthz, and how it stops. */
 export interface Tracing {
@@ -100,7 +72,9 @@ export function startTracing(
 ): Tracing {
   const stats: TracingStats = { ended: 0, exported: 0, failed: 0, dropped: 0 };
   reportSdkTroubles(stats, log);
-  const provider = createProvider(settings, stats, log);
+  const sampler = samplerOf(settings);
+  const ids = new RequestIds();
+  const provider = createProvider(settings, { sampler, ids }, stats, log);
   const manager = new ChannelContextManager();
   context.setGlobalContextManager(manager);
   trace.setGlobalTracerProvider(provider);
@@ -112,7 +86,14 @@ export function startTracing(
     }),
   );
   const tracer = provider.getTracer('ssr-origin');
-  const untraceChannels = traceChannels({ tracer, manager, trust: settings.trust, engine });
+  const untraceChannels = traceChannels({
+    tracer,
+    sampler,
+    ids,
+    manager,
+    trust: settings.trust,
+    engine,
+  });
   const untraceFetches = traceFetches(tracer, manager);
   const untrace = () => {
     untraceFetches();
@@ -145,6 +126,7 @@ export function startTracing(
  */
 function createProvider(
   settings: TracingSettings,
+  { sampler, ids }: { sampler: Sampler; ids: RequestIds },
   stats: TracingStats,
   log: Logger,
 ): TracerProvider {
@@ -172,7 +154,8 @@ function createProvider(
     resource: defaultResource()
       .merge(detectResources({ detectors: [hostDetector, envDetector] }))
       .merge(resourceFromAttributes({ 'process.pid': process.pid })),
-    sampler: samplerOf(settings),
+    sampler,
+    idGenerator: ids,
     spanProcessors: [processor],
   });
 }

@@ -1,8 +1,6 @@
 // How the standard OpenTelemetry variables are read (config.ts's table holds them with the rest):
 // each value checked at startup, so that a typo stops the start in one line instead of tracing
 // nothing. Nothing here loads the SDK.
-import type { SamplerName, TracingSettings } from './start-tracing.ts';
-
 /**
  * What an incoming `traceparent` may do (TRACEPARENT): `continue` its trace, sampling by this
  * origin's own sampler (a visitor cannot have every request recorded); `obey` its sampled flag too
@@ -11,6 +9,35 @@ import type { SamplerName, TracingSettings } from './start-tracing.ts';
 export type ParentTrust = 'continue' | 'obey' | 'ignore';
 
 export const PARENT_TRUSTS: readonly ParentTrust[] = ['continue', 'obey', 'ignore'];
+
+export type SamplerName =
+  | 'always_on'
+  | 'always_off'
+  | 'traceidratio'
+  | 'parentbased_always_on'
+  | 'parentbased_always_off'
+  | 'parentbased_traceidratio';
+
+/** The tracing settings, from OTEL_* and TRACEPARENT (config.ts checks every value). */
+export interface TracingSettings {
+  /** Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
+  headers: Record<string, string>;
+  timeoutMs: number;
+  compression: 'gzip' | 'none';
+  sampler: SamplerName;
+  /** The ratio of the traceidratio samplers. */
+  ratio: number;
+  batch: {
+    scheduleDelayMs: number;
+    exportTimeoutMs: number;
+    maxQueueSize: number;
+    maxExportBatchSize: number;
+  };
+  propagators: readonly ('tracecontext' | 'baggage')[];
+  trust: ParentTrust;
+}
 
 export const SAMPLERS: readonly SamplerName[] = [
   // The specification's default.
