@@ -238,12 +238,30 @@ export function tracedSync<M extends object, T>(
   return traceChannel.traceSync(() => fn(made), made);
 }
 
+/** Symbol marking a response whose request an observer follows: see `follow`. */
+const FOLLOWED = Symbol('origin.followed');
+
+/**
+ * Says an observer follows the request of `res`: called by a subscriber of `request.start`. The
+ * steps tell the story of a followed request only (its route, how a cache served it, its answer's
+ * head), so that a request nobody follows costs no message: one the tracer's sampler left out,
+ * with no other observer on.
+ */
+export function follow(res: ServerResponse): void {
+  (res as ServerResponse & { [FOLLOWED]?: true })[FOLLOWED] = true;
+}
+
+/** Whether an observer follows the request of `res` (follow). */
+export function followed(res: ServerResponse): boolean {
+  return (res as ServerResponse & { [FOLLOWED]?: true })[FOLLOWED] === true;
+}
+
 /** Symbol marking a response whose request a step named (RouteMessage): see `named`. */
 const NAMED = Symbol('origin.named');
 
-/** Says what answers a request (RouteMessage), when anyone listens. */
+/** Says what answers a request (RouteMessage), when an observer follows it. */
 export function nameRequest(message: RouteMessage): void {
-  if (channels.route.hasSubscribers) {
+  if (channels.route.hasSubscribers && followed(message.res)) {
     (message.res as ServerResponse & { [NAMED]?: true })[NAMED] = true;
     channels.route.publish(message);
   }
@@ -259,9 +277,12 @@ export function named(res: ServerResponse): boolean {
   return (res as ServerResponse & { [NAMED]?: true })[NAMED] === true;
 }
 
-/** Says how the render cache served a page request, and the render behind it, when anyone listens. */
+/**
+ * Says how the render cache served a page request, and the render behind it, when an observer
+ * follows it.
+ */
 export function pageServed(message: PageServedMessage): void {
-  if (channels.pageServed.hasSubscribers) {
+  if (channels.pageServed.hasSubscribers && followed(message.res)) {
     channels.pageServed.publish(message);
   }
 }

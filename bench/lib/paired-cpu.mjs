@@ -1,41 +1,57 @@
-// CPU per uncached render, measured in pairs: a server and its reference loaded at the same time,
-// on the same CPU, at the same constant rate, so that both see the same machine. Run back to back,
+// Server CPU per answer, measured in pairs: a server and its reference loaded at the same time, on
+// the same CPU, at the same constant rate, so that both see the same machine. Run back to back,
 // the same server swung from 3,897 to 5,993 µs per render within minutes on this 2-core VM
 // (2026-11-24, steal 0.0%), far more than the 5% these targets are about; loaded together, the
 // origin's ratio to the ceiling stayed within 0.99–1.07 in every round of two ad-hoc runs.
 import { median } from '../../scripts/lib/median.mjs';
 import { judgeRun } from './validate.mjs';
 
-/** The scenario measured: every request a different page, so every request renders. */
-export const PAIRED_SCENARIO = 'ssr';
-
 /**
- * The pairs and the targets the issues set for them: CPU per render of `variant` at most `target`×
- * that of `reference`. The ablation has none: it shows what the render cache's miss path costs.
- * @type {{ variant: string, reference: string, target?: number }[]}
+ * The pairs and the targets the issues set for them: CPU per answer of `variant` in `scenario` at
+ * most `target`× that of `reference`. In `ssr` every request renders a different page (CPU per
+ * render); the tracing pairs weigh what tracing adds to the cheapest answers, a prerendered page
+ * and a render cache hit. The ablation has no target: it shows what the render cache's miss path
+ * costs.
+ * @typedef {{ variant: string, reference: string, scenario: string, target?: number }} Pair
+ * @type {Pair[]}
  */
 export const PAIRS = [
-  { variant: 'origin', reference: 'ceiling', target: 1.05 },
-  { variant: 'origin-app', reference: 'stock', target: 1 },
-  { variant: 'origin', reference: 'origin-nocache' },
+  { variant: 'origin', reference: 'ceiling', scenario: 'ssr', target: 1.05 },
+  { variant: 'origin-app', reference: 'stock', scenario: 'ssr', target: 1 },
+  { variant: 'origin', reference: 'origin-nocache', scenario: 'ssr' },
+  ...['ssg', 'ssr-cached'].flatMap((scenario) => [
+    { variant: 'origin-traced-10', reference: 'origin', scenario, target: 1.1 },
+    { variant: 'origin-traced-0', reference: 'origin', scenario, target: 1.02 },
+  ]),
 ];
 
 /**
- * @typedef {{ round: number, variant: string, reference: string, rate: number,
+ * @typedef {{ round: number, variant: string, reference: string, scenario: string, rate: number,
  *   answered: [number, number], cpuSeconds: [number | undefined, number | undefined],
  *   problems: string[] }} PairedRun
  */
 
 /** The pairs whose two variants both run (and whose scenario does). */
 export function pairsIn(variantNames, scenarioNames) {
-  if (!scenarioNames.includes(PAIRED_SCENARIO)) return [];
   return PAIRS.filter(
-    (pair) => variantNames.includes(pair.variant) && variantNames.includes(pair.reference),
+    (pair) =>
+      scenarioNames.includes(pair.scenario) &&
+      variantNames.includes(pair.variant) &&
+      variantNames.includes(pair.reference),
   );
 }
 
 /**
- * The rate each of the two is loaded at: `share` × the slower one's flat-out median, so that
+ * The open-loop generator (node:http, bench/lib/open-loop.mjs) sends about 3,000 requests a second
+ * from one core without becoming the bottleneck (MAX_EQUAL_LOAD_RATE), and a pair's two share the
+ * load generator's core: at 7,000 a second each, a pair's rounds on `ssg` read 1.15–1.26× where
+ * flat-out rounds of the same servers read 1.10×, and on `ssr-cached` 0.78–2.58× from round to
+ * round (2026-11-28), the generator's queue measured rather than the servers.
+ */
+export const MAX_PAIRED_RATE = 1500;
+
+/**
+ * The rate each of the two is loaded at (at most MAX_PAIRED_RATE): `share` × the slower one's flat-out median, so that
  * together they keep the CPU busy 2 × share of the time and neither queues behind the other for
  * long. Undefined when either has no valid flat-out median.
  * @param {import('./report.mjs').SummaryRow[]} rows
@@ -44,11 +60,11 @@ export function pairedRate(rows, pair, share) {
   const rps = [pair.variant, pair.reference].map(
     (name) =>
       rows.find(
-        (row) => row.scenario === PAIRED_SCENARIO && row.variant === name && row.status === 'valid',
+        (row) => row.scenario === pair.scenario && row.variant === name && row.status === 'valid',
       )?.rps?.median,
   );
   if (rps.some((value) => !value)) return undefined;
-  return Math.max(1, Math.round(Math.min(...rps) * share));
+  return Math.max(1, Math.min(MAX_PAIRED_RATE, Math.round(Math.min(...rps) * share)));
 }
 
 /**
@@ -83,8 +99,8 @@ export async function runPairedRound({ jobs, checks, pids, rate, duration, run, 
   };
 }
 
-/** µs of server CPU per answered render, or undefined. */
-export function perRender(cpuSeconds, answered) {
+/** µs of server CPU per answer, or undefined. */
+export function perAnswer(cpuSeconds, answered) {
   return cpuSeconds === undefined || answered === 0 ? undefined : (cpuSeconds * 1e6) / answered;
 }
 
@@ -96,14 +112,17 @@ export function perRender(cpuSeconds, answered) {
 export function summarizePairs(runs) {
   return PAIRS.map((pair) => {
     const own = runs.filter(
-      (run) => run.variant === pair.variant && run.reference === pair.reference,
+      (run) =>
+        run.variant === pair.variant &&
+        run.reference === pair.reference &&
+        run.scenario === pair.scenario,
     );
     if (own.length === 0) return undefined;
     const valid = own.filter((run) => run.problems.length === 0);
     const rounds = valid
       .map((run) => {
-        const mine = perRender(run.cpuSeconds[0], run.answered[0]);
-        const theirs = perRender(run.cpuSeconds[1], run.answered[1]);
+        const mine = perAnswer(run.cpuSeconds[0], run.answered[0]);
+        const theirs = perAnswer(run.cpuSeconds[1], run.answered[1]);
         return mine && theirs
           ? { round: run.round, mine, theirs, ratio: mine / theirs }
           : undefined;
@@ -130,18 +149,20 @@ const micro = (value) => (value === undefined ? '?' : Math.round(value).toLocale
 export function pairedTable(summaries, { markdown = false } = {}) {
   const code = (name) => (markdown ? `\`${name}\`` : name);
   const title =
-    "CPU per uncached render, in pairs (each pair loaded together on the same CPU at one constant rate; ratio = median over rounds of the two servers' CPU per render in that round)";
+    "Server CPU per answer, in pairs (each pair loaded together on the same CPU at one constant rate; ratio = median over rounds of the two servers' CPU per answer in that round; in ssr every answer is a render)";
   const headers = [
     'pair',
+    'scenario',
     'rate req/s each',
-    'µs/render',
-    'µs/render (reference)',
+    'µs/answer',
+    'µs/answer (reference)',
     'ratio (median)',
     'rounds',
     'target',
   ];
   const rows = summaries.map((summary) => [
     `${code(summary.variant)} ÷ ${code(summary.reference)}`,
+    summary.scenario,
     String(summary.rate),
     micro(summary.mine),
     micro(summary.theirs),
@@ -157,7 +178,7 @@ export function pairedTable(summaries, { markdown = false } = {}) {
       `**${title}.**`,
       '',
       `| ${headers.join(' | ')} |`,
-      `|---|--:|--:|--:|--:|---|---|`,
+      `|---|---|--:|--:|--:|--:|---|---|`,
       ...rows.map((row) => `| ${row.join(' | ')} |`),
     ].join('\n');
   }

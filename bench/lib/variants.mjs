@@ -244,6 +244,22 @@ VARIANTS.push(
   },
   {
     ...ORIGIN,
+    name: 'origin-traced-0',
+    ablation: true,
+    label: 'origin-traced-0 (tracing on, OTEL_TRACES_SAMPLER_ARG=0: every request left out)',
+    about:
+      'The origin with tracing on and a sampler that leaves every request out (parentbased_traceidratio, 0): what a request the sampler does not pick costs.',
+    get env() {
+      return {
+        ...COMMON_ENV,
+        OTEL_EXPORTER_OTLP_ENDPOINT: traceSink(),
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+      };
+    },
+  },
+  {
+    ...ORIGIN,
     name: 'origin-traced-10',
     ablation: true,
     label:

@@ -10,7 +10,7 @@ import type { Answer, PerResponseBody } from './answer-value.ts';
 import { canAnswer } from './connection.ts';
 import { compressible, MIN_COMPRESSED_BYTES } from './content-coding.ts';
 import { representationFor } from './encodings.ts';
-import { type AnswerMessage, channels } from '../channels.ts';
+import { type AnswerMessage, channels, followed } from '../channels.ts';
 
 export type { Answer, Encodings, PerResponseBody } from './answer-value.ts';
 
@@ -137,7 +137,7 @@ export function writeAnswer(
   extra: readonly string[] = NO_HEADERS,
   failed?: (error: Error) => void,
 ): number {
-  if (channels.answer.hasSubscribers) {
+  if (channels.answer.hasSubscribers && followed(res)) {
     // What the observers add (Server-Timing), as the head goes out.
     const message: AnswerMessage = { req, res, status: stored.status, headers: [] };
     channels.answer.publish(message);

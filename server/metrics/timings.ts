@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { Histogram } from 'prom-client';
 import {
   channels,
+  follow,
   type Entrance,
   type RenderMessage,
   type RequestMessage,
@@ -78,8 +79,10 @@ function subscriberOf({ renders, bound, upstream }: ReturnType<typeof histograms
   /** When each request came, and whether the fast path answered it. */
   const started = new WeakMap<ServerResponse, { startMs: number; entrance: Entrance }>();
   const request = {
-    start: ({ res }: RequestMessage) =>
-      started.set(res, { startMs: performance.now(), entrance: 'koa' }),
+    start: ({ res }: RequestMessage) => {
+      follow(res);
+      started.set(res, { startMs: performance.now(), entrance: 'koa' });
+    },
     asyncEnd: ({ res }: RequestMessage) => {
       const it = started.get(res);
       // A response that never finished (its client left) is not a response time.

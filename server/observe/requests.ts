@@ -3,7 +3,14 @@
 // for all the request's work, and once its response ended. The observers subscribe; with none, a
 // request costs three property reads here.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { channels, named, nameRequest, observed, type RouteMessage } from '../channels.ts';
+import {
+  channels,
+  followed,
+  named,
+  nameRequest,
+  observed,
+  type RouteMessage,
+} from '../channels.ts';
 
 /**
  * `handle` with each request told, and named at its end by `nameOf` when no step named it (a file, a
@@ -23,16 +30,19 @@ export function observedRequests(
     // the request's work) and end around the handler, asyncStart and asyncEnd once it ended.
     const message = { req, res };
     request.start.runStores(message, () => {
-      res.once('close', () => {
-        if (!named(res)) {
-          const route = nameOf(req, res);
-          if (route !== undefined) {
-            nameRequest(route);
+      // A request no observer follows (one the tracer left out, nothing else on) ends untold.
+      if (followed(res)) {
+        res.once('close', () => {
+          if (!named(res)) {
+            const route = nameOf(req, res);
+            if (route !== undefined) {
+              nameRequest(route);
+            }
           }
-        }
-        request.asyncStart.publish(message);
-        request.asyncEnd.publish(message);
-      });
+          request.asyncStart.publish(message);
+          request.asyncEnd.publish(message);
+        });
+      }
       handle(req, res);
     });
     request.end.publish(message);

@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import {
   type AnswerMessage,
   channels,
+  follow,
   type PageServedMessage,
   type RenderTiming,
   type RequestMessage,
@@ -23,7 +24,10 @@ interface Seen {
 export function timeAnswers(): () => void {
   const seen = new WeakMap<ServerResponse, Seen>();
   const request = {
-    start: ({ res }: RequestMessage) => seen.set(res, { startMs: performance.now() }),
+    start: ({ res }: RequestMessage) => {
+      follow(res);
+      seen.set(res, { startMs: performance.now() });
+    },
   };
   const served = (message: unknown) => {
     const { res, cache, render } = message as PageServedMessage;

@@ -6,7 +6,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { ensureBenchPackages } from '../../bench/install.mjs';
-import { pairedRate, pairedTable, pairsIn, summarizePairs } from '../../bench/lib/paired-cpu.mjs';
+import {
+  MAX_PAIRED_RATE,
+  pairedRate,
+  pairedTable,
+  pairsIn,
+  summarizePairs,
+} from '../../bench/lib/paired-cpu.mjs';
 import { benchRun, renderedMayRunOut } from '../helpers/bench.mjs';
 
 const row = (variant, median, status = 'valid') => ({
@@ -20,6 +26,7 @@ const run = (round, mine, theirs, problems = []) => ({
   round,
   variant: 'origin',
   reference: 'ceiling',
+  scenario: 'ssr',
   rate: 50,
   // 100 renders each: CPU seconds of 100 renders at `mine` and `theirs` µs.
   answered: [100, 100],
@@ -28,7 +35,7 @@ const run = (round, mine, theirs, problems = []) => ({
 });
 
 describe('paired CPU runs (plain functions)', () => {
-  it('runs a pair only when both of its variants and ssr run', () => {
+  it('runs a pair only when both of its variants and its scenario run', () => {
     assert.deepEqual(
       pairsIn(['origin', 'stock', 'ceiling'], ['ssg', 'ssr']).map((pair) => pair.variant),
       ['origin'],
@@ -43,17 +50,43 @@ describe('paired CPU runs (plain functions)', () => {
     );
     assert.deepEqual(pairsIn(['origin', 'ceiling'], ['ssg']), []);
     assert.deepEqual(pairsIn(['origin', 'stock'], ['ssr']), []);
+    // Tracing's pairs, in the scenarios that run.
+    assert.deepEqual(
+      pairsIn(['origin', 'origin-traced-10', 'origin-traced-0'], ['ssg', 'ssr']).map((pair) => [
+        pair.variant,
+        pair.scenario,
+        pair.target,
+      ]),
+      [
+        ['origin-traced-10', 'ssg', 1.1],
+        ['origin-traced-0', 'ssg', 1.02],
+      ],
+    );
   });
 
   it('loads both at a share of the slower one, and not at all without valid medians', () => {
-    const pair = { variant: 'origin', reference: 'ceiling', target: 1.05 };
+    const pair = { variant: 'origin', reference: 'ceiling', scenario: 'ssr', target: 1.05 };
     assert.equal(pairedRate([row('origin', 200), row('ceiling', 250)], pair, 0.4), 80);
+    // The pair's own scenario's medians.
+    assert.equal(
+      pairedRate(
+        [row('origin', 200), row('ceiling', 250), { ...row('origin', 50), scenario: 'ssg' }],
+        pair,
+        0.4,
+      ),
+      80,
+    );
     assert.equal(pairedRate([row('origin', 300), row('ceiling', 250)], pair, 0.4), 100);
     assert.equal(
       pairedRate([row('origin', 200, 'invalid'), row('ceiling', 250)], pair, 0.4),
       undefined,
     );
     assert.equal(pairedRate([row('ceiling', 250)], pair, 0.4), undefined);
+    // No faster than one load generator's core sends for both.
+    assert.equal(
+      pairedRate([row('origin', 20_000), row('ceiling', 25_000)], pair, 0.3),
+      MAX_PAIRED_RATE,
+    );
   });
 
   it('takes the median of the per-round ratios, leaving out rounds with problems', () => {
@@ -74,7 +107,12 @@ describe('paired CPU runs (plain functions)', () => {
     const [missed] = summarizePairs([run(1, 5300, 5000), run(2, 5400, 5000)]);
     assert.equal(missed.met, false);
     assert.match(pairedTable([missed]), /origin ÷ ceiling .* ≤ 1\.05: missed/);
-    assert.match(pairedTable([summary], { markdown: true }), /\| `origin` ÷ `ceiling` \| 50 \|/);
+    assert.match(
+      pairedTable([summary], { markdown: true }),
+      /\| `origin` ÷ `ceiling` \| ssr \| 50 \|/,
+    );
+    // Rounds of the same pair in another scenario are another summary.
+    assert.equal(summarizePairs([{ ...run(1, 5000, 5000), scenario: 'ssg' }]).length, 0);
   });
 
   it('says so when no round was valid', () => {
@@ -117,10 +155,10 @@ describe('npm run bench with a pair', { timeout: 120_000, skip }, () => {
     );
     assert.equal(bench.json.settings.pairedCpu, 0.2);
     assert.deepEqual(
-      bench.json.pairedRuns.map((one) => [one.round, one.variant, one.reference]),
+      bench.json.pairedRuns.map((one) => [one.round, one.variant, one.reference, one.scenario]),
       [
-        [1, 'origin', 'ceiling'],
-        [2, 'origin', 'ceiling'],
+        [1, 'origin', 'ceiling', 'ssr'],
+        [2, 'origin', 'ceiling', 'ssr'],
       ],
     );
     const slower = Math.min(
@@ -137,8 +175,8 @@ describe('npm run bench with a pair', { timeout: 120_000, skip }, () => {
     const [summary] = bench.json.paired;
     assert.equal(summary.rounds.length, 2);
     assert.ok(summary.ratio > 0);
-    assert.match(bench.run.stdout, /^CPU per uncached render, in pairs/m);
+    assert.match(bench.run.stdout, /^Server CPU per answer, in pairs/m);
     const md = readFileSync(join(bench.out, bench.file('.md')), 'utf8');
-    assert.match(md, /\*\*CPU per uncached render, in pairs .*\n\n\| pair \|/);
+    assert.match(md, /\*\*Server CPU per answer, in pairs .*\n\n\| pair \| scenario \|/);
   });
 });

@@ -349,6 +349,104 @@ describe('traces', () => {
     }
   });
 
+  it('sampling one in two: decided on the trace id the spans carry; a request left out records nothing, its fetches carry its unsampled trace, its refresh is decided on its own', async () => {
+    const sampled = await startOrigin({
+      env: env({
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.5',
+        TRACEPARENT: 'obey',
+        REVALIDATE_TOKEN: TOKEN,
+      }),
+    });
+    // TraceIdRatioBasedSampler's rule (@opentelemetry/sdk-trace): the trace id's 32-bit words
+    // XOR-ed, under the ratio's share of 2^32 - 1.
+    const picked = (traceId) => {
+      let words = 0;
+      for (let i = 0; i < 32; i += 8) words = (words ^ parseInt(traceId.slice(i, i + 8), 16)) >>> 0;
+      return words < Math.floor(0.5 * 0xffffffff);
+    };
+    const traceparentOf = (path) => {
+      const seen = api.seen.filter(({ url }) => url === `/items/${path.split('/').pop()}`);
+      assert.equal(seen.length, 1, `one fetch of ${path}'s item`);
+      const parsed = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/.exec(seen[0].traceparent ?? '');
+      assert.ok(parsed, `a traceparent for ${path}: ${seen[0].traceparent}`);
+      return { traceId: parsed[1], sampled: parsed[3] === '01' };
+    };
+    try {
+      const paths = Array.from({ length: 40 }, (_, i) => `/data/${300 + i}`);
+      for (const path of paths) {
+        assert.equal((await request(sampled.url, path)).status, 200);
+      }
+      // A remote parent that says "not sampled", obeyed: the trace goes on unsampled.
+      const remote = '5ce0a3e1a2b34da6a3ce929d0e0e4799';
+      await request(sampled.url, '/data/340', {
+        headers: { traceparent: `00-${remote}-00f067aa0ba902b7-00` },
+      });
+      const told = paths.map((path) => ({ path, ...traceparentOf(path) }));
+      assert.deepEqual(traceparentOf('/data/340'), { traceId: remote, sampled: false });
+      const recorded = told.filter((one) => one.sampled);
+      const left = told.filter((one) => !one.sampled);
+      assert.ok(recorded.length > 0 && left.length > 0, `${recorded.length} of 40 recorded`);
+      for (const one of told) {
+        assert.equal(one.sampled, picked(one.traceId), `${one.path}: decided on ${one.traceId}`);
+      }
+      assert.equal(new Set(told.map((one) => one.traceId)).size, 40, 'a trace per request');
+      const spans = await collected(
+        collector,
+        (all) =>
+          recorded.every(
+            ({ traceId }) => traceOf(all, traceId).filter((s) => s.kind === CLIENT).length === 2,
+          ) && all,
+        'the recorded requests whole',
+      );
+      for (const { path, traceId } of recorded) {
+        assert.equal(serverSpans(traceOf(spans, traceId), path).length, 1, path);
+        assert.ok(traceOf(spans, traceId).some((span) => span.name === 'render /data/:id'));
+      }
+      for (const { path, traceId } of [...left, { path: '/data/340', traceId: remote }]) {
+        assert.deepEqual(traceOf(spans, traceId), [], `nothing of ${path} recorded`);
+        assert.deepEqual(serverSpans(spans, path), []);
+        const line = logLines(sampled).find((l) => l.msg === 'request' && l.url === path);
+        assert.equal(line.trace_id, undefined, `${path}'s log line names no trace`);
+      }
+
+      // Refreshes are traces of their own: one that a left-out request found stale is decided
+      // anew (recorded with probability 1/2 each: none of 20 or so recorded, about 2^-20).
+      const products = Array.from({ length: 40 }, (_, i) => `/products/${400 + i}`);
+      for (const path of products) await request(sampled.url, path);
+      const revalidated = await request(sampled.url, '/_origin/revalidate', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ paths: products, mode: 'soft' }),
+      });
+      assert.equal(revalidated.status, 200);
+      for (const path of products) {
+        assert.match(String((await request(sampled.url, path)).headers['cache-status']), /hit/);
+      }
+      await rendersIdle(sampled);
+      const refreshes = await collected(
+        collector,
+        (all) => {
+          const found = all.filter(
+            (span) =>
+              span.name === 'render cache refresh' &&
+              span.links.length === 1 &&
+              !picked(span.links[0].traceId),
+          );
+          return found.length > 0 && found;
+        },
+        'a refresh asked for by a request left out',
+      );
+      for (const refresh of refreshes) {
+        assert.equal(refresh.parentSpanId, undefined);
+        assert.ok(picked(refresh.traceId), 'decided on its own trace id');
+        assert.deepEqual(traceOf(collector.spans(), refresh.links[0].traceId), []);
+      }
+    } finally {
+      await sampled.stop();
+    }
+  });
+
   it('HTTP/2: the same request span, on either entrance', async () => {
     const h2 = await startOrigin({ protocol: 'h2', env: env() });
     try {

@@ -23,6 +23,7 @@ import {
   type CacheRefreshMessage,
   channels,
   type CoalescedMessage,
+  follow,
   type ErrorMessage,
   type PageServedMessage,
   type RequestMessage,
@@ -30,6 +31,7 @@ import {
   type UpstreamMessage,
 } from '../../channels.ts';
 import type { ChannelContextManager } from './channel-context.ts';
+import { type RequestSpanMaker, startRequestSpan } from './request-span.ts';
 import type { ParentTrust } from './tracing-settings.ts';
 
 /** The SDK's default link limit: a render waited on by more requests links to the first 128. */
@@ -51,8 +53,7 @@ interface Told {
   error?: ErrorMessage;
 }
 
-export interface SpanOptions {
-  tracer: Tracer;
+export interface SpanOptions extends RequestSpanMaker {
   manager: ChannelContextManager;
   trust: ParentTrust;
   /** The rendering engine (`common`, `app`), on every request's span. */
@@ -72,6 +73,7 @@ export function traceChannels(options: SpanOptions): () => void {
 
 class ChannelSpans {
   readonly #tracer: Tracer;
+  readonly #maker: RequestSpanMaker;
   readonly #manager: ChannelContextManager;
   readonly #trust: ParentTrust;
   readonly #engine: string;
@@ -81,8 +83,9 @@ class ChannelSpans {
   readonly #fills = new WeakMap<object, Fill>();
   readonly #undo: (() => void)[] = [];
 
-  constructor({ tracer, manager, trust, engine }: SpanOptions) {
+  constructor({ tracer, sampler, ids, manager, trust, engine }: SpanOptions) {
     this.#tracer = tracer;
+    this.#maker = { tracer, sampler, ids };
     this.#manager = manager;
     this.#trust = trust;
     this.#engine = engine;
@@ -103,16 +106,16 @@ class ChannelSpans {
       const remoteSpan = trace.getSpanContext(remote);
       const ignore = this.#trust === 'ignore';
       const parent = ignore ? ROOT_CONTEXT : remote;
-      const span = this.#tracer.startSpan(
+      const span = startRequestSpan(
+        this.#maker,
         req.method ?? 'GET',
-        {
-          kind: SpanKind.SERVER,
-          links: ignore && remoteSpan !== undefined ? [{ context: remoteSpan }] : undefined,
-        },
         parent,
+        ignore && remoteSpan !== undefined ? [{ context: remoteSpan }] : undefined,
       );
-      // A request the sampler left out costs its context and nothing more.
+      // A request the sampler left out costs its decision and its context, nothing more: the
+      // tracer does not follow it.
       if (span.isRecording()) {
+        follow(res);
         span.setAttributes(requestAttributes(req, this.#engine));
         this.#requests.set(res, { span, told: {} });
       }
@@ -169,19 +172,25 @@ class ChannelSpans {
       this.#fills.set(flight, fill);
       return { name: 'render cache fill', context: parent.setValue(FILL, fill) };
     });
-    // A background refresh: its own trace, linked to the request that found the entry stale.
-    this.#spanEach(channels.cacheRefresh, ({ cache, flight }: CacheRefreshMessage, parent) => {
-      const fill: Fill = { render: undefined, waiting: [] };
-      this.#fills.set(flight, fill);
-      const asker = trace.getSpanContext(parent);
-      return {
-        name: `${cache} cache refresh`,
-        root: true,
-        links: asker === undefined ? undefined : [{ context: asker }],
-        context: ROOT_CONTEXT.setValue(FILL, fill),
-        attributes: { 'origin.cache.name': cache },
-      };
-    });
+    // A background refresh: its own trace (sampled on its own), linked to the request that found
+    // the entry stale.
+    this.#spanEach(
+      channels.cacheRefresh,
+      ({ cache, flight }: CacheRefreshMessage, parent) => {
+        const fill: Fill = { render: undefined, waiting: [] };
+        this.#fills.set(flight, fill);
+        const asker = trace.getSpanContext(parent);
+        return {
+          name: `${cache} cache refresh`,
+          root: true,
+          links: asker === undefined ? undefined : [{ context: asker }],
+          context: ROOT_CONTEXT.setValue(FILL, fill),
+          attributes: { 'origin.cache.name': cache },
+        };
+      },
+      undefined,
+      { ownTrace: true },
+    );
     const coalesced = (message: unknown) => {
       const fill = this.#fills.get((message as CoalescedMessage).flight);
       const waiter = trace.getSpanContext(this.#manager.active());
@@ -284,15 +293,23 @@ class ChannelSpans {
     this.#undo.push(() => channels.upstream.unsubscribe(upstream));
   }
 
-  /** A child span per message of `traceChannel`, as `describe` says, closed by `finish`. */
+  /**
+   * A child span per message of `traceChannel`, as `describe` says, closed by `finish`. Under a span
+   * the sampler left out, none (its children would be left out too: the samplers decide by the
+   * parent or by the trace id they share) unless the work is a trace of its own (`ownTrace`).
+   */
   #spanEach<M extends object>(
     traceChannel: TracingChannel<unknown, M>,
     describe: (message: M, parent: Context) => Described | undefined,
     finish?: (span: Span, message: M) => void,
+    { ownTrace = false } = {},
   ): void {
     const { storage } = this.#manager;
     traceChannel.start.bindStore(storage, (message) => {
       const parent = storage.getStore() ?? ROOT_CONTEXT;
+      if (!ownTrace && trace.getSpan(parent)?.isRecording() === false) {
+        return parent;
+      }
       const described = describe(message, parent);
       if (described === undefined) {
         return parent;

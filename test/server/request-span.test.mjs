@@ -1,0 +1,146 @@
+// A request's span decided before it is made (server/observe/tracing/request-span.ts) is the span
+// the SDK's tracer would have made: the same sampling, on the trace id the span carries, at the
+// sampler's rate; the same trace id, flags and trace state under a remote parent.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { TraceState } from '@opentelemetry/core';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  InMemorySpanExporter,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import fc from 'fast-check';
+import { RequestIds, startRequestSpan } from '../../server/observe/tracing/request-span.ts';
+
+function tracing(sampler) {
+  const ids = new RequestIds();
+  const exporter = new InMemorySpanExporter();
+  const provider = new TracerProvider({
+    sampler,
+    idGenerator: ids,
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
+  });
+  const tracer = provider.getTracer('test');
+  return { maker: { tracer, sampler, ids }, tracer, exporter, provider };
+}
+
+/** TraceIdRatioBasedSampler's rule: the id's 32-bit words XOR-ed, under ratio × (2^32 - 1). */
+const picked = (traceId, ratio) => {
+  let words = 0;
+  for (let i = 0; i < 32; i += 8) words = (words ^ parseInt(traceId.slice(i, i + 8), 16)) >>> 0;
+  return words < Math.floor(ratio * 0xffffffff);
+};
+
+describe("a request's span, decided first", () => {
+  it('samples at the ratio, on the trace id its span carries, and records what it samples', async () => {
+    const { maker, exporter, provider } = tracing(
+      new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.5) }),
+    );
+    let recorded = 0;
+    const runs = 4000;
+    for (let i = 0; i < runs; i++) {
+      const span = startRequestSpan(maker, 'GET', ROOT_CONTEXT, undefined);
+      const { traceId, traceFlags } = span.spanContext();
+      assert.equal(span.isRecording(), picked(traceId, 0.5), traceId);
+      assert.equal(traceFlags, span.isRecording() ? TraceFlags.SAMPLED : TraceFlags.NONE);
+      assert.ok(trace.isSpanContextValid(span.spanContext()));
+      if (span.isRecording()) recorded++;
+      span.end();
+    }
+    // Decided twice on two ids, a span would be recorded a quarter of the time: 4,000 draws at
+    // 1/2 fall outside 0.45–0.55 with probability under 1e-9.
+    assert.ok(recorded / runs > 0.45 && recorded / runs < 0.55, `${recorded} of ${runs}`);
+    await provider.forceFlush();
+    assert.equal(exporter.getFinishedSpans().length, recorded);
+    assert.ok(exporter.getFinishedSpans().every((span) => span.kind === SpanKind.SERVER));
+  });
+
+  it('is the span the tracer makes, for any remote parent and sampler', () => {
+    const samplers = {
+      always_on: () => new AlwaysOnSampler(),
+      always_off: () => new AlwaysOffSampler(),
+      ratio: (ratio) => new TraceIdRatioBasedSampler(ratio),
+      parent_ratio: (ratio) =>
+        new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
+      parent_on: () => new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    };
+    const hex = (length) =>
+      fc.string({
+        unit: fc.constantFrom(...'0123456789abcdef'),
+        minLength: length,
+        maxLength: length,
+      });
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...Object.keys(samplers)),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.option(
+          fc.record({
+            traceId: hex(32),
+            spanId: hex(16),
+            traceFlags: fc.constantFrom(TraceFlags.NONE, TraceFlags.SAMPLED),
+            state: fc.constantFrom(undefined, 'vendor=a', 'a=1,b=2'),
+          }),
+        ),
+        (name, ratio, remote) => {
+          const { maker, tracer } = tracing(samplers[name](ratio));
+          const parent =
+            remote === null
+              ? ROOT_CONTEXT
+              : trace.setSpanContext(ROOT_CONTEXT, {
+                  traceId: remote.traceId,
+                  spanId: remote.spanId,
+                  traceFlags: remote.traceFlags,
+                  isRemote: true,
+                  traceState: remote.state === undefined ? undefined : new TraceState(remote.state),
+                });
+          const mine = startRequestSpan(maker, 'GET', parent, undefined);
+          const theirs = tracer.startSpan('GET', { kind: SpanKind.SERVER }, parent);
+          const continued =
+            remote !== null && trace.isSpanContextValid(trace.getSpanContext(parent));
+          if (continued) {
+            // The same trace: the same decision, flags and state.
+            assert.equal(mine.isRecording(), theirs.isRecording());
+            assert.equal(mine.spanContext().traceId, theirs.spanContext().traceId);
+            assert.equal(mine.spanContext().traceFlags, theirs.spanContext().traceFlags);
+            assert.equal(
+              mine.spanContext().traceState?.serialize(),
+              theirs.spanContext().traceState?.serialize(),
+            );
+          } else if (name === 'always_on' || name === 'parent_on' || name === 'always_off') {
+            assert.equal(mine.isRecording(), theirs.isRecording());
+          } else {
+            assert.equal(mine.isRecording(), picked(mine.spanContext().traceId, ratio));
+          }
+          assert.ok(trace.isSpanContextValid(mine.spanContext()));
+          assert.equal(
+            mine.spanContext().traceFlags,
+            mine.isRecording() ? TraceFlags.SAMPLED : TraceFlags.NONE,
+          );
+          mine.end();
+          theirs.end();
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('hands the decided trace id to the next span only: a trace id is never handed out twice', () => {
+    const ids = new RequestIds();
+    assert.equal(
+      ids.handingOut('a'.repeat(32), () => ids.generateTraceId()),
+      'a'.repeat(32),
+    );
+    assert.notEqual(ids.generateTraceId(), 'a'.repeat(32));
+    // A span that continues a parent takes no trace id: the handed one is not left for the next.
+    ids.handingOut('b'.repeat(32), () => ids.generateSpanId());
+    assert.notEqual(ids.generateTraceId(), 'b'.repeat(32));
+    assert.match(ids.generateTraceId(), /^[0-9a-f]{32}$/);
+    assert.match(ids.generateSpanId(), /^[0-9a-f]{16}$/);
+  });
+});
