@@ -1,6 +1,6 @@
 // Which new pages a full render cache takes. Storing every render lets a scan of pages asked for
 // once (a crawler walking every id) evict the pages visitors share. It buys no CPU, only the hit
-// set (bench/README.md#the-figures-behind-the-codes-comments).
+// set (docs/architecture.md#what-each-optimization-saves).
 import { LRUCache } from 'lru-cache';
 
 /**

@@ -356,7 +356,7 @@ export class TieredCache<E extends StoredEntry, M = never> {
   ): Promise<Obtained<E, M>> {
     try {
       // Looks again under the lock: the last holder may have stored the entry and let go between
-      // our lookup and our lock: pages were rendered twice without it (bench/README.md#the-figures-behind-the-codes-comments).
+      // our lookup and our lock: pages were rendered twice without it (docs/architecture.md#what-each-optimization-saves).
       const looked = await this.#lookShared(key, takesStale, waited);
       if (!('wasStored' in looked)) {
         return 'obtained' in looked

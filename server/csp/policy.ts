@@ -89,7 +89,7 @@ const NONCE_BYTES = 16;
 /** A nonce as sent: 22 base64url characters. The placeholder has the same length, so a splice keeps every offset. */
 export const NONCE_LENGTH = 22;
 
-/** Random bytes drawn in batches, one randomFillSync per 256 nonces (bench/README.md#the-figures-behind-the-codes-comments); never reused. */
+/** Random bytes drawn in batches, one randomFillSync per 256 nonces (docs/architecture.md#what-each-optimization-saves); never reused. */
 const pool = Buffer.alloc(NONCE_BYTES * 256);
 let drawn = pool.length;
 

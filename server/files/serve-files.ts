@@ -10,7 +10,8 @@ import { COPIES, type StaticIndex } from './static-index.ts';
  * Files of the browser build and prerendered pages, from memory: a Map lookup, precomputed headers,
  * and the 304 decided from the precomputed ETag. Serving `/` through koa-static cost an fs.stat, a
  * read stream and a stat-based ETag per request; answering before the validators (and as a plain
- * function) saves async frames and a copy of the response headers per file (bench/README.md).
+ * function) saves async frames and a copy of the response headers per file
+ * (docs/architecture.md#what-each-optimization-saves).
  */
 export function filesFromMemory(index: StaticIndex): Middleware {
   return (ctx, next) => {

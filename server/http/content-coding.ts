@@ -1,6 +1,6 @@
 // Content codings (RFC 9110 §8.4, §12.5.3): which coding a request's Accept-Encoding prefers among
 // those an answer can be sent in, and the compressors the origin uses, each at the level its use was
-// measured for (bench/README.md#the-figures-behind-the-codes-comments). No third-party code: node:zlib.
+// measured for (docs/architecture.md#what-each-optimization-saves). No third-party code: node:zlib.
 import { Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
@@ -111,12 +111,12 @@ export function compressible(contentType: string): boolean {
 
 /**
  * Levels for an answer compressed as it goes out, where each coding's cost per KB levels off
- * against the bytes it saves (bench/README.md#the-figures-behind-the-codes-comments).
+ * against the bytes it saves (docs/architecture.md#what-each-optimization-saves).
  */
 const ON_SEND_LEVEL: Record<Coding, number> = { zstd: 3, br: 4, gzip: 3 };
 /**
  * Levels for a page compressed once and kept while many requests reuse it: past these, each level
- * costs a large share of a render for about 1% of bytes (bench/README.md#the-figures-behind-the-codes-comments).
+ * costs a large share of a render for about 1% of bytes (docs/architecture.md#what-each-optimization-saves).
  */
 const STORED_LEVEL = { br: 6, gzip: 6 } as const;
 /** gzip's, for the pieces of a nonced page (http/gzip-slots.ts). */

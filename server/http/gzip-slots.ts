@@ -3,7 +3,7 @@
 // slot), each response's value sent as a stored (uncompressed) deflate block in its slot, a final
 // empty block, and the gzip trailer, whose CRC is all a response computes. One gzip member, as
 // RFC 1952 and every browser read it. Measured against compressing the whole page per response:
-// 12.4 against 11.0 kB, 15 against 94 µs of CPU per response (bench/README.md#the-figures-behind-the-codes-comments).
+// 12.4 against 11.0 kB, 15 against 94 µs of CPU per response (docs/architecture.md#what-each-optimization-saves).
 import { promisify } from 'node:util';
 import { constants, crc32, deflateRaw, deflateRawSync } from 'node:zlib';
 import type { PerResponseBody } from './answer-value.ts';

@@ -32,7 +32,7 @@ export const COHORT_WAIT_MS = 10;
  * While requests queue, waiting ones start in cohorts: a freed slot is filled once all but a
  * quarter of the slots are free (or after COHORT_WAIT_MS), not the moment it frees: handing each
  * freed slot straight on cost more server CPU per render than unbounded renders, cohorts less
- * (bench/README.md#the-figures-behind-the-codes-comments).
+ * (docs/architecture.md#what-each-optimization-saves).
  */
 export class RenderLimiter {
   #running = 0;

@@ -61,7 +61,7 @@ export class PageCache {
       ...options,
       // A page kept is compressed once, in every stored coding (http/encodings.ts), and only once
       // kept: a page the cache turns away (admission) goes out compressed on its way
-      // (bench/README.md#the-figures-behind-the-codes-comments).
+      // (docs/architecture.md#what-each-optimization-saves).
       finish: (page) =>
         traced(
           channels.compress,
