@@ -9,6 +9,13 @@ import type { SharedCachePolicy } from '../cache/entry.ts';
 import { cacheControlDirectives, directiveSeconds } from '../http/cache-control.ts';
 import type { CachedData } from './data-entry.ts';
 
+/**
+ * A route's own declaration (`Data-Cache: off` among its headers) that its renders' fetches go past
+ * the data cache: for the origin alone, never sent. Here, apart from the route matcher, so that
+ * what strips it from answers does not load Angular.
+ */
+export const DATA_CACHE_HEADER = 'data-cache';
+
 /** The prefix of groups an API names (Cache-Tag, Surrogate-Key, Cache-Groups): apart from the app's own. */
 export const API_GROUP_PREFIX = 'api:';
 

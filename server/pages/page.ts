@@ -12,6 +12,7 @@ import {
   serializeCacheGroups,
 } from '../cache/cache-groups.ts';
 import type { DataUse } from '../data-cache/data-cache.ts';
+import { DATA_CACHE_HEADER } from '../data-cache/http-rules.ts';
 import {
   cappedFreshness,
   privateCacheControl,
@@ -20,7 +21,6 @@ import {
 import { RENDER_INPUTS_HEADER } from '../request/render-inputs.ts';
 import type { RenderRequest } from '../request/render-request.ts';
 import type { EngineOutput } from './engine.ts';
-import { DATA_CACHE_HEADER } from './route-matcher.ts';
 
 export const HTML = 'text/html; charset=utf-8';
 

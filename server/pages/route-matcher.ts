@@ -2,12 +2,10 @@ import { RenderMode, type ServerRoute } from '@angular/ssr';
 import { type FailureLog, report } from '../errors.ts';
 import { routeCacheRules, type RouteCacheRules } from '../render-cache/policy.ts';
 import { routeSegments } from '../request/page-target.ts';
+import { DATA_CACHE_HEADER } from '../data-cache/http-rules.ts';
 import type { PageInputs } from '../request/render-request.ts';
 
 /** What the app's server routes (src/app/app.routes.server.ts) say about one URL path. */
-/** The route's own declaration that its renders' fetches go past the data cache: for the origin alone. */
-export const DATA_CACHE_HEADER = 'data-cache';
-
 export interface RouteInfo {
   /** The server route's path (`products/:id`, `**`): how logs and metrics name it. */
   path: string;

@@ -140,6 +140,18 @@ export function logLines(origin) {
 }
 
 /**
+ * The first log line `test` accepts, once there (up to 5 s): a request's line is written at its
+ * end, which for Koa comes after the body left, so a client may see the answer before the line.
+ */
+export function logLine(origin, test, what = 'a log line') {
+  return waitFor(() => logLines(origin).find(test), {
+    what,
+    timeoutMs: 5_000,
+    seen: () => origin.stdout(),
+  });
+}
+
+/**
  * Waits (up to 15 s) until `count` cluster workers have said they listen: startOrigin resolves at
  * the first, while the others may still be starting, and the primary hands connections only to
  * workers that listen.

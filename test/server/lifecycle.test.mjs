@@ -22,6 +22,7 @@ import {
   DIST,
   PROTOCOLS,
   ROOT,
+  logLine,
   logLines,
   rawRequest,
   request,
@@ -171,6 +172,37 @@ describe('graceful shutdown', () => {
       assert.ok(messages.includes('drained, exiting'));
     });
   }
+
+  it('answers a connection accepted before the drain whose request comes after it, and closes one idle between requests', async () => {
+    const origin = await startOrigin();
+    const opened = async () => {
+      const socket = connect({ host: '127.0.0.1', port: origin.port });
+      await once(socket, 'connect');
+      const received = [];
+      socket.on('data', (chunk) => received.push(chunk));
+      const closed = once(socket, 'close').then(() => Buffer.concat(received).toString('latin1'));
+      return { socket, closed };
+    };
+    const silent = await opened();
+    const idle = await opened();
+    idle.socket.write('GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await waitFor(() => idle.socket.bytesRead > 0, { what: "the idle connection's first answer" });
+    // Answered on a connection opened after both: the kernel hands connections over in order, so
+    // the origin has accepted the silent one too, which has sent nothing yet.
+    assert.equal((await request(origin.url, '/healthz')).status, 200);
+    process.kill(origin.pid, 'SIGTERM');
+    await logLine(origin, (line) => line.msg.startsWith('draining'), 'the draining line');
+    silent.socket.write('GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    const answer = await silent.closed;
+    assert.match(answer, /^HTTP\/1\.1 200 /, 'the request sent after the drain began was reset');
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.match(
+      await idle.closed,
+      /^HTTP\/1\.1 200 /,
+      'the idle connection is closed by the drain',
+    );
+    assert.equal(await origin.exited, 0);
+  });
 
   // Docker and Kubernetes signal only the container's first process. npm passes the signal to the
   // shell running the script, and a shell waiting on a child dies without passing it on: unless the

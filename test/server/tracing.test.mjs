@@ -13,6 +13,7 @@ import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import {
   ENGINE,
   health,
+  logLine,
   logLines,
   rendersIdle,
   request,
@@ -143,7 +144,7 @@ describe('traces', () => {
       );
     }
     // Its access log line names the trace and the request's span.
-    const line = logLines(origin).find((l) => l.msg === 'request' && l.url === '/data/7');
+    const line = await logLine(origin, (l) => l.msg === 'request' && l.url === '/data/7');
     assert.equal(line.trace_id, server.traceId);
     assert.equal(line.span_id, server.spanId);
     assert.equal(line.route, '/data/:id');
@@ -299,7 +300,7 @@ describe('traces', () => {
       assert.equal(server.attributes['origin.error.code'], 'ORIGIN_RENDER_NO_PAGE');
       assert.equal(server.attributes['error.type'], 'ORIGIN_RENDER_NO_PAGE');
       assert.ok(server.events.includes('exception'));
-      const line = logLines(origin).find((l) => l.msg === 'request failed' && l.url === '/throws');
+      const line = await logLine(origin, (l) => l.msg === 'request failed' && l.url === '/throws');
       assert.equal(line.trace_id, server.traceId, 'the error line is joined to the trace');
       assert.equal(line.span_id, server.spanId);
     }
@@ -341,7 +342,7 @@ describe('traces', () => {
         { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' },
       ]);
       // A visitor's sampled flag cannot have a request recorded that this origin would not record.
-      const line = logLines(continued).find((l) => l.msg === 'request' && l.url === '/products/70');
+      const line = await logLine(continued, (l) => l.msg === 'request' && l.url === '/products/70');
       assert.equal(line.trace_id, undefined);
       assert.equal(serverSpans(collector.spans(), '/products/70').length, 0);
     } finally {
@@ -406,7 +407,7 @@ describe('traces', () => {
       for (const { path, traceId } of [...left, { path: '/data/340', traceId: remote }]) {
         assert.deepEqual(traceOf(spans, traceId), [], `nothing of ${path} recorded`);
         assert.deepEqual(serverSpans(spans, path), []);
-        const line = logLines(sampled).find((l) => l.msg === 'request' && l.url === path);
+        const line = await logLine(sampled, (l) => l.msg === 'request' && l.url === path);
         assert.equal(line.trace_id, undefined, `${path}'s log line names no trace`);
       }
 
@@ -424,11 +425,14 @@ describe('traces', () => {
         assert.match(String((await request(sampled.url, path)).headers['cache-status']), /hit/);
       }
       await rendersIdle(sampled);
+      // This origin's: the collector also has what the suite's other origins record.
+      const pid = logLines(sampled)[0].pid;
       const refreshes = await collected(
         collector,
         (all) => {
           const found = all.filter(
             (span) =>
+              String(span.resource['process.pid']) === String(pid) &&
               span.name === 'render cache refresh' &&
               span.links.length === 1 &&
               !picked(span.links[0].traceId),
