@@ -136,6 +136,29 @@ export interface RenderMessage {
   ms?: number;
 }
 
+/** A visitor's personal parts of a page, rendered by the app's renderPart in a slot (personal/). */
+export interface PartRenderMessage {
+  /** The page's server route (`/products/:id`). */
+  route: string;
+  /** The parts' names, space-separated. */
+  parts: string;
+  /** Set at the end: Angular's ErrorHandler reported an error; its time in the slot. */
+  reportedError?: boolean;
+  ms?: number;
+}
+
+/**
+ * How a visitor's part of a page was served: `hit` (kept for this visitor), `rendered`,
+ * `placeholder` (no cookie of the part: anonymous), `failed`, `timeout`, `shed`.
+ */
+export interface PartServedMessage {
+  res: ServerResponse;
+  part: string;
+  outcome: PartOutcome;
+}
+
+export type PartOutcome = 'hit' | 'rendered' | 'placeholder' | 'failed' | 'timeout' | 'shed';
+
 /** Critical CSS inlined into a rendered page (CRITICAL_CSS=compiled). */
 export interface CriticalCssMessage {
   bytes: number;
@@ -185,6 +208,7 @@ export const channels = {
   cacheRefresh: tracingChannel<unknown, CacheRefreshMessage>('origin:cache.refresh'),
   renderQueue: tracingChannel<unknown, RenderQueueMessage>('origin:render.queue'),
   render: tracingChannel<unknown, RenderMessage>('origin:render'),
+  partRender: tracingChannel<unknown, PartRenderMessage>('origin:part.render'),
   criticalCss: tracingChannel<unknown, CriticalCssMessage>('origin:render.critical-css'),
   compress: tracingChannel<unknown, CompressMessage>('origin:cache.compress'),
   revalidate: tracingChannel<unknown, RevalidateMessage>('origin:revalidate'),
@@ -195,6 +219,7 @@ export const channels = {
   upstreamEnded: channel('origin:data.upstream.ended'),
   route: channel('origin:route'),
   pageServed: channel('origin:page.served'),
+  partServed: channel('origin:part.served'),
   answer: channel('origin:answer'),
   error: channel('origin:error'),
 };
@@ -284,5 +309,12 @@ export function named(res: ServerResponse): boolean {
 export function pageServed(message: PageServedMessage): void {
   if (channels.pageServed.hasSubscribers && followed(message.res)) {
     channels.pageServed.publish(message);
+  }
+}
+
+/** Says how a visitor's part was served; every part is told (its counts are the metrics'). */
+export function partServed(message: PartServedMessage): void {
+  if (channels.partServed.hasSubscribers) {
+    channels.partServed.publish(message);
   }
 }

@@ -62,6 +62,25 @@ export const ERRORS = {
     level: 'warn',
   },
   ORIGIN_RENDER_CONSOLE: { message: 'the app wrote to the console while rendering', level: 'warn' },
+  // Personal parts (personal/): each failure leaves the part's placeholder in the page.
+  ORIGIN_PART_FAILED: {
+    message: 'personal part "%s" failed to render: its placeholder was sent',
+    level: 'warn',
+  },
+  ORIGIN_PART_TIMEOUT: {
+    message: 'personal part "%s" took longer than its timeoutMs: its placeholder was sent',
+    level: 'warn',
+  },
+  ORIGIN_PART_MARKUP: {
+    message:
+      'the page of %s has personal parts the origin cannot fill: %s; it is served shared, placeholders and all',
+    level: 'warn',
+  },
+  ORIGIN_PART_NOT_FOUND: {
+    status: 404,
+    message: 'no such personal part',
+    level: 'debug',
+  },
   ORIGIN_UNDECLARED_INPUT: {
     status: 500,
     message:

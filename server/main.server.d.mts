@@ -22,3 +22,9 @@ export declare const serverRoutes: ServerRoute[];
  * before the Host guard (app-api/api-step.ts). A web-standard handler; null: not its request.
  */
 export declare const api: ((request: Request) => Promise<Response | null>) | undefined;
+/**
+ * The app's personal parts (src/app/personal-part.ts): what each one's render may see, how long a
+ * visitor's part may be kept; and what renders them. Both absent from an app without parts.
+ */
+export declare const personalParts: unknown;
+export declare const renderPart: import('./pages/engine.ts').PartEngine | undefined;

@@ -4,7 +4,8 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import conditional from 'koa-conditional-get';
 import type { Logger } from 'pino';
-import { type AppApi, appApiStep } from './app-api/api-step.ts';
+import { type ApiOrigin, type AppApi, appApiStep } from './app-api/api-step.ts';
+import { partStep } from './pages/personal/part-step.ts';
 import type { ContentSecurityPolicy } from './csp/policy.ts';
 import { errorHandler } from './error-handler.ts';
 import { report } from './errors.ts';
@@ -51,6 +52,10 @@ export interface OriginOptions {
   revalidateEndpoint?: Middleware;
   /** The app's own API on `/api/…` (its bundle's `api` export); undefined when it has none. */
   api?: AppApi;
+  /** What the origin offers the API besides the request (its revalidation). */
+  apiOrigin?: ApiOrigin;
+  /** The build's id, for an app with personal parts: their part step answers its own build's. */
+  build?: string;
   /** What /healthz reports besides the origin's own counters. */
   stats: () => object;
   log: Logger;
@@ -151,12 +156,18 @@ function koaChain(options: OriginOptions, origins: RequestOrigins, counters: () 
   // appApi: the app's own API, which renders call by an internal address the Host rules need not
   // list: before the guard, like the revalidation endpoint. Never renders.
   if (options.api) {
-    app.use(appApiStep(options.api, log));
+    app.use(appApiStep(options.api, log, options.apiOrigin));
   }
 
   // requestGuard: cheap rejections before any work — forged or malformed hosts, odd request
   // targets, unsafe paths. Leaves ctx.state.origin, the only part of the headers a render sees.
   app.use(requestGuard(origins));
+
+  // partStep: one personal part of a page, for a surrogate assembling the page with ESI; after the
+  // guard: the page is the one of the request's host.
+  if (options.build !== undefined) {
+    app.use(partStep(options.pages, options.build));
+  }
 
   // filesFromMemory: files of the browser build and prerendered pages, with their own validators.
   if (files) {

@@ -41,6 +41,12 @@ import { createRouteLookup, type RouteInfo } from './pages/route-matcher.ts';
 import { UndeclaredReads } from './pages/undeclared-reads.ts';
 import { withPageHints } from './pages/route-preloads.ts';
 import { workerSlot } from './process/worker.ts';
+import type * as AppBundle from './main.server.mjs';
+import { type PartRules, readPartRules } from './pages/personal/declarations.ts';
+import { createPartStore, type PartStore } from './pages/personal/part-cache.ts';
+import { VisitorParts, type VisitorPartsOptions } from './pages/personal/visitor-parts.ts';
+import type { PersonalPages } from './pages/pages.ts';
+import { StartupError } from './startup-error.ts';
 import type { Readiness } from './process/health.ts';
 import { RedisLink } from './redis/link.ts';
 import {
@@ -62,6 +68,7 @@ import { createCdnPurge } from './revalidation/cdn-purge.ts';
 import { clusterChannel } from './revalidation/cluster-channel.ts';
 import { revalidateEndpoint } from './revalidation/endpoint.ts';
 import { redisChannel } from './revalidation/redis-channel.ts';
+import { checkedRevalidation } from './revalidation/request.ts';
 import { Revalidator } from './revalidation/revalidator.ts';
 
 /** The build this process serves: dist/server/ (this bundle and the app's) and dist/browser/. */
@@ -94,6 +101,8 @@ interface Caches {
   data: { cache: DataCache; store: DataStore | undefined; tier: DataTier | undefined };
   link: RedisLink | undefined;
   build: string;
+  /** Visitors' personal parts kept for them (PART_CACHE_BYTES), for an app with parts. */
+  parts: PartStore | undefined;
 }
 
 export function createParts(
@@ -115,26 +124,21 @@ export function createParts(
     build.hints,
     hints !== undefined,
   );
-  const caches = createCaches(config, build, csp, log);
-  const renderer = createRenderer(config, engine, caches.data.cache, log);
+  // Each locale's app's personal parts (the same declarations in every locale's bundle).
+  const partRules = build.layout.locales.map(({ app }) => partRulesOf(app, config));
+  const hasParts = partRules.some((rules) => rules !== undefined);
+  const caches = createCaches(config, build, csp, log, hasParts);
+  const renderer = createRenderer(config, engine, caches.data.cache, log, { markParts: hasParts });
   const revalidator = createRevalidator(config, caches, log);
-  const index = buildStaticIndex(
-    build.browserDir,
-    readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json')),
-    { maxTotalBytes: config.files.maxTotalBytes, csp, hints: hints?.hints, locales, serves },
-  );
-  // What /healthz reports, and what the metrics read: one source for both.
-  const stats = () => ({
-    ...processStats(config),
-    renders: renderer.stats,
-    renderCache: caches.store?.stats,
-    sharedCache: caches.shared?.tier.stats,
-    dataCache: dataStats(caches.data),
-    revalidations: revalidator.stats,
-    errors: Object.fromEntries(errorCounts()),
-    tracing: tracing?.stats,
-    locales: locales && build.layout.locales.map(({ locale }) => locale),
+  const index = buildStaticIndex(build.browserDir, prerendered(build), {
+    maxTotalBytes: config.files.maxTotalBytes,
+    csp,
+    hints: hints?.hints,
+    locales,
+    serves,
   });
+  // What /healthz reports, and what the metrics read: one source for both.
+  const stats = statsOf(config, { renderer, caches, revalidator, tracing }, locales && build);
   if (config.metrics) {
     recordMetrics(stats);
   }
@@ -143,13 +147,15 @@ export function createParts(
     hosts: config.hosts,
     files: { browserDir: build.browserDir, index },
     archive: createArchive(config, caches, build.browserDir, log),
-    pages: createAllPages(config, build, locales, { renderer, caches, csp, log }),
+    pages: createAllPages(config, build, locales, { renderer, caches, csp, partRules, log }),
     pageRoots: new Set(locales?.sites.map(({ prefix }) => prefix)),
     hints,
     csp,
     readiness,
     revalidateEndpoint: endpointOf(config, revalidator),
     api: appApi(build.layout),
+    apiOrigin: { revalidate: async (asked) => revalidator.revalidate(checkedRevalidation(asked)) },
+    build: hasParts ? caches.build : undefined,
     stats,
     log,
     fastPath: config.files.fastPath,
@@ -167,7 +173,11 @@ export function createParts(
  */
 export function createDevListener(
   config: OriginConfig,
-  { lookupRoute, api }: { lookupRoute: (path: string) => RouteInfo; api: AppApi | undefined },
+  {
+    lookupRoute,
+    api,
+    app,
+  }: { lookupRoute: (path: string) => RouteInfo; api: AppApi | undefined; app: typeof AppBundle },
   log: Logger,
 ): RequestListener {
   const data = new DataCache({
@@ -179,7 +189,11 @@ export function createDevListener(
     log,
   });
   const engine = createAppEngine({ allowedHosts: config.hosts.allowedHosts });
-  const renderer = createRenderer(config, engine, data, log, true);
+  const rules = partRulesOf(app, config);
+  const renderer = createRenderer(config, engine, data, log, {
+    abortable: true,
+    markParts: rules !== undefined,
+  });
   const pages = createPages({
     ...config.pages,
     renderer,
@@ -188,6 +202,16 @@ export function createDevListener(
     cache: undefined,
     csp: undefined,
     trustProxy: config.hosts.trustProxy,
+    build: 'dev',
+    // Filled as in production, never kept: a change to a part shows on the next reload.
+    personal: personalPages(rules, app, {
+      renderer,
+      store: undefined,
+      build: 'dev',
+      locale: undefined,
+      csp: undefined,
+      log,
+    }),
     log,
   });
   observeRequests(config, log);
@@ -201,6 +225,11 @@ export function createDevListener(
     log,
     fastPath: false,
   });
+}
+
+/** The routes the build prerendered. */
+function prerendered(build: Build) {
+  return readPrerenderedRoutes(join(build.serverDir, '../prerendered-routes.json'));
 }
 
 /** POST /_origin/revalidate, when REVALIDATE_TOKEN is set. */
@@ -234,6 +263,36 @@ export function appApi(layout: BuildLayout): AppApi | undefined {
   return typeof api === 'function' ? api : undefined;
 }
 
+/** What /healthz reports of this process, and what the metrics read. */
+function statsOf(
+  config: OriginConfig,
+  {
+    renderer,
+    caches,
+    revalidator,
+    tracing,
+  }: {
+    renderer: Renderer;
+    caches: Caches;
+    revalidator: Revalidator;
+    tracing: { stats: TracingStats } | undefined;
+  },
+  localized: Build | undefined,
+) {
+  return () => ({
+    ...processStats(config),
+    renders: renderer.stats,
+    renderCache: caches.store?.stats,
+    sharedCache: caches.shared?.tier.stats,
+    dataCache: dataStats(caches.data),
+    partCache: caches.parts?.stats,
+    revalidations: revalidator.stats,
+    errors: Object.fromEntries(errorCounts()),
+    tracing: tracing?.stats,
+    locales: localized?.layout.locales.map(({ locale }) => locale),
+  });
+}
+
 /** Which process this is, in /healthz. */
 function processStats(config: OriginConfig) {
   return {
@@ -259,11 +318,33 @@ function createRenderer(
   engine: PageEngine,
   data: DataCache,
   log: Logger,
-  abortable = false,
+  { abortable = false, markParts = false }: { abortable?: boolean; markParts?: boolean } = {},
 ): Renderer {
   const limiter = new RenderLimiter(config.limits);
   const reads = new UndeclaredReads({ log, strict: config.pages.strictInputs });
-  return new Renderer({ engine, limiter, reads, log, data, abortable });
+  return new Renderer({ engine, limiter, reads, log, data, abortable, markParts });
+}
+
+/** The app's personal parts as declared (a bad declaration stops the start), or none. */
+function partRulesOf(app: typeof AppBundle, config: OriginConfig): PartRules | undefined {
+  const rules = readPartRules(app.personalParts, config.pages.renderTimeoutMs);
+  if (rules !== undefined && typeof app.renderPart !== 'function') {
+    throw new StartupError(
+      'the app bundle exports personalParts but no renderPart: export it from main.server.ts (src/app/personal-part.server.ts makes it)',
+    );
+  }
+  return rules;
+}
+
+/** What fills an app's personal parts for a visitor; undefined for an app without parts. */
+function personalPages(
+  rules: PartRules | undefined,
+  app: typeof AppBundle,
+  options: Omit<VisitorPartsOptions, 'rules' | 'engine'>,
+): PersonalPages | undefined {
+  return rules === undefined
+    ? undefined
+    : { rules, visitors: new VisitorParts({ ...options, rules, engine: app.renderPart! }) };
 }
 
 /**
@@ -279,10 +360,21 @@ function createAllPages(
     caches: Caches;
     csp: ContentSecurityPolicy | undefined;
     log: Logger;
+    /** The personal parts of each locale's app, in the layout's order. */
+    partRules: readonly (PartRules | undefined)[];
   },
 ): Pages {
   const { renderer, caches, csp, log } = shared;
-  const pagesOf = ({ app, browserDir, locale, prefix }: LocaleBuild): Pages => {
+  const personal = (i: number, locale: string | undefined) =>
+    personalPages(shared.partRules[i], build.layout.locales[i].app, {
+      renderer,
+      store: caches.parts,
+      build: caches.build,
+      locale,
+      csp,
+      log,
+    });
+  const pagesOf = ({ app, browserDir, locale, prefix }: LocaleBuild, i: number): Pages => {
     const lookup = createRouteLookup(app.serverRoutes, log);
     return createPages({
       ...config.pages,
@@ -299,17 +391,19 @@ function createAllPages(
       csp,
       trustProxy: config.hosts.trustProxy,
       locale,
+      build: caches.build,
+      personal: personal(i, locale),
       log,
     });
   };
   if (locales === undefined) {
-    return pagesOf(build.layout.locales[0]);
+    return pagesOf(build.layout.locales[0], 0);
   }
   return localizedPages({
-    sites: build.layout.locales.map((site) => ({
+    sites: build.layout.locales.map((site, i) => ({
       locale: site.locale!,
       prefix: site.prefix,
-      pages: pagesOf(site),
+      pages: pagesOf(site, i),
     })),
     every: locales.sites,
     basePath: locales.basePath,
@@ -382,9 +476,12 @@ function createCaches(
   { layout }: Build,
   csp: ContentSecurityPolicy | undefined,
   log: Logger,
+  hasParts: boolean,
 ): Caches {
   // Every locale's bundle, served here or not: processes serving other locales share the id.
   const build = buildId(layout.every);
+  const parts =
+    hasParts && config.partCacheBytes > 0 ? createPartStore(config.partCacheBytes) : undefined;
   const store = config.renderCache && createPageStore(config.renderCache);
   const dataStore =
     config.dataCache.maxBytes > 0 ? createDataStore(config.dataCache.maxBytes) : undefined;
@@ -416,10 +513,11 @@ function createCaches(
     tier: dataTier,
   };
   if (store === undefined || settings === undefined || link === undefined) {
-    return { store, shared: undefined, data, link, build };
+    return { store, shared: undefined, data, link, build, parts };
   }
   const tier = createPageTier({ ...settings, link, buildId: build, csp, log });
-  return { store, shared: { tier, link, keyPrefix: settings.keyPrefix }, data, link, build };
+  const shared = { tier, link, keyPrefix: settings.keyPrefix };
+  return { store, shared, data, link, build, parts };
 }
 
 /**
@@ -458,7 +556,7 @@ function createRevalidator(config: OriginConfig, caches: Caches, log: Logger): R
     keyPrefix !== undefined &&
     (shared !== undefined || data.tier !== undefined);
   return new Revalidator({
-    caches: [caches.store, data.store].filter((cache) => cache !== undefined),
+    caches: [caches.store, data.store, caches.parts].filter((cache) => cache !== undefined),
     channels: [
       ...(workerSlot() !== undefined ? [clusterChannel()] : []),
       ...(reachesRedis

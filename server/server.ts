@@ -26,7 +26,7 @@ import { type ApiListener, openApiListener, withApiListener } from './process/ap
 import { serveUntilStopped } from './process/lifecycle.ts';
 import { createPublicServer, type PublicServer } from './process/public-server.ts';
 import { limitBelowStartingSize, recycleWhenDue } from './process/recycling.ts';
-import { parseRevalidationRequest } from './revalidation/request.ts';
+import { checkedRevalidation } from './revalidation/request.ts';
 import type { RevalidationReport } from './revalidation/revalidator.ts';
 import type { RevalidationMode } from './cache/revalidation.ts';
 import { StartupError } from './startup-error.ts';
@@ -252,14 +252,11 @@ export async function revalidate(request: {
   groups?: string[];
   mode?: RevalidationMode;
 }): Promise<RevalidationReport> {
-  const parsed = parseRevalidationRequest(request);
-  if ('error' in parsed) {
-    throw new TypeError(`revalidate: ${parsed.error}`);
-  }
+  const checked = checkedRevalidation(request);
   if (serving === undefined) {
-    return { id: '', ...parsed.request, affected: 0, dataOfPaths: 0, channels: [], cdn: null };
+    return { id: '', ...checked, affected: 0, dataOfPaths: 0, channels: [], cdn: null };
   }
-  return serving.revalidator.revalidate(parsed.request);
+  return serving.revalidator.revalidate(checked);
 }
 
 /**
@@ -283,7 +280,7 @@ export const reqHandler = createNodeRequestHandler(async (req, res) => {
     }
     return createDevListener(
       config,
-      { lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)), api },
+      { lookupRoute: orStop(() => createRouteLookup(app.serverRoutes, log)), api, app },
       log,
     );
   });

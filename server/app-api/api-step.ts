@@ -15,7 +15,16 @@ import { API_ROUTE, isApiPath } from './api-path.ts';
 export { API_PATH, API_ROUTE, isApiPath } from './api-path.ts';
 
 /** A web-standard handler: the answer to a request, or null for one it does not answer. */
-export type AppApi = (request: Request) => Promise<Response | null>;
+export type AppApi = (request: Request, origin?: ApiOrigin) => Promise<Response | null>;
+
+/**
+ * What the origin offers the app's API besides the request: revalidation (pages, data and
+ * visitors' parts by path or group, in every process, replica and the CDN), e.g. after a visitor's
+ * cart changed. Undefined where another server mounts the API.
+ */
+export interface ApiOrigin {
+  revalidate(request: unknown): Promise<unknown>;
+}
 
 /** The origin the API sees its requests under: it answers before Host is checked, so not Host's. */
 const API_ORIGIN = 'http://localhost';
@@ -39,7 +48,7 @@ const NO_BODY = new Set([204, 304]);
  * own Cache-Control, ETag and 304s); a null answer goes on down the chain. An API that throws gets
  * a 500 as JSON, logged once, never a page.
  */
-export function appApiStep(api: AppApi, log: Logger): Middleware {
+export function appApiStep(api: AppApi, log: Logger, origin?: ApiOrigin): Middleware {
   return async (ctx, next) => {
     if (!isApiPath(ctx.path)) {
       await next();
@@ -49,7 +58,7 @@ export function appApiStep(api: AppApi, log: Logger): Middleware {
     nameRequest({ res: ctx.res, route: API_ROUTE });
     let response: Response | null;
     try {
-      response = await api(requestOf(ctx));
+      response = await api(requestOf(ctx), origin);
     } catch (error) {
       if (error instanceof OriginError) {
         throw error;

@@ -9,9 +9,9 @@ import { constants, crc32, deflateRaw, deflateRawSync } from 'node:zlib';
 import type { PerResponseBody } from './answer-value.ts';
 
 /** A gzip header: no name, no time, no extra fields (RFC 1952 §2.3), "unknown" OS. */
-const HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xff]);
+export const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xff]);
 /** The last block: final, fixed Huffman codes, end-of-block only. */
-const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
+export const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
 
 const deflateRawAsync = promisify(deflateRaw);
 
@@ -20,7 +20,12 @@ const piece = (level: number) => ({ level, finishFlush: constants.Z_FULL_FLUSH }
 
 /** The pieces of `slots` deflated at `level`, off the event loop. */
 export async function deflatePieces(slots: PerResponseBody, level: number): Promise<Buffer[]> {
-  return Promise.all(slots.segments.map((segment) => deflateRawAsync(segment, piece(level))));
+  return deflateEach(slots.segments, level);
+}
+
+/** Each of `pieces` deflated at `level` on its own (byte-aligned, nothing referring across), off the event loop. */
+export async function deflateEach(pieces: readonly Buffer[], level: number): Promise<Buffer[]> {
+  return Promise.all(pieces.map((segment) => deflateRawAsync(segment, piece(level))));
 }
 
 /** The same, now: for pages compressed once at startup. */
@@ -36,6 +41,27 @@ function storedBlockHeader(length: number): Buffer {
   return header;
 }
 
+/** The largest stored block (RFC 1951 §3.2.4: LEN is 16 bits). */
+const MAX_STORED = 0xffff;
+
+/** `value` as stored (uncompressed) deflate blocks, none final: what a value of any length takes. */
+export function storedBlocks(value: Buffer): Buffer[] {
+  const blocks: Buffer[] = [];
+  for (let at = 0; at < value.length; at += MAX_STORED) {
+    const chunk = value.subarray(at, at + MAX_STORED);
+    blocks.push(storedBlockHeader(chunk.length), chunk);
+  }
+  return blocks;
+}
+
+/** The gzip trailer of a body whose plain bytes had `crc` and `size` (RFC 1952 §2.3.1). */
+export function gzipTrailer(crc: number, size: number): Buffer {
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(size % 2 ** 32, 4);
+  return trailer;
+}
+
 /**
  * The gzip body of a per-response body from its `deflated` pieces: the pieces around each
  * response's value as stored blocks, and per response the trailer of that response's page; and its
@@ -49,7 +75,7 @@ export function gzipAroundSlots(
   const stored = storedBlockHeader(valueLength);
   const last = deflated.length - 1;
   const segments = deflated.map((body, i) =>
-    Buffer.concat([...(i === 0 ? [HEADER] : []), body, i < last ? stored : FINAL_BLOCK]),
+    Buffer.concat([...(i === 0 ? [GZIP_HEADER] : []), body, i < last ? stored : FINAL_BLOCK]),
   );
   const size = slots.segments.reduce((sum, segment) => sum + segment.length, last * valueLength);
   const perResponse: PerResponseBody = {
@@ -63,10 +89,7 @@ export function gzipAroundSlots(
           crc = crc32(value, crc);
         }
       }
-      const trailer = Buffer.alloc(8);
-      trailer.writeUInt32LE(crc >>> 0, 0);
-      trailer.writeUInt32LE(size % 2 ** 32, 4);
-      return { value, headers, trailer };
+      return { value, headers, trailer: gzipTrailer(crc, size) };
     },
   };
   const length = segments.reduce((sum, segment) => sum + segment.length, last * valueLength + 8);

@@ -1,12 +1,15 @@
-// The three histograms, in prom-client's global registry, as subscribers of the origin's channels
-// (observe/channels.ts): responses by entrance and status class, renders, and renders' requests to
-// their APIs by host.
+// The histograms and counts of what happens per request, in prom-client's global registry, as
+// subscribers of the origin's channels (channels.ts): responses by entrance and status class,
+// renders, renders' requests to their APIs by host, and visitors' personal parts (their renders,
+// and how each part was served, by part).
 import type { ServerResponse } from 'node:http';
-import { Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import {
   channels,
   follow,
   type Entrance,
+  type PartRenderMessage,
+  type PartServedMessage,
   type RenderMessage,
   type RequestMessage,
   type RouteMessage,
@@ -69,13 +72,24 @@ function histograms() {
     labelNames: ['host'],
     buckets: RENDER_BUCKETS,
   });
-  return { renders, bound, upstream };
+  const partRenders = new Histogram({
+    name: 'origin_part_render_duration_seconds',
+    help: "Renders of a visitor's personal parts of a page, from the start in their slot to their end.",
+    buckets: RENDER_BUCKETS,
+  });
+  const parts = new Counter({
+    name: 'origin_parts_total',
+    help: "Visitors' personal parts served, by part and outcome (hit, rendered, placeholder, failed, timeout, shed).",
+    labelNames: ['part', 'outcome'],
+  });
+  return { renders, bound, upstream, partRenders, parts };
 }
 
 /** What records a response, a render and an upstream call in the histograms, from the channels. */
-function subscriberOf({ renders, bound, upstream }: ReturnType<typeof histograms>): {
+function subscriberOf(metrics: ReturnType<typeof histograms>): {
   subscribe: () => () => void;
 } {
+  const { renders, bound, upstream } = metrics;
   /** When each request came, and whether the fast path answered it. */
   const started = new WeakMap<ServerResponse, { startMs: number; entrance: Entrance }>();
   const request = {
@@ -110,18 +124,43 @@ function subscriberOf({ renders, bound, upstream }: ReturnType<typeof histograms
     const { host, seconds } = message as UpstreamEndedMessage;
     upstream.observe({ host }, seconds);
   };
+
   return {
     subscribe: () => {
       channels.request.subscribe(request as never);
       channels.route.subscribe(route);
       channels.render.subscribe(render as never);
       channels.upstreamEnded.subscribe(fetched);
+      const unsubscribeParts = partsSubscriber(metrics);
       return () => {
+        unsubscribeParts();
         channels.request.unsubscribe(request as never);
         channels.route.unsubscribe(route);
         channels.render.unsubscribe(render as never);
         channels.upstreamEnded.unsubscribe(fetched);
       };
     },
+  };
+}
+
+/** What records visitors' parts: their renders' times, and how each part was served. */
+function partsSubscriber({ partRenders, parts }: ReturnType<typeof histograms>): () => void {
+  const partRender = {
+    asyncEnd: ({ ms }: PartRenderMessage) => {
+      if (ms !== undefined) {
+        partRenders.observe(ms / 1000);
+      }
+    },
+  };
+  // Part names are the app's declared ones: a bounded set.
+  const partServed = (message: unknown) => {
+    const { part, outcome } = message as PartServedMessage;
+    parts.inc({ part, outcome });
+  };
+  channels.partRender.subscribe(partRender as never);
+  channels.partServed.subscribe(partServed);
+  return () => {
+    channels.partRender.unsubscribe(partRender as never);
+    channels.partServed.unsubscribe(partServed);
   };
 }

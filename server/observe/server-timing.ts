@@ -9,6 +9,7 @@ import {
   channels,
   follow,
   type PageServedMessage,
+  type PartServedMessage,
   type RenderTiming,
   type RequestMessage,
 } from '../channels.ts';
@@ -18,6 +19,8 @@ interface Seen {
   startMs: number;
   cache?: string;
   render?: RenderTiming;
+  /** Each personal part as served: `greeting hit`. */
+  parts?: string[];
 }
 
 /** Subscribes Server-Timing: every answer's head gets the header. Returns what undoes it. */
@@ -37,6 +40,13 @@ export function timeAnswers(): () => void {
       it.render = render;
     }
   };
+  const part = (message: unknown) => {
+    const { res, part: name, outcome } = message as PartServedMessage;
+    const it = seen.get(res);
+    if (it !== undefined) {
+      (it.parts ??= []).push(`${name} ${outcome}`);
+    }
+  };
   const answer = (message: unknown) => {
     const { res, headers } = message as AnswerMessage;
     const it = seen.get(res);
@@ -47,17 +57,24 @@ export function timeAnswers(): () => void {
   channels.request.subscribe(request as never);
   channels.pageServed.subscribe(served);
   channels.answer.subscribe(answer);
+  channels.partServed.subscribe(part);
   return () => {
+    channels.partServed.unsubscribe(part);
     channels.request.unsubscribe(request as never);
     channels.pageServed.unsubscribe(served);
     channels.answer.unsubscribe(answer);
   };
 }
 
-function metricsOf({ startMs, cache, render }: Seen): string {
+function metricsOf({ startMs, cache, render, parts }: Seen): string {
   const metrics: string[] = [];
   if (cache !== undefined) {
     metrics.push(`cache;desc=${cache}`);
+  }
+  // The personal parts known as the head goes out (kept for the visitor, or anonymous): one that
+  // renders after it is in the trace and the metrics.
+  for (const part of parts ?? []) {
+    metrics.push(`part;desc="${part}"`);
   }
   if (render !== undefined) {
     metrics.push(`queue;dur=${ms(render.queueMs)}`, `render;dur=${ms(render.renderMs)}`);

@@ -13,6 +13,11 @@ export interface RenderContext {
     /** The cookie's value as this render may see it; undefined when it has none (or may not). */
     cookie(name: string): string | undefined;
   };
+  /**
+   * For an app with personal parts: this render's token, which PersonalPart writes into the
+   * markers around each placeholder (personal/page-parts.ts).
+   */
+  personalParts?: { token: string };
 }
 
 /** What an engine made of a URL: the page and what the app set through RESPONSE_INIT. */
@@ -51,3 +56,26 @@ export type PageEngine = (
   route: RouteInfo,
   signal: AbortSignal | undefined,
 ) => Promise<EngineOutput>;
+
+/** A visitor's parts of one page to render (the app's renderPart: src/app/personal-part.server.ts). */
+export interface PartInput {
+  parts: readonly { name: string; inputs: Record<string, unknown> }[];
+  /** The page's URL: the render's location. */
+  url: string;
+  /** The visitor's request as the parts may see it: their declared cookies and headers alone. */
+  request: Request;
+  context: RenderContext;
+  /** CSP_NONCE for what the render writes: the process's placeholder, filled per response. */
+  nonce?: string;
+  locale?: string;
+}
+
+/** What the app's renderPart made: each part's HTML, the styles they need, RESPONSE_INIT's headers. */
+export interface PartOutput {
+  parts: string[];
+  styles: string;
+  headers: Record<string, string>;
+}
+
+/** The app's renderPart: one application renders every part asked, and nothing else. */
+export type PartEngine = (input: PartInput) => Promise<PartOutput>;

@@ -2,6 +2,7 @@
 // site root redirects a visitor to their locale, and any other path is no locale's: 404, as
 // Angular's own server answers it.
 import type { IncomingHttpHeaders } from 'node:http';
+import { OriginError } from '../errors.ts';
 import { answer, type Answer, respond } from '../http/answer.ts';
 import { type LocaleSite, siteOf } from '../locales/locale-sites.ts';
 import { preferredLocale } from '../locales/preferred-locale.ts';
@@ -73,6 +74,13 @@ export function localizedPages({ sites, every, basePath, cookie }: LocalizedPage
       }
     },
     fresh: (origin, path, headers) => siteOf(sites, path)?.pages.fresh(origin, path, headers),
+    part: async (ctx, index, path) => {
+      const site = siteOf(sites, path);
+      if (site === undefined) {
+        throw new OriginError('ORIGIN_PART_NOT_FOUND');
+      }
+      await site.pages.part(ctx, index, path);
+    },
     routeOf: (path) => {
       const site = siteOf(sites, path);
       const page = site?.pages.routeOf(path);

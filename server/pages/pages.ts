@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { ContentSecurityPolicy } from '../csp/policy.ts';
 import { answer, type Answer, REVALIDATE, respond } from '../http/answer.ts';
 import { maxStaleMs } from '../http/cache-control.ts';
+import { OriginError, report } from '../errors.ts';
 import { throttledWarning } from '../logger.ts';
 import type { GroupAlias } from '../cache/cache-groups.ts';
 import { cacheStatusHeader } from '../cache/cache-status.ts';
@@ -18,7 +19,7 @@ import {
   type PageTier,
   type ServedPage,
 } from '../render-cache/page-cache.ts';
-import { type CachedPage, pathOf } from '../render-cache/page-entry.ts';
+import { type CachedPage, type PageParts, pathOf } from '../render-cache/page-entry.ts';
 import { cacheKey, keyParts, storablePolicy } from '../render-cache/policy.ts';
 import {
   renderRequestFor,
@@ -33,6 +34,10 @@ import { HTML, pageBody, pageOf, type CacheGroupOptions, type PageMaking } from 
 import { requestSignal, TIMED_OUT } from './render-signal.ts';
 import type { Rendered, Renderer } from './renderer.ts';
 import type { RouteInfo } from './route-matcher.ts';
+import type { PartRules } from './personal/declarations.ts';
+import { esiTemplate, surrogateAssembles } from './personal/esi-template.ts';
+import { findParts } from './personal/page-parts.ts';
+import type { VisitorParts } from './personal/visitor-parts.ts';
 
 /** The pages' own settings (RENDER_TIMEOUT_MS, CACHE_GROUP_ALIASES, RENDER_INPUTS_STRICT). */
 export interface PageSettings {
@@ -70,7 +75,17 @@ export interface PagesOptions extends PageSettings {
   trustProxy: boolean;
   /** The locale of these pages, in a localized build (its observers name it). */
   locale?: string;
+  /** The build's id: in the URL of a personal part, so that a page never gets another build's. */
+  build: string;
+  /** The app's personal parts and what fills them for a visitor; undefined for an app without. */
+  personal?: PersonalPages;
   log: Logger;
+}
+
+/** What the pages step needs of personal parts: the app's declarations, and the visitors' parts. */
+export interface PersonalPages {
+  rules: PartRules;
+  visitors: VisitorParts;
 }
 
 export interface Pages {
@@ -83,6 +98,8 @@ export interface Pages {
   fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined;
   /** How traces and logs name the page of a path; undefined for a path no app of the build has. */
   routeOf(path: string): PageRoute | undefined;
+  /** The `index`-th personal part of the page at `path` (the part endpoint, origin.ts). */
+  part(ctx: Context, index: number, path: string): Promise<void>;
 }
 
 /** A page's route as traces and logs name it. */
@@ -166,9 +183,65 @@ class PageAnswers implements Pages {
   fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined {
     const rules = this.#cache && this.#options.lookupRoute(path).cacheRules;
     const decision = rules && cacheKey(rules, origin, path, '', headers);
-    return this.#cache && decision && 'key' in decision
-      ? this.#cache.fresh(decision.key)
-      : undefined;
+    const served =
+      this.#cache && decision && 'key' in decision ? this.#cache.fresh(decision.key) : undefined;
+    // A visitor's page with parts, or a surrogate's template of it, is made through the pages step.
+    const parts = served?.entry.parts;
+    return parts !== undefined &&
+      (this.#options.personal?.visitors.personal(parts, headers) ||
+        this.#surrogate(headers, served!.entry.answer))
+      ? undefined
+      : served;
+  }
+
+  /**
+   * The `index`-th personal part of the page at `path` (and the request's query), for a surrogate
+   * assembling the page (esi-template.ts), or anyone asking: this visitor's part when the request
+   * carries its cookies (private), else its placeholder, shared as the page is. The page comes from
+   * the render cache (rendered if it holds none), so that the part and its placeholder are the
+   * page's own.
+   */
+  async part(ctx: Context, index: number, path: string): Promise<void> {
+    const route = this.#options.lookupRoute(path);
+    const decision =
+      route.cacheRules &&
+      cacheKey(route.cacheRules, ctx.state.origin, path, ctx.querystring, ctx.headers);
+    const visitors = this.#options.personal?.visitors;
+    if (this.#cache === undefined || visitors === undefined || !decision || !('key' in decision)) {
+      throw new OriginError('ORIGIN_PART_NOT_FOUND');
+    }
+    const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
+    try {
+      const served = await this.#cache.serve(decision.key, signal, () =>
+        withheldFrom(route.page.inputs, ctx.headers),
+      );
+      const { parts, answer: page } = served.entry;
+      if (parts === undefined || index >= parts.slots.length) {
+        throw new OriginError('ORIGIN_PART_NOT_FOUND');
+      }
+      const part = await visitors.part(page, parts, index, {
+        res: ctx.res,
+        headers: ctx.headers,
+        url: keyParts(decision.key).url,
+        route,
+        signal,
+      });
+      respond(ctx, part, cacheStatusHeader(served.status));
+    } catch (error) {
+      this.#giveUpOrThrow(ctx, error, signal);
+    } finally {
+      settle();
+    }
+  }
+
+  /** A surrogate that assembles ESI asks (believed from a trusted proxy, as X-Forwarded-* are). */
+  #surrogate(headers: IncomingHttpHeaders, page: Answer): boolean {
+    return (
+      this.#options.trustProxy &&
+      // A nonced page is no shared cache's: the surrogate passes it, and the origin fills its parts.
+      page.perResponse === undefined &&
+      surrogateAssembles(headers['surrogate-capability'])
+    );
   }
 
   /**
@@ -187,27 +260,30 @@ class PageAnswers implements Pages {
     const { signal, settle } = requestSignal(ctx, this.#options.renderTimeoutMs);
     try {
       // Given up at the signal; the render itself holds its slot to its end (Angular cannot stop one).
-      const rendered = await untilAborted(
-        this.#options.renderer.render(request, route, signal),
-        signal,
+      const made = withParts(
+        await untilAborted(this.#options.renderer.render(request, route, signal), signal),
+        this.#options,
+        route,
       );
       const { page } = pageOf(
-        rendered,
-        makingOf(request, rendered, route),
+        made.rendered,
+        makingOf(request, made.rendered, route),
         this.#options.csp,
         this.#groupOptions,
       );
       pageServed({
         res: ctx.res,
         cache: bypassed === undefined ? undefined : 'bypass',
-        render: rendered.timing,
+        render: made.rendered.timing,
       });
-      respond(
-        ctx,
-        page.answer,
+      const status =
         bypassed === undefined
           ? undefined
-          : cacheStatusHeader({ local: { fwd: 'bypass', detail: bypassed } }),
+          : cacheStatusHeader({ local: { fwd: 'bypass', detail: bypassed } });
+      respond(
+        ctx,
+        await this.#forVisitor(ctx, page.answer, made.parts, request.url, route, signal),
+        status,
       );
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
@@ -234,12 +310,54 @@ class PageAnswers implements Pages {
         maxStaleMs(ctx.headers['cache-control']),
       );
       pageServed({ res: ctx.res, cache: outcomeOf(served), render: served.made });
-      respond(ctx, served.entry.answer, servedHeaders(served));
+      const { entry } = served;
+      const answer =
+        entry.parts !== undefined && this.#surrogate(ctx.headers, entry.answer)
+          ? templateOf(entry.answer, entry.parts, this.#options.build, keyParts(key).url)
+          : await this.#forVisitor(
+              ctx,
+              entry.answer,
+              entry.parts,
+              keyParts(key).url,
+              route,
+              signal,
+            );
+      // A visitor's page says how the shared one was served, and is no age of any cache's.
+      respond(
+        ctx,
+        answer,
+        answer === entry.answer ? servedHeaders(served) : cacheStatusHeader(served.status),
+      );
     } catch (error) {
       this.#giveUpOrThrow(ctx, error, signal);
     } finally {
       settle();
     }
+  }
+
+  /**
+   * The page for this request: with the visitor's personal parts in it when the page has parts and
+   * the request carries a cookie one of them declares (pages/personal/), else the shared one.
+   */
+  #forVisitor(
+    ctx: Context,
+    page: Answer,
+    parts: PageParts | undefined,
+    url: string,
+    route: RouteInfo,
+    signal: AbortSignal,
+  ): Answer | Promise<Answer> {
+    const visitors = this.#options.personal?.visitors;
+    if (parts === undefined || !visitors?.personal(parts, ctx.headers)) {
+      return page;
+    }
+    return visitors.answer(page, parts, {
+      res: ctx.res,
+      headers: ctx.headers,
+      url,
+      route,
+      signal,
+    });
   }
 
   /** The shell's language headers for `path`, in a localized build. */
@@ -282,9 +400,13 @@ function producePages(
     const route = lookupRoute(pathOf(key));
     const { url, inputs } = keyParts(key);
     const request = sharedRequest(url, inputs, asker as (() => Withheld) | undefined);
-    const rendered = signal
-      ? await renderer.render(request, route, signal)
-      : await renderer.renderInBackground(request, route);
+    const { rendered, parts } = withParts(
+      signal
+        ? await renderer.render(request, route, signal)
+        : await renderer.renderInBackground(request, route),
+      options,
+      route,
+    );
     const made = pageOf(rendered, makingOf(request, rendered, route), csp, groupOptions);
     const { page, final } = made;
     // Not one that failed, nor one that saw private data: sent as it is, never stored.
@@ -300,12 +422,57 @@ function producePages(
         refreshFailed: false,
         // Its data, which revalidating the page by path reaches too.
         sources: rendered.data && [...rendered.data.keys],
+        parts,
       },
       storable: policy !== undefined,
       failed: rendered.reportedError,
       made: rendered.timing,
     };
   };
+}
+
+/** Each page's ESI template, made once per stored page (esi-template.ts). */
+const templates = new WeakMap<PageParts, Answer>();
+
+function templateOf(page: Answer, parts: PageParts, build: string, url: string): Answer {
+  let template = templates.get(parts);
+  if (template === undefined) {
+    const { pathname, search } = new URL(url);
+    template = esiTemplate(page, parts, build, pathname + search);
+    templates.set(parts, template);
+  }
+  return template;
+}
+
+/** Routes whose page's parts could not be filled, said once each (ORIGIN_PART_MARKUP). */
+const partProblemsSaid = new Set<string>();
+
+/**
+ * A render with its personal parts found and their markers taken out (personal/page-parts.ts): the
+ * page as it is for an app without parts, or a render whose markers make no sense (said once per
+ * route), which is then served shared, placeholders and all.
+ */
+function withParts(
+  rendered: Rendered,
+  options: Pick<PagesOptions, 'personal' | 'log'>,
+  route: RouteInfo,
+): { rendered: Rendered; parts: PageParts | undefined } {
+  const rules = options.personal?.rules;
+  if (rules === undefined || rendered.partToken === undefined) {
+    return { rendered, parts: undefined };
+  }
+  const found = findParts(rendered.html, rendered.partToken, rules);
+  if (found.problem !== undefined && !partProblemsSaid.has(route.path)) {
+    partProblemsSaid.add(route.path);
+    report(
+      options.log,
+      'ORIGIN_PART_MARKUP',
+      { route: `/${route.path}` },
+      `/${route.path}`,
+      found.problem,
+    );
+  }
+  return { rendered: { ...rendered, html: found.body }, parts: found.parts };
 }
 
 type KeyDecision = ReturnType<typeof cacheKey>;

@@ -5,14 +5,26 @@ import type { DataCache, DataUse } from '../data-cache/data-cache.ts';
 import { newDataUse, withRenderFetches } from '../data-cache/render-fetch.ts';
 import { channels, type RenderTiming, traced } from '../channels.ts';
 import type { RenderRequest } from '../request/render-request.ts';
+import { partToken } from './personal/page-parts.ts';
 import { collectConsole, type ConsoleCapture } from './render-console.ts';
 import type { RenderLimiter } from './render-limiter.ts';
 import type { RouteInfo } from './route-matcher.ts';
-import type { EngineOutput, PageEngine } from './engine.ts';
+import type { EngineOutput, PageEngine, PartEngine, PartInput, PartOutput } from './engine.ts';
 import type { UndeclaredReads } from './undeclared-reads.ts';
+
+/** A visitor's parts, rendered. */
+export interface RenderedParts extends PartOutput {
+  /** Angular's ErrorHandler reported an error: a part may be broken. */
+  reportedError: boolean;
+  /** What the data they fetched allows; undefined without a data cache. */
+  data: DataUse | undefined;
+  timing: RenderTiming;
+}
 
 /** A finished render. */
 export interface Rendered extends EngineOutput {
+  /** The token its personal parts' markers carry; undefined for an app without parts. */
+  partToken: string | undefined;
   /** Angular's ErrorHandler reported an error: the page may be broken (a component threw). */
   reportedError: boolean;
   /** What the data it fetched allows the page (data-cache/); undefined without a data cache. */
@@ -35,6 +47,8 @@ export interface RendererOptions {
    * production the limiter holds a slot to the render's real end, which an abort would not.
    */
   abortable?: boolean;
+  /** The app has personal parts: each page render gets a token for their markers. */
+  markParts?: boolean;
 }
 
 /**
@@ -47,10 +61,13 @@ export class Renderer {
   readonly #log: Logger;
   /** Renders that got a slot and began, in this process: what a shared cache saves is counted here. */
   started = 0;
+  /** Renders of visitors' parts that got a slot and began (personal/). */
+  partsStarted = 0;
   /** What /healthz and the metrics report of renders: begun, running and waiting, undeclared reads. */
   get stats() {
     return {
       started: this.started,
+      partsStarted: this.partsStarted,
       ...this.#limiter.stats,
       undeclaredReads: Object.fromEntries(this.#reads.counts),
     };
@@ -59,8 +76,18 @@ export class Renderer {
   readonly #reads: UndeclaredReads;
   readonly #data: DataCache | undefined;
   readonly #abortable: boolean;
+  readonly #markParts: boolean;
 
-  constructor({ engine, limiter, reads, log, data, abortable = false }: RendererOptions) {
+  constructor({
+    engine,
+    limiter,
+    reads,
+    log,
+    data,
+    abortable = false,
+    markParts = false,
+  }: RendererOptions) {
+    this.#markParts = markParts;
     this.#engine = engine;
     this.#limiter = limiter;
     this.#reads = reads;
@@ -87,13 +114,17 @@ export class Renderer {
     request: RenderRequest,
     route: RouteInfo,
     signal: AbortSignal | undefined,
-    { captured, use, timing }: Making,
+    making: Making,
   ): () => Promise<EngineOutput> {
+    const { captured, use, timing } = making;
     const data = this.#data;
     return () => {
       const startMs = performance.now();
       this.started++;
       const input = this.#reads.inputFor(request, route, this.#abortable ? signal : undefined);
+      if (making.partToken !== undefined) {
+        input.context.personalParts = { token: making.partToken };
+      }
       const engine = () => this.#engine(input, route, signal);
       const render = () =>
         collectConsole(captured, async () => {
@@ -128,6 +159,60 @@ export class Renderer {
     };
   }
 
+  /**
+   * A visitor's parts of a page (personal/), rendered by the app's `renderPart` in a slot as a page
+   * is: their fetches through the data cache, what they write to the console collected. `route` is
+   * the page's, which traces and logs name.
+   */
+  async renderParts(
+    engine: PartEngine,
+    input: PartInput,
+    route: RouteInfo,
+    signal: AbortSignal,
+  ): Promise<RenderedParts> {
+    const captured: ConsoleCapture = { lines: [], errors: 0 };
+    const use = this.#data && newDataUse(route.bypassDataCache);
+    const timing: RenderTiming = { queueMs: 0, renderMs: 0, dataMs: 0, fetches: '' };
+    const data = this.#data;
+    const queuedAt = performance.now();
+    let task = () => {
+      timing.queueMs = performance.now() - queuedAt;
+      const startMs = performance.now();
+      this.partsStarted++;
+      const render = () =>
+        collectConsole(captured, () =>
+          use === undefined ? engine(input) : withRenderFetches(data!, use, () => engine(input)),
+        );
+      return traced(
+        channels.partRender,
+        () => ({ route: `/${route.path}`, parts: input.parts.map(({ name }) => name).join(' ') }),
+        async (message) => {
+          try {
+            return await render();
+          } finally {
+            timing.renderMs = performance.now() - startMs;
+            if (message !== undefined) {
+              message.ms = timing.renderMs;
+              message.reportedError = captured.errors > 0;
+            }
+          }
+        },
+      );
+    };
+    if (channels.partRender.start.hasSubscribers) {
+      task = AsyncLocalStorage.bind(task);
+    }
+    const output = await this.#limiter.run(task, signal);
+    if (captured.lines.length > 0) {
+      report(this.#log, 'ORIGIN_RENDER_CONSOLE', { url: input.url, console: captured.lines });
+    }
+    if (use !== undefined) {
+      timing.dataMs = use.waitedMs;
+      timing.fetches = fetchSummary(use);
+    }
+    return { ...output, reportedError: captured.errors > 0, data: use, timing };
+  }
+
   async #run(
     request: RenderRequest,
     route: RouteInfo,
@@ -138,6 +223,7 @@ export class Renderer {
       captured: { lines: [], errors: 0 },
       use: this.#data && newDataUse(route.bypassDataCache),
       timing: { queueMs: 0, renderMs: 0, dataMs: 0, fetches: '' },
+      partToken: this.#markParts ? partToken() : undefined,
     };
     const { captured, use, timing } = making;
     const queued = queueSpan(signal === undefined);
@@ -173,12 +259,19 @@ export class Renderer {
       timing.dataMs = use.waitedMs;
       timing.fetches = fetchSummary(use);
     }
-    return { ...output, reportedError: captured.errors > 0, data: use, timing };
+    return {
+      ...output,
+      reportedError: captured.errors > 0,
+      data: use,
+      timing,
+      partToken: making.partToken,
+    };
   }
 }
 
 /** What a render leaves besides its page: what it wrote to the console, its data, its times. */
 interface Making {
+  partToken: string | undefined;
   captured: ConsoleCapture;
   use: DataUse | undefined;
   timing: RenderTiming;

@@ -9,10 +9,10 @@ import { type Coding, STORED_CODINGS } from '../http/content-coding.ts';
 import type { EntryCodec } from '../cache/shared-tier.ts';
 import type { SharedCachePolicy } from '../cache/entry.ts';
 import { encodedAnswer, encodedForStore } from '../http/encodings.ts';
-import type { CachedPage } from './page-entry.ts';
+import type { CachedPage, PageParts, PartSlot } from './page-entry.ts';
 
 /** Bumped whenever the layout changes: an entry of another version reads as a miss. */
-const VERSION = 3;
+const VERSION = 4;
 
 /** The hash field of a coding's body. */
 export const CODING_FIELDS: readonly string[] = STORED_CODINGS.map((coding) => `b.${coding}`);
@@ -36,6 +36,8 @@ interface EntryMeta {
   codings: EntryCoding[];
   /** Compressed as it goes out (or a nonced page, around its slots): nothing but the body is stored. */
   onSend: boolean;
+  /** Its personal parts (pages/personal/): where each placeholder lies in the body. */
+  parts: PageParts | null;
 }
 
 /**
@@ -106,6 +108,7 @@ export function entryMeta(page: CachedPage): string {
     onSend:
       answer.compressOnSend === true ||
       (answer.perResponse !== undefined && answer.encodings !== undefined),
+    parts: page.parts ?? null,
   };
   return JSON.stringify(meta);
 }
@@ -128,7 +131,7 @@ export function pageOfEntry(
   } catch {
     return undefined;
   }
-  if (!isEntryMeta(meta, coded, csp)) {
+  if (!isEntryMeta(meta, coded, csp, body)) {
     return undefined;
   }
   const perResponse =
@@ -152,6 +155,7 @@ export function pageOfEntry(
     storedAt: meta.storedAt,
     revalidated,
     refreshFailed: false,
+    parts: meta.parts ?? undefined,
   };
 }
 
@@ -160,6 +164,7 @@ function isEntryMeta(
   meta: EntryMeta | null,
   coded: ReadonlyMap<string, Buffer | null>,
   csp: ContentSecurityPolicy | undefined,
+  body: Buffer,
 ): meta is EntryMeta {
   return (
     meta?.v === VERSION &&
@@ -173,8 +178,34 @@ function isEntryMeta(
     Number.isFinite(meta.storedAt) &&
     areCodings(meta.codings, coded) &&
     typeof meta.onSend === 'boolean' &&
-    (meta.offsets === null) === (csp === undefined)
+    (meta.offsets === null) === (csp === undefined) &&
+    (meta.parts === null || areParts(meta.parts, body.length))
   );
+}
+
+/** Parts whose slots lie in the body, in order, apart: a page stored by a process of this build. */
+function areParts(parts: PageParts, bodyLength: number): boolean {
+  if (!Array.isArray(parts.slots) || !Array.isArray(parts.cookies)) {
+    return false;
+  }
+  let previousEnd = 0;
+  for (const slot of parts.slots as unknown[]) {
+    const { name, inputs, start, end } = (slot ?? {}) as Partial<PartSlot>;
+    if (
+      typeof name !== 'string' ||
+      inputs === null ||
+      typeof inputs !== 'object' ||
+      !Number.isInteger(start) ||
+      !Number.isInteger(end) ||
+      start! < previousEnd ||
+      end! < start! ||
+      end! > bodyLength
+    ) {
+      return false;
+    }
+    previousEnd = end!;
+  }
+  return parts.cookies.every((cookie) => typeof cookie === 'string');
 }
 
 /** The identity answer with its stored codings, their validators as stored (never hashed again). */

@@ -98,3 +98,15 @@ function quote(value: string): string {
   const short = value.length > 80 ? `${value.slice(0, 80)}…` : value;
   return JSON.stringify(short);
 }
+
+/**
+ * A revalidation the app's own code asks for (revalidate() of server.ts, the API's
+ * `origin.revalidate`), checked as the endpoint checks its body: a TypeError says what is wrong.
+ */
+export function checkedRevalidation(request: unknown): RevalidationRequest {
+  const parsed = parseRevalidationRequest(request);
+  if ('error' in parsed) {
+    throw new TypeError(`revalidate: ${parsed.error}`);
+  }
+  return parsed.request;
+}

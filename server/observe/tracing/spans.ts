@@ -26,6 +26,7 @@ import {
   follow,
   type ErrorMessage,
   type PageServedMessage,
+  type PartServedMessage,
   type RequestMessage,
   type RouteMessage,
   type UpstreamMessage,
@@ -51,6 +52,8 @@ interface Told {
   route?: RouteMessage;
   cache?: string;
   error?: ErrorMessage;
+  /** How each personal part was served: `greeting=hit`. */
+  parts?: string[];
 }
 
 export interface SpanOptions extends RequestSpanMaker {
@@ -66,6 +69,7 @@ export function traceChannels(options: SpanOptions): () => void {
   spans.requests();
   spans.caches();
   spans.renders();
+  spans.parts();
   spans.work();
   spans.calls();
   return () => spans.unsubscribe();
@@ -139,11 +143,16 @@ class ChannelSpans {
     const route = told((it, message: RouteMessage) => (it.route = message));
     const served = told((it, { cache }: PageServedMessage) => (it.cache = cache ?? it.cache));
     const failed = told((it, message: ErrorMessage) => (it.error = message));
+    const part = told((it, { part: name, outcome }: PartServedMessage) =>
+      (it.parts ??= []).push(`${name}=${outcome}`),
+    );
     channels.request.subscribe(ended as never);
     channels.route.subscribe(route);
     channels.pageServed.subscribe(served);
     channels.error.subscribe(failed);
+    channels.partServed.subscribe(part);
     this.#undo.push(() => {
+      channels.partServed.unsubscribe(part);
       channels.request.unsubscribe(ended as never);
       channels.request.start.unbindStore(storage);
       channels.route.unsubscribe(route);
@@ -231,6 +240,25 @@ class ChannelSpans {
       },
       (span, { status, reportedError }) => {
         span.setAttributes(defined({ 'origin.render.status': status }));
+        if (reportedError) {
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: "Angular's ErrorHandler reported an error while rendering",
+          });
+        }
+      },
+    );
+  }
+
+  /** A visitor's personal parts of a page, rendered (pages/personal/). */
+  parts(): void {
+    this.#spanEach(
+      channels.partRender,
+      ({ route, parts }) => ({
+        name: `render parts ${route}`,
+        attributes: { 'http.route': route, 'origin.parts': parts },
+      }),
+      (span, { reportedError }) => {
         if (reportedError) {
           span.setStatus({
             code: SpanStatusCode.ERROR,
@@ -371,7 +399,7 @@ function endRequest(
   span: Span,
   req: RequestMessage['req'],
   res: ServerResponse,
-  { route, cache, error }: Told,
+  { route, cache, error, parts }: Told,
 ): void {
   const method = req.method ?? 'GET';
   span.updateName(route === undefined ? method : `${method} ${route.route}`);
@@ -384,6 +412,7 @@ function endRequest(
       'origin.render_mode': route?.mode,
       'origin.locale': route?.locale,
       'origin.cache': cache,
+      'origin.parts': parts?.join(' '),
       'origin.error.code': error?.code,
       'origin.aborted': res.writableFinished ? undefined : true,
     }),

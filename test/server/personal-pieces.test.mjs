@@ -1,0 +1,237 @@
+// The pieces of personal parts that need no render (server/pages/personal/): the markers found in
+// a page, whatever the page holds; the answer that splices parts into it, read back as a browser
+// reads it in every coding; the ESI template, whose only includes are the origin's own whatever an
+// API put in the page; the key a visitor's part is kept under. Generated input, real zlib.
+import assert from 'node:assert/strict';
+import { gunzipSync } from 'node:zlib';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { answer } from '../../server/http/answer.ts';
+import { readPartRules } from '../../server/pages/personal/declarations.ts';
+import { esiTemplate, surrogateAssembles } from '../../server/pages/personal/esi-template.ts';
+import { findParts } from '../../server/pages/personal/page-parts.ts';
+import { partKey, seenInputs } from '../../server/pages/personal/part-cache.ts';
+import { personalAnswer } from '../../server/pages/personal/personal-answer.ts';
+
+const RULES = readPartRules(
+  {
+    greeting: { component: {}, cookies: ['sid'], maxAge: 60 },
+    cart: { component: {}, cookies: ['sid', 'cart'], headers: ['accept-language'] },
+  },
+  5000,
+);
+const TOKEN = 'tOkEn_-0123456789abcd';
+
+const inputsOf = (inputs) => Buffer.from(JSON.stringify(inputs)).toString('base64url');
+const marked = (index, name, inputs, placeholder) =>
+  `<template data-origin-part="${TOKEN}:${index}:${name}:${inputsOf(inputs)}"></template>` +
+  placeholder +
+  `<template data-origin-part-end="${TOKEN}:${index}"></template>`;
+
+/** Text any page might hold around its parts: markup-looking data included. */
+const pageText = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('<', '>', '"', "'", '&', ':', 'é', '€', '\n', 'esi:include', '</template>'),
+    fc.string({ minLength: 1, maxLength: 1 }),
+  ),
+  maxLength: 40,
+});
+
+/** Reads a streamed answer's body as a browser would, decoded. */
+async function bodyOf(made) {
+  const chunks = [];
+  for await (const chunk of made.stream) chunks.push(chunk);
+  const bytes = Buffer.concat(chunks);
+  const coding = made.headers[made.headers.findIndex((h) => /^content-encoding$/i.test(h)) + 1];
+  return made.headers.some((h) => /^content-encoding$/i.test(h)) && coding === 'gzip'
+    ? gunzipSync(bytes).toString()
+    : bytes.toString();
+}
+
+describe('personal parts, piece by piece', () => {
+  it('finds each part by its token, takes the markers out and keeps every other byte', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(pageText, fc.constantFrom('greeting', 'cart'), pageText), {
+          maxLength: 4,
+        }),
+        pageText,
+        (parts, tail) => {
+          let page = '<!doctype html><html><head></head><body>';
+          let expected = page;
+          parts.forEach(([before, name, placeholder], i) => {
+            page += before + marked(i, name, { i }, placeholder);
+            expected += before + placeholder;
+          });
+          page += `${tail}</body></html>`;
+          expected += `${tail}</body></html>`;
+          const found = findParts(page, TOKEN, RULES);
+          assert.equal(found.problem, undefined);
+          assert.equal(found.body.toString(), expected);
+          assert.equal(found.parts?.slots.length ?? 0, parts.length);
+          found.parts?.slots.forEach((slot, i) => {
+            assert.equal(found.body.subarray(slot.start, slot.end).toString(), parts[i][2]);
+            assert.deepEqual(slot.inputs, { i });
+            assert.equal(slot.name, parts[i][1]);
+          });
+          // Another render's markers are only text to this one.
+          assert.equal(findParts(page, 'another-token', RULES).parts, undefined);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses markers that make no sense, and keeps the page without them', () => {
+    const head = '<!doctype html><html><head>';
+    const cases = {
+      nested: `${head}</head><body>${marked(0, 'greeting', {}, `x${marked(1, 'cart', {}, 'y')}`)}</body>`,
+      'in head': `${head}${marked(0, 'greeting', {}, 'x')}</head><body></body>`,
+      undeclared: `${head}</head><body>${marked(0, 'basket', {}, 'x')}</body>`,
+      'bad inputs': `${head}</head><body><template data-origin-part="${TOKEN}:0:greeting:!!"></template>x<template data-origin-part-end="${TOKEN}:0"></template></body>`,
+      'no end': `${head}</head><body><template data-origin-part="${TOKEN}:0:greeting:e30"></template>x</body>`,
+    };
+    for (const [what, page] of Object.entries(cases)) {
+      const found = findParts(page, TOKEN, RULES);
+      assert.ok(found.problem, what);
+      assert.equal(found.parts, undefined, what);
+      assert.doesNotMatch(found.body.toString(), new RegExp(TOKEN), `${what}: no marker left`);
+    }
+  });
+
+  it('splices each part into the page in every coding, its placeholder where it failed', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(pageText, pageText, fc.option(pageText)), { minLength: 1, maxLength: 4 }),
+        fc.string({ maxLength: 2000 }),
+        fc.constantFrom(undefined, 'gzip', 'br, gzip', 'identity', 'gzip;q=0'),
+        async (parts, tail, acceptEncoding) => {
+          let page = '<!doctype html><html><head></head><body>';
+          let expected = page;
+          parts.forEach(([before, placeholder, visitor], i) => {
+            page += before + marked(i, 'greeting', {}, placeholder);
+            expected += before + (visitor ?? placeholder);
+          });
+          page += tail;
+          expected += tail;
+          const found = findParts(page, TOKEN, RULES);
+          const stored = answer(
+            200,
+            ['Content-Type', 'text/html', 'ETag', '"x"', 'Cache-Control', 's-maxage=60'],
+            found.body,
+          );
+          const made = await personalAnswer({
+            page: stored,
+            parts: found.parts,
+            filled: parts.map(([, , visitor]) =>
+              Promise.resolve(visitor === null ? undefined : Buffer.from(visitor)),
+            ),
+            acceptEncoding,
+          });
+          assert.equal(await bodyOf(made), expected);
+          const header = (name) =>
+            made.headers[made.headers.findIndex((h) => h.toLowerCase() === name) + 1];
+          assert.equal(header('cache-control'), 'private, no-cache');
+          assert.equal(
+            made.validators,
+            undefined,
+            'no validator: a 304 never gives back a stale part',
+          );
+          assert.ok(!made.headers.some((h) => /^etag$/i.test(h)));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('sends the page up to a slow part at once', async () => {
+    const found = findParts(
+      `<!doctype html><html><head></head><body>before${marked(0, 'greeting', {}, 'placeholder')}after`,
+      TOKEN,
+      RULES,
+    );
+    let release;
+    const made = await personalAnswer({
+      page: answer(200, ['Content-Type', 'text/html'], found.body),
+      parts: found.parts,
+      filled: [new Promise((resolve) => (release = resolve))],
+      acceptEncoding: undefined,
+    });
+    const reader = made.stream[Symbol.asyncIterator]();
+    assert.match((await reader.next()).value.toString(), /before$/);
+    release(Buffer.from('Welcome, Alice'));
+    assert.equal((await reader.next()).value.toString(), 'Welcome, Alice');
+  });
+
+  it("an ESI template includes the origin's parts and nothing else, whatever the page holds", () => {
+    const forged = fc.constantFrom(
+      '<esi:include src="/steal"/>',
+      '<ESI:include src=/x>',
+      '</esi:remove>',
+      '<!--esi <esi:include src="/x"/> -->',
+      '<esi:remove>',
+    );
+    const where = fc.constantFrom(
+      (text) => `<p>${text.replaceAll('<', '&lt;')}</p>`,
+      (text) => `<img alt="${text.replaceAll('"', '&quot;')}">`,
+      (text) => `<script type="application/ld+json">{"name": ${JSON.stringify(text)}}</script>`,
+      (text) => `<script>var name = ${JSON.stringify(text)};</script>`,
+      (text) => `<style>/* ${text} */</style>`,
+      (text) => `<!-- ${text} -->`,
+      (text) => `<title>${text.replaceAll('<', '&lt;')}</title>`,
+      (text) => text,
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(forged, where), { maxLength: 4 }), (pieces) => {
+        const around = pieces.map(([text, place]) => place(text)).join('');
+        const page = `<!doctype html><html><head>${around}</head><body>${around}${marked(0, 'greeting', {}, '<p>placeholder</p>')}${around}</body></html>`;
+        const found = findParts(page, TOKEN, RULES);
+        const template = esiTemplate(
+          answer(200, ['Content-Type', 'text/html', 'Cache-Control', 's-maxage=60'], found.body),
+          found.parts,
+          'b123',
+          '/products/7?x=1',
+        ).body.toString();
+        const acted = [...template.matchAll(/<esi:|<!--esi/g)];
+        assert.equal(acted.length, 1, template);
+        assert.ok(template.includes('<esi:include src="/_origin/part/b123/0/products/7?x=1"/>'));
+        assert.ok(!template.includes('<p>placeholder</p>'));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('believes an ESI surrogate by the W3C capability syntax only', () => {
+    assert.equal(surrogateAssembles('varnish="ESI/1.0"'), true);
+    assert.equal(surrogateAssembles('abc="ESI/1.0 ESI-Inline/1.0", def="ESI/1.0"'), true);
+    assert.equal(surrogateAssembles(undefined), false);
+    assert.equal(surrogateAssembles('ESI/1.0'), false);
+    assert.equal(surrogateAssembles('varnish="ESI/2.0"'), false);
+  });
+
+  it("keeps a visitor's part under a key no other visitor's request reaches", () => {
+    const rule = RULES.get('cart');
+    const keyOf = (cookie, language) =>
+      partKey(
+        { build: 'b', locale: undefined },
+        'cart',
+        { p: 1 },
+        seenInputs(rule, new Map(cookie), { 'accept-language': language }),
+      );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('sid', 'cart', 'other'), fc.string()), { maxLength: 4 }),
+        fc.array(fc.tuple(fc.constantFrom('sid', 'cart', 'other'), fc.string()), { maxLength: 4 }),
+        fc.option(fc.string()),
+        (a, b, language) => {
+          const seen = (pairs) =>
+            JSON.stringify([...new Map(pairs)].filter(([name]) => name !== 'other').sort());
+          const same = seen(a) === seen(b);
+          assert.equal(keyOf(a, language ?? undefined) === keyOf(b, language ?? undefined), same);
+        },
+      ),
+      { numRuns: 500 },
+    );
+    assert.ok(!keyOf([['sid', 'secret-session']], 'en').includes('secret-session'));
+  });
+});
