@@ -1,6 +1,7 @@
 import { HttpClient, provideHttpClient, withFetch } from '@angular/common/http';
-import { Component, inject, input, type OnInit, signal } from '@angular/core';
+import { Component, inject, input, type OnInit, signal, ɵsetDocument } from '@angular/core';
 import {
+  ɵBrowserDomAdapter as BrowserDomAdapter,
   provideClientHydration,
   withHttpTransferCacheOptions,
   withNoIncrementalHydration,
@@ -73,6 +74,10 @@ describe('createPartRenderer', () => {
   afterEach(() => {
     vi.unstubAllGlobals();
     vi.restoreAllMocks();
+    // The server platform made Domino Angular's DOM and document, process-wide: the browser's again
+    // for the other tests of this run.
+    BrowserDomAdapter.makeCurrent();
+    ɵsetDocument(document);
   });
 
   const renderPart = createPartRenderer({
