@@ -6,6 +6,7 @@
 import type { Catalog, Product } from '../app/products';
 import { type Caching, jsonAnswer, jsonBody, type JsonBody, jsonError } from './json';
 import { makeCatalog, makeProduct, MAX_PRODUCT_ID } from './products';
+import { cart, me, type OriginApi } from './visitors';
 
 /** What every page shares changes rarely: a minute fresh, then ten more served while refreshed. */
 const CATALOG_CACHING: Caching = {
@@ -30,16 +31,24 @@ const QUOTED_ID = 12;
 let catalog: Promise<JsonBody> | undefined;
 
 /**
- * Answers a request under `/api/` (GET and HEAD: `/api/catalog`, `/api/products/:id`), or null for
- * a path outside it, which the server answers as it would without the API.
+ * Answers a request under `/api/` (GET and HEAD: `/api/catalog`, `/api/products/:id`; the signed-in
+ * visitor's `/api/me` and `/api/cart`, which POST adds to: visitors.ts), or null for a path outside
+ * it, which the server answers as it would without the API. `origin` is what the origin that mounts
+ * it gives (revalidation), undefined under another server.
  */
-export async function api(request: Request): Promise<Response | null> {
+export async function api(request: Request, origin?: OriginApi): Promise<Response | null> {
   const { pathname } = new URL(request.url);
   if (pathname !== '/api' && !pathname.startsWith('/api/')) {
     return null;
   }
   await simulatedLatency();
   const [resource, id, ...rest] = pathname.slice('/api/'.length).split('/');
+  if (resource === 'me' && id === undefined) {
+    return me(request);
+  }
+  if (resource === 'cart' && id === undefined) {
+    return cart(request, origin);
+  }
   const known =
     (resource === 'catalog' && id === undefined) ||
     (resource === 'products' && id !== undefined && rest.length === 0);
@@ -47,7 +56,7 @@ export async function api(request: Request): Promise<Response | null> {
     return jsonError(
       request,
       404,
-      'no such resource: the API has /api/catalog and /api/products/:id',
+      'no such resource: the API has /api/catalog, /api/products/:id, /api/me and /api/cart',
     );
   }
   if (request.method !== 'GET' && request.method !== 'HEAD') {

@@ -76,3 +76,16 @@ export function jsonError(
     },
   });
 }
+
+/** A private JSON answer (a visitor's own data): no cache keeps it. */
+export function privateJson(request: Request, status: number, value: unknown): Response {
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  return new Response(request.method === 'HEAD' ? null : bytes, {
+    status,
+    headers: {
+      'cache-control': 'private, no-store',
+      'content-type': JSON_TYPE,
+      'content-length': String(bytes.length),
+    },
+  });
+}

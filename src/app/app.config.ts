@@ -11,9 +11,11 @@ import {
   withComponentInputBinding,
   withNavigationErrorHandler,
 } from '@angular/router';
+import { personalParts } from './app.parts';
 import { reloadOnChunkError } from './chunk-error';
 import { PageTitleStrategy } from './page-title';
 import { routes } from './app.routes';
+import { providePersonalParts } from './personal-part';
 
 export const appConfig: ApplicationConfig = {
   providers: [
@@ -28,5 +30,8 @@ export const appConfig: ApplicationConfig = {
     provideClientHydration(withEventReplay(), withI18nSupport()),
     provideHttpClient(withFetch()),
     { provide: TitleStrategy, useClass: PageTitleStrategy },
+    // The greeting on the product page (app.parts.ts): its placeholder in the shared page, the
+    // visitor's own render from the origin, re-created in the browser from its inline state.
+    providePersonalParts(personalParts),
   ],
 };

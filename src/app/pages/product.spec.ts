@@ -1,4 +1,4 @@
-import { RESPONSE_INIT } from '@angular/core';
+import { PLATFORM_ID, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
 import { TestBed } from '@angular/core/testing';
 import { Meta, Title } from '@angular/platform-browser';
 import { TitleStrategy, provideRouter, withComponentInputBinding } from '@angular/router';
@@ -6,8 +6,10 @@ import { RouterTestingHarness } from '@angular/router/testing';
 import { makeCatalog, makeProduct } from '../../api/products';
 import { provideApiInProcess } from '../api-in-process';
 import { API_BASE_URL } from '../api-url';
+import { personalParts } from '../app.parts';
 import { routes } from '../app.routes';
 import { APP_NAME, PageTitleStrategy } from '../page-title';
+import { providePersonalParts } from '../personal-part';
 import Product from './product';
 
 /** The app's routes, their data from the demo's API in this process (api-in-process.ts). */
@@ -15,6 +17,7 @@ const withRoutes = [
   provideRouter(routes, withComponentInputBinding()),
   { provide: TitleStrategy, useClass: PageTitleStrategy },
   provideApiInProcess(),
+  providePersonalParts(personalParts),
 ];
 
 /** The document's title and description tags once the app's own routes have shown `url`. */
@@ -28,8 +31,15 @@ async function headAt(url: string, providers: unknown[] = []) {
 }
 
 describe('Product', () => {
-  async function render(id: number) {
-    TestBed.configureTestingModule({ providers: [provideRouter([]), provideApiInProcess()] });
+  async function render(id: number, providers: unknown[] = []) {
+    TestBed.configureTestingModule({
+      providers: [
+        provideRouter([]),
+        provideApiInProcess(),
+        providePersonalParts(personalParts),
+        ...providers,
+      ],
+    });
     const fixture = TestBed.createComponent(Product);
     fixture.componentRef.setInput('product', { ok: true, value: makeProduct(id) });
     await fixture.whenStable();
@@ -48,6 +58,26 @@ describe('Product', () => {
     const crumbs = [...element.querySelectorAll('.breadcrumb a')];
     expect(crumbs.map((a) => a.textContent)).toEqual(['Shop', category.name]);
     expect(crumbs[1].getAttribute('href')).toBe(`/products#${category.slug}`);
+  });
+
+  it("holds the greeting part's placeholder alone on the server, between the origin's markers", async () => {
+    const element = await render(7, [
+      { provide: PLATFORM_ID, useValue: 'server' },
+      { provide: REQUEST_CONTEXT, useValue: { personalParts: { token: 'T' } } },
+    ]);
+    const part = element.querySelector('personal-part')!;
+    expect(part.querySelector('template[data-origin-part]')?.getAttribute('data-origin-part')).toBe(
+      `T:0:greeting:${btoa('{"product":7}').replace(/=+$/, '')}`,
+    );
+    expect(part.querySelector('.greeting')?.textContent).toBe('Sign in to keep a cart.');
+    expect(part.querySelector('app-visitor-greeting')).toBeNull();
+  });
+
+  it('shows the greeting part in the browser: the sign-in link to a visitor without a session', async () => {
+    const element = await render(7);
+    const part = element.querySelector('personal-part app-visitor-greeting');
+    expect(part?.querySelector('.greeting a')?.getAttribute('href')).toBe('/account');
+    expect(element.querySelector('template')).toBeNull();
   });
 
   it('links to the previous and next products', async () => {

@@ -1,13 +1,4 @@
-import {
-  afterNextRender,
-  Component,
-  computed,
-  DOCUMENT,
-  inject,
-  input,
-  RESPONSE_INIT,
-  signal,
-} from '@angular/core';
+import { Component, computed, DOCUMENT, inject, input, RESPONSE_INIT, signal } from '@angular/core';
 import { toSignal } from '@angular/core/rxjs-interop';
 import { MatButtonModule } from '@angular/material/button';
 import { MatButtonToggleModule } from '@angular/material/button-toggle';
@@ -17,7 +8,8 @@ import { ActivatedRoute, RouterLink } from '@angular/router';
 import { addCacheGroups } from '../cache-groups';
 import { chooseCurrency, CURRENCY, type Currency, formatPrice } from '../currency';
 import type { Product as ProductData } from '../products';
-import { cookieValue, requestCookie } from '../render-inputs';
+import { PersonalPart } from '../personal-part';
+import { requestCookie } from '../render-inputs';
 import { type Fetched, Shop } from '../shop';
 
 /**
@@ -25,17 +17,26 @@ import { type Fetched, Shop } from '../shop';
  * product the API sends for the :id route parameter (fetched by the route, app.routes.ts) and its
  * category from the catalog every page shares, priced in the visitor's `currency` cookie, which
  * the route declares, so every visitor gets a cached page in their currency. The greeting of a
- * signed-in visitor is personal: it is added in the browser after hydration, and the shared page
- * stays one page.
+ * signed-in visitor and their cart count are personal: a personal part (app.parts.ts `greeting`),
+ * whose placeholder, what a signed-out visitor sees, is all the shared page holds. The origin
+ * renders the part for each signed-in visitor and puts it in their copy of the cached page, before
+ * any script runs; in the browser the part is the app's own live component (its button works).
  */
 @Component({
   selector: 'app-product',
-  imports: [MatCardModule, MatListModule, MatButtonModule, MatButtonToggleModule, RouterLink],
+  imports: [
+    MatCardModule,
+    MatListModule,
+    MatButtonModule,
+    MatButtonToggleModule,
+    RouterLink,
+    PersonalPart,
+  ],
   template: `
     @let fetched = product();
     @if (fetched.ok) {
       @let p = fetched.value;
-      <!-- Spaced by its paragraph's margin: the page has no styles of its own. -->
+      <!-- Spaced by its paragraph's margin: the page's one style is its personal part's place. -->
       <nav class="breadcrumb" aria-label="Breadcrumb">
         <p>
           <a routerLink="/products">Shop</a>
@@ -55,9 +56,11 @@ import { type Fetched, Shop } from '../shop';
           >
         </mat-card-header>
         <mat-card-content>
-          @if (greeting(); as hello) {
-            <p class="greeting">{{ hello }}</p>
-          }
+          <personal-part name="greeting" [inputs]="{ product: p.id }">
+            <!-- The placeholder: what a signed-out visitor sees, and every page in the cache. -->
+            <p class="greeting"><a href="/account">Sign in</a> to keep a cart.</p>
+            <p class="cart"></p>
+          </personal-part>
           <mat-button-toggle-group
             class="currency"
             name="currency"
@@ -102,6 +105,14 @@ import { type Fetched, Shop } from '../shop';
       <a mat-button routerLink="/products">All products</a>
     }
   `,
+  // The part's place keeps one size, whichever of the placeholder or the visitor's part it shows:
+  // the page does not move when the part is put in.
+  styles: `
+    personal-part {
+      display: block;
+      min-height: 6.5rem;
+    }
+  `,
 })
 export default class Product {
   /** Resolved by the route from the API, bound by withComponentInputBinding(). */
@@ -120,17 +131,10 @@ export default class Product {
     const product = this.product();
     return product.ok ? formatPrice(product.value.priceCents, this.currency()) : '';
   });
-  /** Only in the browser, after hydration: never part of the page every visitor shares. */
-  protected readonly greeting = signal<string | undefined>(undefined);
   readonly #document = inject(DOCUMENT);
   readonly #catalog = toSignal(inject(Shop).catalog());
 
   constructor() {
-    afterNextRender(() => {
-      if (cookieValue(this.#document.cookie, 'sid')) {
-        this.greeting.set('Welcome back! Your account is a click away.');
-      }
-    });
     // What this page is made from, for revalidation by group (docs/revalidation.md): this product
     // and the catalog. Read from the route here, where inputs are not bound yet (the route's
     // canMatch allows one spelling per id, so one group per product).

@@ -1,6 +1,8 @@
 import { BootstrapContext, bootstrapApplication } from '@angular/platform-browser';
 import { App } from './app/app';
 import { config } from './app/app.config.server';
+import { partsConfig } from './app/app.config.parts';
+import { createPartRenderer } from './app/personal-part.server';
 
 const bootstrap = (context: BootstrapContext) => bootstrapApplication(App, config, context);
 
@@ -11,5 +13,8 @@ export default bootstrap;
 export { CommonEngine } from '@angular/ssr/node';
 export { LOCALE_ID, REQUEST, REQUEST_CONTEXT, RESPONSE_INIT } from '@angular/core';
 export { serverRoutes } from './app/app.routes.server';
+// Personal parts (app/app.parts.ts): their declarations, and the render of one visitor's parts.
+export { personalParts } from './app/app.parts';
+export const renderPart = createPartRenderer(partsConfig);
 // The tests' own API on /api/… (test/app/src/api.ts; TEST_APP_API=off: none).
 export { api } from './api';

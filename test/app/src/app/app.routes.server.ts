@@ -73,6 +73,15 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     headers: { 'Cache-Control': 's-maxage=60' },
   },
+  // A shared page with personal parts (app.parts.ts): the page is cached once, each visitor's parts
+  // are rendered apart (renderPart in main.server.ts).
+  {
+    path: 'parts/:id',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 's-maxage=60, stale-while-revalidate=600' },
+  },
+  // Parts nested in parts: its render throws.
+  { path: 'parts-nested', renderMode: RenderMode.Server },
   // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.
   { path: 'moved', renderMode: RenderMode.Server },
   { path: 'moved/:id', renderMode: RenderMode.Server },

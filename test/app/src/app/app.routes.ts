@@ -27,5 +27,7 @@ export const routes: Routes = [
   { path: 'naive-undeclared/:id', title: 'Naive', loadComponent: () => import('./pages/naive') },
   { path: 'data/:id', title: 'Data', loadComponent: () => import('./pages/data') },
   { path: 'data-private/:id', title: 'Data', loadComponent: () => import('./pages/data') },
+  { path: 'parts/:id', title: 'Parts', loadComponent: () => import('./pages/parts') },
+  { path: 'parts-nested', title: 'Parts', loadComponent: () => import('./pages/parts-nested') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];

@@ -1,0 +1,91 @@
+import { isPlatformServer } from '@angular/common';
+import { HttpClient } from '@angular/common/http';
+import {
+  Component,
+  inject,
+  Injector,
+  input,
+  PendingTasks,
+  PLATFORM_ID,
+  runInInjectionContext,
+  signal,
+} from '@angular/core';
+import { MatButtonModule } from '@angular/material/button';
+import { API_BASE_URL } from './api-url';
+import { addCacheGroups } from './cache-groups';
+import { cookieHeader, cookieValue } from './render-inputs';
+import { type Cart, isSessionId, type Me, visitorGroup } from './visitor';
+
+/**
+ * The product page's personal part (app.parts.ts `greeting`): the signed-in visitor's name and cart
+ * count, from the API with the visitor's session, and a button that adds the product to the cart.
+ * On the origin it is rendered for each visitor apart from the shared page and spliced into their
+ * copy of it; in the browser it is created again, its first two requests answered from the state
+ * its render sent along, and the button works. A visitor without a session sees a sign-in link.
+ * It uses no router (a part render has none): the link is a plain one.
+ */
+@Component({
+  selector: 'app-visitor-greeting',
+  imports: [MatButtonModule],
+  template: `
+    @if (me(); as visitor) {
+      <p class="greeting">Welcome back, {{ visitor.name }}</p>
+      <p class="cart">
+        Cart: <span class="cart-count">{{ count() ?? '…' }}</span>
+        <button mat-button type="button" class="add-to-cart" [disabled]="adding()" (click)="add()">
+          Add to cart
+        </button>
+      </p>
+    } @else {
+      <p class="greeting"><a href="/account">Sign in</a> to keep a cart.</p>
+      <p class="cart"></p>
+    }
+  `,
+})
+export class VisitorGreeting {
+  /** The product the button adds. */
+  readonly product = input.required<number>();
+  protected readonly me = signal<Me | undefined>(undefined);
+  protected readonly count = signal<number | undefined>(undefined);
+  protected readonly adding = signal(false);
+  readonly #http = inject(HttpClient);
+  readonly #base = inject(API_BASE_URL);
+
+  constructor() {
+    const sid = cookieValue(cookieHeader(), 'sid');
+    if (!isSessionId(sid)) {
+      return;
+    }
+    const server = isPlatformServer(inject(PLATFORM_ID));
+    // On the server the visitor's cookie goes with the request (the origin kept only `sid`); the
+    // browser sends its own, and a request without a Cookie header is one its transfer cache answers.
+    const headers: Record<string, string> = server ? { cookie: cookieHeader() } : {};
+    this.#http.get<Me>(`${this.#base}/me`, { headers }).subscribe({
+      next: (me) => this.me.set(me),
+      error: () => this.me.set(undefined),
+    });
+    this.#http.get<Cart>(`${this.#base}/cart`, { headers }).subscribe({
+      next: (cart) => this.count.set(cart.count),
+      error: () => this.count.set(undefined),
+    });
+    if (server) {
+      // The visitor's group (a hash of the sid): the API revalidates it when the cart changes.
+      const injector = inject(Injector);
+      inject(PendingTasks).run(async () => {
+        const group = await visitorGroup(sid);
+        runInInjectionContext(injector, () => addCacheGroups(group));
+      });
+    }
+  }
+
+  protected add(): void {
+    this.adding.set(true);
+    this.#http.post<Cart>(`${this.#base}/cart`, { product: this.product() }).subscribe({
+      next: (cart) => {
+        this.count.set(cart.count);
+        this.adding.set(false);
+      },
+      error: () => this.adding.set(false),
+    });
+  }
+}
