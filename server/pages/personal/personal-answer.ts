@@ -4,7 +4,8 @@
 // private, no validator (its bytes are known only once sent, and a 304 must never give back a part
 // that changed), never a shared cache's. In gzip when the visitor takes it, without compressing the
 // page again: its pieces between the parts were deflated once (http/gzip-slots.ts), and each part
-// goes in as stored blocks; only the CRC is computed per response, as for a nonced page.
+// goes in as stored blocks; only the CRC is computed per response. A client that takes brotli and
+// not gzip gets brotli, compressed as it goes out, as a nonced page is.
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { NonceSlots } from '../../csp/nonce-template.ts';
@@ -106,9 +107,12 @@ export async function personalAnswer({
     });
   }
   const { pieces, placeholders } = cutOf(page.body, parts);
-  if (negotiate(acceptEncoding, ['gzip']) !== 'gzip') {
+  // gzip first: its pieces cost a CRC per response, brotli a whole compression (a client that
+  // takes brotli and not gzip gets it, compressed as it goes out).
+  const coding = negotiate(acceptEncoding, ['gzip', 'br']);
+  if (coding !== 'gzip') {
     return answer(page.status, headers, EMPTY, {
-      compress: false,
+      compress: coding === 'br',
       stream: Readable.from(plainPieces(pieces, placeholders, filled, (piece) => piece)),
     });
   }

@@ -139,8 +139,9 @@ export class VisitorParts {
           resolve(html);
           return true;
         };
-        // Parts that see the same inputs render together: one bootstrap for all of them.
-        const inputsOf = `${rule.cookies.join(';')}|${rule.headers.join(';')}`;
+        // Parts that see the same inputs and wait as long render together: one bootstrap for all
+        // of them, and none held past its own timeout by a slower one's.
+        const inputsOf = `${rule.cookies.join(';')}|${rule.headers.join(';')}|${rule.timeoutMs}`;
         const group = toRender.get(inputsOf) ?? [];
         group.push({ slot, rule, seen, key, settle });
         toRender.set(inputsOf, group);
@@ -152,17 +153,17 @@ export class VisitorParts {
     return filled;
   }
 
-  /** One renderPart for `asked`; each part's slot settles with it, or at its own timeout. */
-  #render(asked: readonly Asked[], request: PersonalRequest): void {
+  /**
+   * One renderPart for `asked`; each part's slot settles with it, or at its own timeout. When parts
+   * rendered together fail, each is rendered again alone (within the same timeouts): one part's
+   * throw or failed data costs the others nothing but the retry.
+   */
+  #render(
+    asked: readonly Asked[],
+    request: PersonalRequest,
+    timers = this.#timers(asked, request),
+  ): void {
     const { engine, renderer, csp, locale } = this.#options;
-    const timers = asked.map(({ slot, rule, settle }) =>
-      setTimeout(() => {
-        if (settle(undefined)) {
-          this.#warnTimeout(slot.name);
-          this.#told(request.res, slot.name, 'timeout');
-        }
-      }, rule.timeoutMs),
-    );
     const rendering = new Promise<RenderedParts>((resolve) =>
       resolve(
         renderer.renderParts(
@@ -181,21 +182,46 @@ export class VisitorParts {
         ),
       ),
     );
+    const alone = (error: unknown) => {
+      if (asked.length > 1 && !isShed(error)) {
+        asked.forEach((one, i) => this.#render([one], request, [timers[i]]));
+        return true;
+      }
+      return false;
+    };
     rendering.then(
       (rendered) => {
+        if (failedParts(rendered) && alone(undefined)) {
+          return;
+        }
         timers.forEach(clearTimeout);
         this.#rendered(asked, rendered, request.res);
       },
       (error: unknown) => {
+        if (alone(error)) {
+          return;
+        }
         timers.forEach(clearTimeout);
         this.#notRendered(asked, error, request.res);
       },
     );
   }
 
-  /** Each part in its slot, and kept for the visitor; all of them placeholders if any failed. */
+  /** Per part, what settles its slot with its placeholder at its timeout. */
+  #timers(asked: readonly Asked[], request: PersonalRequest): NodeJS.Timeout[] {
+    return asked.map(({ slot, rule, settle }) =>
+      setTimeout(() => {
+        if (settle(undefined)) {
+          this.#warnTimeout(slot.name);
+          this.#told(request.res, slot.name, 'timeout');
+        }
+      }, rule.timeoutMs),
+    );
+  }
+
+  /** Each part in its slot, and kept for the visitor; all of them placeholders if the render failed. */
   #rendered(asked: readonly Asked[], rendered: RenderedParts, res: ServerResponse): void {
-    const failed = rendered.reportedError || rendered.data?.failed === true;
+    const failed = failedParts(rendered);
     const groups = [
       ...(parseCacheGroups(rendered.headers['cache-groups'] ?? '') ?? []),
       ...(rendered.data?.groups ?? []),
@@ -217,9 +243,8 @@ export class VisitorParts {
 
   /** The render failed, or was shed under load: placeholders. */
   #notRendered(asked: readonly Asked[], error: unknown, res: ServerResponse): void {
-    const shed = error instanceof OriginError && error.code === 'ORIGIN_OVERLOADED';
     for (const one of asked) {
-      if (!shed) {
+      if (!isShed(error)) {
         this.#failed(res, one, error);
       } else if (one.settle(undefined)) {
         errorHappened('ORIGIN_OVERLOADED', { res });
@@ -253,6 +278,16 @@ export class VisitorParts {
   #told(res: ServerResponse, part: string, outcome: PartOutcome): void {
     partServed({ res, part, outcome });
   }
+}
+
+/** Whether a render's parts are not to be used: it reported an error, or its data failed. */
+function failedParts(rendered: RenderedParts): boolean {
+  return rendered.reportedError || rendered.data?.failed === true;
+}
+
+/** Whether the render was refused under load: no part is retried then. */
+function isShed(error: unknown): boolean {
+  return error instanceof OriginError && error.code === 'ORIGIN_OVERLOADED';
 }
 
 /**
