@@ -141,7 +141,12 @@ describe('ng-new', () => {
 
   it("writes the helpers every app gets in its own src/app/ from their one source, the tests' app's", async () => {
     const helpers = parts.appFilesOf(Object.keys(parts.PARTS)).map(([path]) => path);
-    assert.deepEqual(helpers.sort(), ['src/app/cache-groups.ts', 'src/app/render-inputs.ts']);
+    assert.deepEqual(helpers.sort(), [
+      'src/app/cache-groups.ts',
+      'src/app/personal-part.server.ts',
+      'src/app/personal-part.ts',
+      'src/app/render-inputs.ts',
+    ]);
     for (const demo of [true, false]) {
       const { tree } = await scaffold({ demo });
       for (const path of helpers) {
@@ -259,6 +264,11 @@ describe('ng-new', () => {
       '/acme-shop/src/app/page-title.ts',
       '/acme-shop/src/app/pages/home.ts',
       '/acme-shop/src/app/pages/not-found.ts',
+      // Every app can have personal parts on its shared pages (docs/personal-parts.md).
+      '/acme-shop/src/app/personal-part.server.spec.ts',
+      '/acme-shop/src/app/personal-part.server.ts',
+      '/acme-shop/src/app/personal-part.spec.ts',
+      '/acme-shop/src/app/personal-part.ts',
       '/acme-shop/src/app/render-inputs.ts',
     ]);
     assert.ok(
