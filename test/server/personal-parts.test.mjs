@@ -163,6 +163,52 @@ describe('personal parts at the origin', () => {
   });
 });
 
+describe('personal parts with CSP=strict and EARLY_HINTS=always', () => {
+  let api;
+  let origin;
+  before(async () => {
+    api = await startNames();
+    origin = await startOrigin({
+      env: { CSP: 'strict', EARLY_HINTS: 'always', TEST_DATA_API: api.url },
+    });
+  });
+  after(() => Promise.all([origin?.stop(), api?.close()]));
+
+  it("carries the response's nonce in the page and in the visitor's part, in every coding, after the page's 103", async () => {
+    await request(origin.url, '/parts/1');
+    const nonces = new Set();
+    for (const [coding, decode] of [
+      [undefined, (body) => body],
+      ['gzip', gunzipSync],
+      ['br', brotliDecompressSync],
+    ]) {
+      const res = await request(origin.url, '/parts/1', {
+        headers: { cookie: 'sid=alice', ...(coding ? { 'accept-encoding': coding } : {}) },
+      });
+      assert.equal(res.headers['cache-control'], 'private, no-cache');
+      assert.deepEqual(
+        res.interim.map(({ status }) => status),
+        [103],
+      );
+      const text = decode(res.body).toString();
+      assert.deepEqual(partsIn(text), ['alice']);
+      const nonce = /'nonce-([^']+)'/.exec(res.headers['content-security-policy'])?.[1];
+      assert.ok(nonce, res.headers['content-security-policy']);
+      nonces.add(nonce);
+      const state = /<script type="application\/json" data-origin-part-state nonce="([^"]*)"/.exec(
+        text,
+      );
+      assert.equal(state?.[1], nonce, "the part's state carries this response's nonce");
+      assert.deepEqual(
+        [...new Set([...text.matchAll(/nonce="([^"]*)"/g)].map((m) => m[1]))],
+        [nonce],
+        'one nonce in the whole answer',
+      );
+    }
+    assert.equal(nonces.size, 3, 'a nonce per response');
+  });
+});
+
 describe('personal parts for a surrogate that assembles ESI (TRUST_PROXY)', () => {
   let api;
   let origin;
