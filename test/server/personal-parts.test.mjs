@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { serveOnLoopback } from '../helpers/loopback-server.mjs';
 import { METRICS_ON, metricsUrl, scrape, total } from '../helpers/metrics.mjs';
-import { logLine, logLines, request, startOrigin } from '../helpers/origin.mjs';
+import { at, logLine, logLines, request, startOrigin } from '../helpers/origin.mjs';
 import { canariesOf, headersOf, spellingOf, visitor } from '../helpers/visitors.mjs';
 
 const TOKEN = 'parts-test-token-of-at-least-32-characters';
@@ -56,8 +56,8 @@ describe('personal parts at the origin', () => {
   after(() => Promise.all([origin?.stop(), api?.close()]));
 
   it('an anonymous visitor gets the shared page: cached once, its placeholders, no marker', async () => {
-    const first = await request(origin.url, '/parts/1');
-    const again = await request(origin.url, '/parts/1');
+    const first = await request(origin.url, at('/parts/1'));
+    const again = await request(origin.url, at('/parts/1'));
     for (const res of [first, again]) {
       assert.equal(res.status, 200);
       assert.equal(res.headers['cache-control'], SHARED);
@@ -67,15 +67,15 @@ describe('personal parts at the origin', () => {
     assert.match(again.headers['cache-status'], /hit/);
     assert.equal(again.headers.etag, first.headers.etag);
     // A cookie no part declares changes nothing: the shared page, validators and all.
-    const other = await request(origin.url, '/parts/1', { headers: { cookie: 'theme=dark' } });
+    const other = await request(origin.url, at('/parts/1'), { headers: { cookie: 'theme=dark' } });
     assert.equal(other.headers.etag, first.headers.etag);
     assert.equal(other.text, first.text);
   });
 
   it("a visitor with the part's cookie gets the cached page with their own part, private, the same in every coding", async () => {
-    await request(origin.url, '/parts/2');
+    await request(origin.url, at('/parts/2'));
     const headers = { cookie: 'theme=dark; sid=alice' };
-    const plain = await request(origin.url, '/parts/2', { headers });
+    const plain = await request(origin.url, at('/parts/2'), { headers });
     assert.equal(plain.status, 200);
     assert.equal(plain.headers['cache-control'], 'private, no-cache');
     assert.match(plain.headers['cache-status'], /hit/, "the shared page's outcome");
@@ -89,18 +89,18 @@ describe('personal parts at the origin', () => {
       ['gzip', gunzipSync],
       ['br', brotliDecompressSync],
     ]) {
-      const coded = await request(origin.url, '/parts/2', {
+      const coded = await request(origin.url, at('/parts/2'), {
         headers: { ...headers, 'accept-encoding': coding },
       });
       assert.equal(coded.headers['content-encoding'], coding);
       assert.equal(decode(coded.body).toString(), plain.text, coding);
     }
-    const anonymous = await request(origin.url, '/parts/2');
+    const anonymous = await request(origin.url, at('/parts/2'));
     assert.deepEqual(partsIn(anonymous.text), [], 'the shared page was stored with a part in it');
   });
 
   it('a part that throws or takes longer than its timeoutMs is its placeholder; the others are rendered, the page is 200', async () => {
-    const path = '/parts/3?parts=visitor,slow,throws&delayMs=2000&fail=1';
+    const path = at('/parts/3?parts=visitor,slow,throws&delayMs=2000&fail=1');
     const res = await request(origin.url, path, { headers: { cookie: 'sid=carol' } });
     assert.equal(res.status, 200);
     assert.deepEqual(partsIn(res.text), ['carol']);
@@ -112,13 +112,13 @@ describe('personal parts at the origin', () => {
     assert.ok(total(metrics, 'origin_parts_total', { part: 'slow', outcome: 'timeout' }) >= 1);
     assert.ok(total(metrics, 'origin_parts_total', { part: 'throws', outcome: 'failed' }) >= 1);
     assert.ok(total(metrics, 'origin_parts_total', { part: 'visitor', outcome: 'rendered' }) >= 1);
-    const shared = await request(origin.url, '/parts/3');
+    const shared = await request(origin.url, at('/parts/3'));
     assert.equal(shared.headers['cache-control'], SHARED);
   });
 
   it("keeps a visitor's part for them for its maxAge, and revalidating its group renders it again", async () => {
-    await request(origin.url, '/parts/4');
-    const as = (sid) => request(origin.url, '/parts/4', { headers: { cookie: `sid=${sid}` } });
+    await request(origin.url, at('/parts/4'));
+    const as = (sid) => request(origin.url, at('/parts/4'), { headers: { cookie: `sid=${sid}` } });
     const name = (res) => /<span class="visitor-name">([^<]*)</.exec(res.text)?.[1];
     assert.equal(name(await as('dave')), 'name-dave');
     api.names.set('dave', 'renamed');
@@ -131,16 +131,16 @@ describe('personal parts at the origin', () => {
 
   it('a request target, Host or cookie header an attacker spells never gets a part of another visitor', async () => {
     const hostile = [
-      { path: '/parts/5', headers: { cookie: `sid=${'x'.repeat(16_000)}` } },
+      { path: at('/parts/5'), headers: { cookie: `sid=${'x'.repeat(16_000)}` } },
       {
-        path: '/parts/5',
+        path: at('/parts/5'),
         headers: {
           cookie: Array.from({ length: 300 }, (_, i) => `c${i}=v`).join('; ') + '; sid=frank',
         },
       },
-      { path: '/parts/5', headers: { cookie: 'sid=frank; sid=grace' } },
-      { path: '/parts/5', headers: { cookie: 'sid=' } },
-      { path: '/parts/5', headers: { cookie: 'sid=a\u00e9b' } },
+      { path: at('/parts/5'), headers: { cookie: 'sid=frank; sid=grace' } },
+      { path: at('/parts/5'), headers: { cookie: 'sid=' } },
+      { path: at('/parts/5'), headers: { cookie: 'sid=a\u00e9b' } },
     ];
     for (const { path, headers } of hostile) {
       const res = await request(origin.url, path, { headers });
@@ -152,7 +152,7 @@ describe('personal parts at the origin', () => {
         assert.ok(headers.cookie.includes(`sid=${sid}`), `a part of ${sid}`);
       }
     }
-    const twice = await request(origin.url, '/parts/5', {
+    const twice = await request(origin.url, at('/parts/5'), {
       headers: { cookie: 'sid=frank; sid=grace' },
     });
     assert.deepEqual(
@@ -175,14 +175,14 @@ describe('personal parts with CSP=strict and EARLY_HINTS=always', () => {
   after(() => Promise.all([origin?.stop(), api?.close()]));
 
   it("carries the response's nonce in the page and in the visitor's part, in every coding, after the page's 103", async () => {
-    await request(origin.url, '/parts/1');
+    await request(origin.url, at('/parts/1'));
     const nonces = new Set();
     for (const [coding, decode] of [
       [undefined, (body) => body],
       ['gzip', gunzipSync],
       ['br', brotliDecompressSync],
     ]) {
-      const res = await request(origin.url, '/parts/1', {
+      const res = await request(origin.url, at('/parts/1'), {
         headers: { cookie: 'sid=alice', ...(coding ? { 'accept-encoding': coding } : {}) },
       });
       assert.equal(res.headers['cache-control'], 'private, no-cache');
@@ -220,7 +220,7 @@ describe('personal parts for a surrogate that assembles ESI (TRUST_PROXY)', () =
   after(() => Promise.all([origin?.stop(), api?.close()]));
 
   it('gets the shared page as a template that includes each part by a URL naming the build, never the visitor', async () => {
-    const template = await request(origin.url, '/parts/6', {
+    const template = await request(origin.url, at('/parts/6'), {
       headers: { ...ESI, cookie: 'sid=alice' },
     });
     assert.equal(template.status, 200);
@@ -230,10 +230,10 @@ describe('personal parts for a surrogate that assembles ESI (TRUST_PROXY)', () =
     const includes = [...template.text.matchAll(/<esi:include src="([^"]+)"\/>/g)].map((m) => m[1]);
     assert.equal(includes.length, 1, template.text);
     const [src] = includes;
-    const build = /^\/_origin\/part\/([A-Za-z0-9_-]+)\/0\/parts\/6$/.exec(src)?.[1];
+    const build = new RegExp(`^/_origin/part/([A-Za-z0-9_-]+)/0${at('/parts/6')}$`).exec(src)?.[1];
     assert.ok(build, src);
     // Without the capability, or from an untrusted client: the page, never a template.
-    const plain = await request(origin.url, '/parts/6');
+    const plain = await request(origin.url, at('/parts/6'));
     assert.equal(plain.headers['surrogate-control'], undefined);
     assert.doesNotMatch(plain.text, /<esi:/);
 
@@ -254,7 +254,7 @@ describe('personal parts for a surrogate that assembles ESI (TRUST_PROXY)', () =
     assert.equal(otherBuild.headers['cache-control'], 'private, no-store');
     assert.equal(otherBuild.text, '');
     for (const missing of [
-      `/_origin/part/${build}/9/parts/6`,
+      `/_origin/part/${build}/9${at('/parts/6')}`,
       '/_origin/part/x',
       `/_origin/part/${build}/0/nope`,
     ]) {
@@ -287,7 +287,7 @@ describe("nothing of a visitor's parts reaches another", () => {
       fc.asyncProperty(
         fc.nat(origins.length - 1),
         fc.oneof(visitor, fc.constant(null)),
-        fc.constantFrom('/parts/7', '/parts/8').chain(spellingOf),
+        fc.constantFrom('/parts/7', at('/parts/8')).chain(spellingOf),
         async (which, v, path) => {
           const headers = v === null ? {} : headersOf(v);
           const res = await request(origins[which].url, path, { headers });
@@ -308,7 +308,7 @@ describe("nothing of a visitor's parts reaches another", () => {
     );
     // What the caches keep, as the next anonymous visitor gets it: none of them.
     for (const origin of origins) {
-      for (const path of ['/parts/7', '/parts/8']) {
+      for (const path of [at('/parts/7'), at('/parts/8')]) {
         const res = await request(origin.url, path);
         assert.deepEqual(res.text.match(/canary[a-z0-9]{8}/g) ?? [], [], `${origin.url}${path}`);
       }
