@@ -451,6 +451,53 @@ describe('traces', () => {
     }
   });
 
+  it("a visitor's personal parts: their render's span under the request's, each part's outcome on the request span", async () => {
+    const path = '/parts/90?parts=visitor,throws&fail=1';
+    await request(origin.url, '/parts/90');
+    assert.equal((await request(origin.url, path, { headers: { cookie: 'sid=zoe' } })).status, 200);
+    const server = await collected(
+      collector,
+      (spans) =>
+        spans.find(
+          (span) =>
+            span.kind === SERVER &&
+            span.attributes['url.path'] === '/parts/90' &&
+            span.attributes['origin.parts'] !== undefined,
+        ),
+      "the visitor's request span",
+    );
+    assert.equal(server.name, 'GET /parts/:id');
+    // As each part was served: the one that failed first.
+    assert.deepEqual(server.attributes['origin.parts'].split(' ').sort(), [
+      'throws=failed',
+      'visitor=rendered',
+    ]);
+    const renders = await collected(
+      collector,
+      (spans) => {
+        const found = traceOf(spans, server.traceId).filter((s) =>
+          s.name.startsWith('render parts'),
+        );
+        // Together, then each again alone (the throw failed both).
+        return found.length === 3 && found;
+      },
+      'the parts renders',
+    );
+    assert.deepEqual(renders.map((span) => span.attributes['origin.parts']).sort(), [
+      'throws',
+      'visitor',
+      'visitor throws',
+    ]);
+    for (const span of renders) {
+      assert.equal(span.name, 'render parts /parts/:id');
+    }
+    assert.equal(
+      renders.filter((span) => span.status.code === ERROR).length,
+      2,
+      'the renders that held the throwing part',
+    );
+  });
+
   it('HTTP/2: the same request span, on either entrance', async () => {
     const h2 = await startOrigin({ protocol: 'h2', env: env() });
     try {
