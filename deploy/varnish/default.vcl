@@ -10,7 +10,10 @@
 # (docs/scaling-and-deploying.md#behind-varnish).
 # Run: varnishd -a :6081 -f /etc/varnish/default.vcl -s malloc,256m, with the origin's
 # CACHE_GROUP_ALIASES=xkey, CDN_PURGE_URL=http://<varnish>:6081/.origin/purge/{mode}/{groups},
-# CDN_PURGE_METHOD=PURGE (docs/render-cache-and-cdn.md, docs/revalidation.md).
+# CDN_PURGE_METHOD=PURGE (docs/render-cache-and-cdn.md, docs/revalidation.md), and TRUST_PROXY=true:
+# the origin then answers a page with personal parts as an ESI template, which Varnish keeps once
+# and fills with each visitor's parts (docs/scaling-and-deploying.md#personal-parts-through-varnish).
+# This VCL overwrites what TRUST_PROXY makes the origin believe (vcl_recv).
 vcl 4.1;
 
 import cookie;
@@ -70,8 +73,32 @@ acl purgers {
 include "./inputs.vcl";
 
 sub vcl_recv {
+    # What the origin believes from Varnish alone (it runs with TRUST_PROXY=true): a client's
+    # Surrogate-Capability would get it a template with the parts left out (this VCL says it for
+    # every fetch: vcl_backend_fetch), and a client's X-Forwarded-Host or -Proto would make the
+    # origin render a page for another host or scheme than the one this cache keys it by (Host). A
+    # TLS terminator in front that sets X-Forwarded-Proto: keep it here and add it to the hash.
+    unset req.http.Surrogate-Capability;
+    unset req.http.X-Forwarded-Host;
+    unset req.http.X-Forwarded-Proto;
     if (req.method == "PURGE") {
         call origin_purge;
+    }
+    # Whether the visitor sent cookies, for vcl_deliver: origin_key_inputs may give a request that
+    # sent none the declared cookies' defaults.
+    if (req.esi_level == 0 && req.restarts == 0) {
+        unset req.http.X-Origin-Cookies;
+        if (req.http.Cookie) {
+            set req.http.X-Origin-Cookies = "1";
+        }
+    }
+    if (req.url ~ "^/_origin/part/") {
+        call origin_part;
+    }
+    # The origin's templates include its part URLs and nothing else (it escapes any other ESI
+    # markup a page holds): an include of anything else is no part of a page, and fetches nothing.
+    if (req.esi_level > 0) {
+        return (synth(204));
     }
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
@@ -89,6 +116,17 @@ sub vcl_recv {
     # With Authorization too: s-maxage lets a shared cache store the answer (RFC 9111 §3.5), and
     # the origin never lets credentials into a shared page.
     return (hash);
+}
+
+# A personal part (/_origin/part/<build>/<n><page>), included into a page's template by ESI, or
+# asked for directly: the visitor's own (private) when the request carries the part's cookies, else
+# its placeholder. Never stored, whatever its headers say: Varnish's built-in VCL stores an answer
+# that carries Surrogate-Control whatever its Cache-Control says, and this one is the visitor's.
+# An include gets the request as the visitor sent it, cookies and all (Varnish copies the top
+# request's headers from before vcl_recv, so origin_key_inputs never touched them), but for its
+# Accept-Encoding: gzip when the page is stored gzipped, else none, whatever the visitor takes.
+sub origin_part {
+    return (pass);
 }
 
 # The cache keys a page by the cookies its route declares, normalized to their closed sets, and by
@@ -131,6 +169,13 @@ sub vcl_backend_response {
     if (beresp.status >= 500 && (bereq.is_bgfetch || bereq.http.X-Origin-Fetch)) {
         return (abandon);
     }
+    # A page with personal parts, as the template the origin sends a surrogate that assembles ESI:
+    # kept once for every visitor, each delivery assembled with the visitor's parts, fetched (passed)
+    # one after another. Its Surrogate-Control stays on the object (a 304 on refresh keeps the
+    # stored headers, and with them this decision) and never reaches a client (vcl_deliver).
+    if (beresp.http.Surrogate-Control ~ {"(^|[\s,])content="ESI/1\.0""}) {
+        set beresp.do_esi = true;
+    }
     # Varnish reads s-maxage and stale-while-revalidate (grace) itself; the object keeps its
     # stale-while-revalidate for vcl_hit, and its grace covers stale-if-error too. (A directive
     # that is absent leaves the header as it is: no duration, so 0s.)
@@ -162,6 +207,9 @@ sub vcl_backend_response {
 # anyway instead (RFC 9111's max-stale request directive), so this costs it no render of its own.
 sub vcl_backend_fetch {
     set bereq.http.Cache-Control = "max-stale=0";
+    # Varnish assembles ESI: the origin answers a page with personal parts as a template (vcl_recv
+    # keeps a client from saying so).
+    set bereq.http.Surrogate-Capability = {"varnish="ESI/1.0""};
 }
 
 sub vcl_deliver {
@@ -177,6 +225,21 @@ sub vcl_deliver {
     }
     unset resp.http.X-Origin-SWR;
     unset resp.http.xkey;
+    unset resp.http.Surrogate-Control;
+    # A page assembled from a template: its validators are the template's, and its parts change
+    # without it, so no ETag or Last-Modified (nor a 304 Varnish would answer from them). Its parts
+    # are the visitor's own when the request carries their cookies; Varnish sends the page's headers
+    # before it fetches any part, so it cannot know which parts answered privately, and any cookie
+    # makes the page private. Without cookies every part is its placeholder, shared as the page is:
+    # the template's Cache-Control stands (a visitor who signs in later gets placeholders from a copy
+    # kept meanwhile, which the browser fills, never another visitor's part).
+    if (req.esi_level == 0 && obj.can_esi) {
+        unset resp.http.ETag;
+        unset resp.http.Last-Modified;
+        if (req.http.X-Origin-Cookies) {
+            set resp.http.Cache-Control = "private, no-cache";
+        }
+    }
 }
 
 sub vcl_synth {
@@ -217,8 +280,12 @@ sub origin_purge {
 }
 
 # The replica for this fetch: the URL's own on the ring, or on a retry the next healthy one (alt:
-# the retries so far), resolved again at each retry. Only this here, last: Varnish runs every
+# the retries so far), resolved again at each retry. A part's URL goes where its page's does: that
+# replica holds the page, and with it the part's place and placeholder, in its render cache (the
+# key of any other URL is what by=URL would hash). Only this here, last: Varnish runs every
 # vcl_backend_fetch in the file in order, so one above must not return, or this never runs.
 sub vcl_backend_fetch {
-    set bereq.backend = origins.backend(by=URL, alt=bereq.retries, healthy=ALL);
+    set bereq.backend = origins.backend(by=KEY,
+        key=origins.key(regsub(bereq.url, "^/_origin/part/[^/]+/[0-9]+/", "/")),
+        alt=bereq.retries, healthy=ALL);
 }

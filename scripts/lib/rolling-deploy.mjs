@@ -54,7 +54,10 @@ export async function startReplicas({
 
   /** An origin on `port`, once Varnish's probe has seen it ready. */
   const start = async (port) => {
-    const origin = await startOrigin({ dist, nodeArgs, env: { ...envOf, PORT: String(port) } });
+    // TRUST_PROXY as deployed behind the shipped VCL, which overwrites what a trusted proxy says
+    // (X-Forwarded-*, Surrogate-Capability): pages with personal parts come as ESI templates.
+    const env = { TRUST_PROXY: 'true', ...envOf, PORT: String(port) };
+    const origin = await startOrigin({ dist, nodeArgs, env });
     await waitFor(() => healthy(port), {
       what: `healthy origin on ${port} as Varnish's probe sees it`,
       timeoutMs: 20_000,

@@ -119,6 +119,8 @@ export async function startVarnish({
     admin: (...args) => tool('varnishadm', args),
     /** Each backend's health as the probes (or an admin override) say: `{ origin_1: true, … }`. */
     health: async () => parseHealth(await tool('varnishadm', ['backend.list'])),
+    /** What its shared-memory log holds so far, as `varnishlog -d` prints it with `args`. */
+    log: (...args) => tool('varnishlog', ['-d', ...args]),
     /** A counter of varnishstat (`MAIN.backend_retry`). */
     counter: async (name) =>
       Number(JSON.parse(await tool('varnishstat', ['-1', '-j', '-f', name])).counters[name].value),

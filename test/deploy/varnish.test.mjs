@@ -1,10 +1,12 @@
 // deploy/varnish/: the template's CDN configuration, run by a real varnishd in front of a real
-// origin (the tests' app, whose `seen/:id` declares a currency cookie and an A/B header, and whose
-// product pages declare cache groups). What a CDN does for each kind of request, checked through it.
+// origin (the tests' app, whose `seen/:id` declares a currency cookie and an A/B header, whose
+// product pages declare cache groups, and whose `parts/:id` has a personal part, assembled by
+// Varnish with ESI). What a CDN does for each kind of request, checked through it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { inputsVcl } from '../../deploy/varnish/inputs.mjs';
 import { vclForInputs } from '../../deploy/varnish/inputs-vcl.mjs';
@@ -44,6 +46,9 @@ async function originBehindVarnish(inputs, env = {}) {
   const origin = await startOrigin({
     env: {
       PORT: String(originPort),
+      // As deployed behind it: the VCL overwrites what a trusted proxy says (X-Forwarded-*,
+      // Surrogate-Capability), and says it assembles ESI, so pages with parts come as templates.
+      TRUST_PROXY: 'true',
       CACHE_GROUP_ALIASES: 'xkey',
       CDN_PURGE_URL: `${varnish.url}/.origin/purge/{mode}/{groups}`,
       CDN_PURGE_METHOD: 'PURGE',
@@ -61,11 +66,13 @@ async function originBehindVarnish(inputs, env = {}) {
 }
 
 /**
- * The API of test/app's `data/:id` pages: the catalog, and items whose groups (the API's own
- * Cache-Groups, which become the page's `api:` groups) a test sets per item.
+ * The API of test/app's `data/:id` and `parts-data/:id` pages: the catalog, and items whose groups
+ * (the API's own Cache-Groups, which become the page's `api:` groups) and title a test sets per
+ * item.
  */
 async function startTaggingApi() {
   const groups = new Map();
+  const titles = new Map();
   const api = await serveOnLoopback((req, res) => {
     const id = req.url.split('/').pop();
     const tags = req.url === '/catalog' ? ['catalog'] : (groups.get(id) ?? [`item-${id}`]);
@@ -74,10 +81,24 @@ async function startTaggingApi() {
       'cache-control': 'public, max-age=60',
       'cache-groups': serializeCacheGroups(tags),
     });
-    res.end(JSON.stringify(req.url === '/catalog' ? { name: 'catalog' } : { id, title: id }));
+    res.end(
+      JSON.stringify(
+        req.url === '/catalog' ? { name: 'catalog' } : { id, title: titles.get(id) ?? id },
+      ),
+    );
   });
-  return { ...api, tag: (id, tags) => groups.set(String(id), tags) };
+  return {
+    ...api,
+    tag: (id, tags) => groups.set(String(id), tags),
+    title: (id, title) => titles.set(String(id), title),
+  };
 }
+
+/** The sids whose `visitor` part (test/app's parts/visitor.ts) an answer holds. */
+const partsIn = (text) =>
+  [...text.matchAll(/<span class="visitor-sid">([^<]*)<\/span>/g)].map((match) => match[1]);
+/** What a surrogate that assembles ESI says (the VCL says it for every fetch). */
+const ESI = { 'surrogate-capability': 'varnish="ESI/1.0"' };
 
 describe("deploy/varnish/default.vcl's probe", () => {
   it("marks a stopping origin sick within the origin's default drain window", () => {
@@ -379,11 +400,214 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
     );
   });
 
+  it('keeps what a client says of the host and scheme from the origin, which believes Varnish (TRUST_PROXY)', async () => {
+    // The origin refuses a forwarded host or scheme it cannot parse (400): none reaches it.
+    for (const forged of [
+      { 'x-forwarded-host': 'forged host' },
+      { 'x-forwarded-proto': 'forgedproto' },
+    ]) {
+      for (const path of [at('/products/9'), '/naive-private/9']) {
+        const page = await get(path, forged);
+        assert.equal(page.status, 200, `${path} ${JSON.stringify(forged)}`);
+        assert.doesNotMatch(page.text, /forged/);
+      }
+    }
+  });
+
+  /** A page's ESI template and its first part's URL, as the origin answers a surrogate. */
+  const templateOf = async (path) => {
+    const template = await request(origin.url, path, { headers: ESI });
+    assert.equal(template.headers['surrogate-control'], 'content="ESI/1.0"', path);
+    const src = /<esi:include src="([^"]+)"\/>/.exec(template.text)?.[1];
+    assert.ok(src, template.text);
+    return { etag: template.headers.etag, src };
+  };
+
+  it("keeps a page with personal parts once and assembles each visitor's own parts into it (ESI)", async () => {
+    const path = at('/parts/21');
+    const visitors = [
+      ['sid=alice21', ['alice21']],
+      ['sid=bob21; _ga=GA1.2.3; currency=USD', ['bob21']],
+      ['', []],
+      ['sid=alice21', ['alice21']],
+    ];
+    const objects = new Set();
+    for (const [i, [cookie, own]] of visitors.entries()) {
+      const page = await get(path, cookie ? { cookie } : {});
+      assert.equal(page.status, 200);
+      assert.equal(page.headers['x-cache'], i === 0 ? 'miss' : 'hit', `${cookie}: one fetch`);
+      objects.add(page.headers['x-varnish'].split(' ').at(-1));
+      assert.deepEqual(partsIn(page.text), own, cookie);
+      assert.equal(/class="visitor-placeholder"/.test(page.text), own.length === 0, cookie);
+      assert.doesNotMatch(page.text, /<esi:|_origin\/part/, 'assembled, no template');
+      assert.equal(page.headers['surrogate-control'], undefined);
+      // The template's validators are no validators of a page whose parts change without it.
+      assert.equal(page.headers.etag, undefined, cookie);
+      assert.equal(page.headers['last-modified'], undefined, cookie);
+      assert.equal(
+        page.headers['cache-control'],
+        cookie ? 'private, no-cache' : 's-maxage=60, stale-while-revalidate=600',
+        `${cookie}: a page with a visitor's parts is no shared cache's`,
+      );
+    }
+    assert.equal(objects.size, 2, 'every visitor after the first got the object the first stored');
+    // Nor does Varnish answer 304 from the template's validator: the visitor's parts may be new.
+    const { etag } = await templateOf(path);
+    const again = await get(path, { cookie: 'sid=alice21', 'if-none-match': etag });
+    assert.equal(again.status, 200);
+    assert.deepEqual(partsIn(again.text), ['alice21']);
+  });
+
+  it('never stores a part: at one part URL each visitor gets their own, and no cookie the placeholder', async () => {
+    const { src } = await templateOf(at('/parts/22'));
+    for (const [cookie, own] of [
+      ['sid=carol22', ['carol22']],
+      ['sid=dave22; currency=GBP', ['dave22']],
+      ['', []],
+      ['sid=carol22', ['carol22']],
+    ]) {
+      const part = await get(src, cookie ? { cookie } : {});
+      assert.equal(part.status, 200);
+      assert.equal(part.headers['x-cache'], 'miss', `${cookie}: passed, never a hit`);
+      assert.deepEqual(partsIn(part.text), own, cookie);
+      assert.equal(/class="visitor-placeholder"/.test(part.text), own.length === 0, cookie);
+    }
+  });
+
+  it('assembles gzip pages that decode to the same page, and never joins a part in a coding it cannot', async () => {
+    const path = at('/parts/23');
+    for (const cookie of ['sid=erin23', '']) {
+      const headers = cookie ? { cookie } : {};
+      const plain = await get(path, headers);
+      const gzip = await get(path, { ...headers, 'accept-encoding': 'gzip' });
+      assert.equal(gzip.headers['content-encoding'], 'gzip');
+      assert.equal(gunzipSync(gzip.body).toString('utf8'), plain.text, cookie);
+      assert.deepEqual(partsIn(plain.text), cookie ? ['erin23'] : []);
+      // A client that takes brotli alone: the part comes uncompressed, Varnish sends it as is.
+      const brotli = await get(path, { ...headers, 'accept-encoding': 'br' });
+      assert.equal(brotli.headers['content-encoding'], undefined);
+      assert.equal(brotli.text, plain.text, cookie);
+    }
+  });
+
+  it('never gives a client a template, whatever it says it assembles', async () => {
+    for (const path of [at('/parts/24'), at('/parts/24')]) {
+      for (const cookie of ['sid=frank24', '']) {
+        const page = await get(path, { ...ESI, ...(cookie ? { cookie } : {}) });
+        assert.equal(page.headers['surrogate-control'], undefined);
+        assert.doesNotMatch(page.text, /<esi:|_origin\/part/);
+        assert.deepEqual(partsIn(page.text), cookie ? ['frank24'] : []);
+      }
+    }
+  });
+
+  it('never acts on ESI markup in the data a page prints: the page shows it as text', async () => {
+    const leaks = {
+      include: `<esi:include src='http://127.0.0.1:${new URL(api.url).port}/leak-include'/>`,
+      comment: `<!--esi <esi:include src='/leak-comment'/> -->`,
+    };
+    const decode = (html) =>
+      html
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&quot;', '"')
+        .replaceAll('&#39;', "'")
+        .replaceAll('&amp;', '&');
+    for (const [id, title] of Object.entries(leaks)) {
+      api.title(id, title);
+      const page = await get(at(`/parts-data/${id}`), { cookie: `sid=grace-${id}` });
+      assert.equal(page.status, 200);
+      assert.deepEqual(partsIn(page.text), [`grace-${id}`]);
+      // What a browser reads of it is the API's string: in text, in an attribute, in JSON-LD.
+      const h1 = /<h1 class="title" data-title="([^"]*)">([^<]*)<\/h1>/.exec(page.text);
+      assert.ok(h1, page.text);
+      assert.equal(decode(h1[1]), title, 'the attribute');
+      assert.equal(decode(h1[2]), title, 'the text');
+      const jsonLd = /<script type="application\/ld\+json">([^<]*)<\/script>/.exec(page.text);
+      assert.equal(JSON.parse(jsonLd?.[1] ?? 'null')?.name, title, 'the JSON-LD');
+    }
+    // Varnish asked for nothing the markup names: every request it handled, includes too.
+    const urls = (await varnish.log('-g', 'raw', '-i', 'ReqURL')).match(/\S+$/gm) ?? [];
+    assert.ok(
+      urls.some((url) => url.startsWith('/_origin/part/')),
+      'parts included',
+    );
+    assert.deepEqual(
+      urls.filter((url) => /leak/.test(url)),
+      [],
+    );
+  });
+
+  it("property: generated visitors get their own part through Varnish, never another's", async () => {
+    const target = fc.constantFrom(at('/parts/25'), at('/parts/26')).chain(spellingOf);
+    await fc.assert(
+      fc.asyncProperty(target, visitor, visitor, async (spelling, first, second) => {
+        for (const [v, others] of [
+          [first, []],
+          [second, canariesOf(first)],
+          [null, [...canariesOf(first), ...canariesOf(second)]],
+        ]) {
+          const res = await get(spelling, v === null ? {} : headersOf(v));
+          for (const sid of partsIn(res.text)) {
+            assert.equal(sid, v?.sid, `${spelling}: the part of ${sid}`);
+          }
+          const leaked = [...new Set(others)].filter((c) => c !== v?.sid && res.text.includes(c));
+          assert.deepEqual(leaked, [], `${spelling} (${res.status}): another visitor's values`);
+          // The page (not another page a spelling names): the visitor's own part, privately.
+          if (v !== null && res.status === 200 && /class="page-id"/.test(res.text)) {
+            assert.deepEqual(partsIn(res.text), [v.sid], spelling);
+            assert.match(res.headers['cache-control'], /private/, spelling);
+          }
+        }
+      }),
+      { numRuns: 30 },
+    );
+  });
+
   it('refuses purges from elsewhere than the purgers and malformed ones', async () => {
     const bad = await request(varnish.url, '/.origin/purge/sometimes/product-1', {
       method: 'PURGE',
     });
     assert.equal(bad.status, 400);
+  });
+});
+
+describe("Varnish in front of two replicas: a page's parts go where the page is", () => {
+  let varnish;
+  let origins;
+  before(async () => {
+    const ports = [await freePort(), await freePort()];
+    varnish = await startVarnish({
+      backendPorts: ports,
+      inputsVcl: inputsVcl(await routesOf(DIST)),
+    });
+    origins = await Promise.all(
+      ports.map((port) => startOrigin({ env: { PORT: String(port), TRUST_PROXY: 'true' } })),
+    );
+    await waitFor(async () => Object.values(await varnish.health()).every(Boolean), {
+      what: 'both origins healthy as Varnish sees them',
+      timeoutMs: 10_000,
+      everyMs: 100,
+      seen: varnish.output,
+    });
+  });
+  after(async () => {
+    await Promise.all((origins ?? []).map((origin) => origin.stop()));
+    await varnish?.stop();
+  });
+
+  it('fetches a part from the replica that rendered its page, which holds it in its render cache', async () => {
+    const template = await request(origins[0].url, at('/parts/40'), { headers: ESI });
+    const build = /\/_origin\/part\/([^/]+)\//.exec(template.text)?.[1];
+    assert.ok(build, template.text);
+    for (let id = 41; id <= 48; id++) {
+      // A HEAD has Varnish fetch and keep the page, and include nothing.
+      const page = await request(varnish.url, at(`/parts/${id}`), { method: 'HEAD' });
+      assert.equal(page.headers['x-cache'], 'miss');
+      const part = await request(varnish.url, `/_origin/part/${build}/0${at(`/parts/${id}`)}`);
+      assert.match(part.text, /class="visitor-placeholder"/);
+      assert.match(part.headers['cache-status'], /^render-cache; hit/, `/parts/${id}`);
+    }
   });
 });
 

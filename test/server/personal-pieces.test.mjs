@@ -171,10 +171,13 @@ describe('personal parts, piece by piece', () => {
       '<!--esi <esi:include src="/x"/> -->',
       '<esi:remove>',
     );
+    const altOf = (text) => `<img alt="${text.replaceAll('"', '&quot;')}">`;
+    const jsonLdOf = (text) =>
+      `<script type="application/ld+json">{"name": ${JSON.stringify(text)}}</script>`;
     const where = fc.constantFrom(
       (text) => `<p>${text.replaceAll('<', '&lt;')}</p>`,
-      (text) => `<img alt="${text.replaceAll('"', '&quot;')}">`,
-      (text) => `<script type="application/ld+json">{"name": ${JSON.stringify(text)}}</script>`,
+      altOf,
+      jsonLdOf,
       (text) => `<script>var name = ${JSON.stringify(text)};</script>`,
       (text) => `<style>/* ${text} */</style>`,
       (text) => `<!-- ${text} -->`,
@@ -194,6 +197,22 @@ describe('personal parts, piece by piece', () => {
         ).body.toString();
         const acted = [...template.matchAll(/<esi:|<!--esi/g)];
         assert.equal(acted.length, 1, template);
+        // And data reads as it was: JSON-LD's strings, an attribute's value (the page holds
+        // `around` three times).
+        const printed = (place) =>
+          [0, 1, 2].flatMap(() => pieces.filter(([, p]) => p === place).map(([text]) => text));
+        const unescaped = (value) =>
+          value.replaceAll('&lt;', '<').replaceAll('&quot;', '"').replaceAll('&amp;', '&');
+        assert.deepEqual(
+          [...template.matchAll(/<script type="application\/ld\+json">(.*?)<\/script>/g)].map(
+            ([, json]) => JSON.parse(json).name,
+          ),
+          printed(jsonLdOf),
+        );
+        assert.deepEqual(
+          [...template.matchAll(/<img alt="([^"]*)">/g)].map(([, alt]) => unescaped(alt)),
+          printed(altOf),
+        );
         assert.ok(template.includes('<esi:include src="/_origin/part/b123/0/products/7?x=1"/>'));
         assert.ok(!template.includes('<p>placeholder</p>'));
       }),

@@ -113,12 +113,15 @@ function foreignEsi(html: string): { at: number; text: string }[] {
   });
   const kindAt = (at: number): Context =>
     ranges.find(({ start, end }) => start <= at && at < end)?.kind ?? 'html';
-  return [...html.matchAll(FOREIGN_ESI)].map((match) =>
-    match[0].startsWith('<!--')
-      ? // A comment stays one: Varnish acts on `<!--esi` alone.
-        { at: match.index + 4, text: ` ${html[match.index + 4]}` }
-      : { at: match.index, text: ESCAPED_LESS_THAN[kindAt(match.index)] },
-  );
+  return [...html.matchAll(FOREIGN_ESI)].map((match) => {
+    const kind = kindAt(match.index);
+    // In data (an attribute, a title's text, a JSON string) `<!--esi` is escaped as `<esi:` is,
+    // which reads as the same string. Elsewhere it may be a comment (the page's, or `<!--` in a
+    // script or style) and stays one: Varnish acts on `<!--esi` alone, not on `<!-- esi`.
+    return match[0].startsWith('<!--') && kind !== 'html' && kind !== 'json'
+      ? { at: match.index + 4, text: ` ${html[match.index + 4]}` }
+      : { at: match.index, text: ESCAPED_LESS_THAN[kind] };
+  });
 }
 
 type Context = 'html' | 'comment' | 'json' | 'javascript' | 'css';

@@ -80,6 +80,12 @@ export const serverRoutes: ServerRoute[] = [
     renderMode: RenderMode.Server,
     headers: { 'Cache-Control': 's-maxage=60, stale-while-revalidate=600' },
   },
+  // The same with an API's string printed in the page (pages/parts-data.ts), for ESI markup in data.
+  {
+    path: 'parts-data/:id',
+    renderMode: RenderMode.Server,
+    headers: { 'Cache-Control': 's-maxage=60, stale-while-revalidate=600' },
+  },
   // Parts nested in parts: its render throws.
   { path: 'parts-nested', renderMode: RenderMode.Server },
   // Router redirects (app.routes.ts): CommonEngine renders the target, Angular's engine answers 302.

@@ -28,6 +28,7 @@ export const routes: Routes = [
   { path: 'data/:id', title: 'Data', loadComponent: () => import('./pages/data') },
   { path: 'data-private/:id', title: 'Data', loadComponent: () => import('./pages/data') },
   { path: 'parts/:id', title: 'Parts', loadComponent: () => import('./pages/parts') },
+  { path: 'parts-data/:id', title: 'Parts', loadComponent: () => import('./pages/parts-data') },
   { path: 'parts-nested', title: 'Parts', loadComponent: () => import('./pages/parts-nested') },
   { path: '**', title: 'Not found', loadComponent: () => import('./pages/not-found') },
 ];
