@@ -33,6 +33,20 @@ describe('VisitorGreeting', () => {
     expect(element.querySelector('.cart-count')?.textContent).toBe('1');
   });
 
+  it('welcomes a signed-in visitor while their name loads, never with the sign-in link', async () => {
+    document.cookie = 'sid=abcd1234';
+    TestBed.configureTestingModule({ providers: [provideApiInProcess()] });
+    const fixture = TestBed.createComponent(VisitorGreeting);
+    fixture.componentRef.setInput('product', 7);
+    // Created after a client navigation: the API has not answered yet.
+    fixture.detectChanges();
+    const element = fixture.nativeElement as HTMLElement;
+    expect(element.querySelector('.greeting')?.textContent).toBe('Welcome back');
+    expect(element.querySelector('.greeting a')).toBeNull();
+    await fixture.whenStable();
+    expect(element.querySelector('.greeting')?.textContent).toBe('Welcome back, Visitor abcd');
+  });
+
   it("declares the visitor's cache group on the server, a hash of the sid, and asks with the visitor's cookie", async () => {
     const responseInit: ResponseInit = {};
     const { element } = await greet([

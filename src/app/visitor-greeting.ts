@@ -22,13 +22,16 @@ import { type Cart, isSessionId, type Me, visitorGroup } from './visitor';
  * On the origin it is rendered for each visitor apart from the shared page and spliced into their
  * copy of it; in the browser it is created again, its first two requests answered from the state
  * its render sent along, and the button works. A visitor without a session sees a sign-in link.
+ * Created after a client navigation, it fetches both: until the name arrives, a visitor with a
+ * session is welcomed without it, never shown the sign-in link for the time of a request.
  * It uses no router (a part render has none): the link is a plain one.
  */
 @Component({
   selector: 'app-visitor-greeting',
   imports: [MatButtonModule],
   template: `
-    @if (me(); as visitor) {
+    @let visitor = me();
+    @if (visitor) {
       <p class="greeting">Welcome back, {{ visitor.name }}</p>
       <p class="cart">
         Cart: <span class="cart-count">{{ count() ?? '…' }}</span>
@@ -36,6 +39,9 @@ import { type Cart, isSessionId, type Me, visitorGroup } from './visitor';
           Add to cart
         </button>
       </p>
+    } @else if (visitor === undefined) {
+      <p class="greeting">Welcome back</p>
+      <p class="cart"></p>
     } @else {
       <p class="greeting"><a href="/account">Sign in</a> to keep a cart.</p>
       <p class="cart"></p>
@@ -45,7 +51,8 @@ import { type Cart, isSessionId, type Me, visitorGroup } from './visitor';
 export class VisitorGreeting {
   /** The product the button adds. */
   readonly product = input.required<number>();
-  protected readonly me = signal<Me | undefined>(undefined);
+  /** Who the visitor is: undefined while the API is asked, null without a session or when it fails. */
+  protected readonly me = signal<Me | null | undefined>(null);
   protected readonly count = signal<number | undefined>(undefined);
   protected readonly adding = signal(false);
   readonly #http = inject(HttpClient);
@@ -56,13 +63,14 @@ export class VisitorGreeting {
     if (!isSessionId(sid)) {
       return;
     }
+    this.me.set(undefined);
     const server = isPlatformServer(inject(PLATFORM_ID));
     // On the server the visitor's cookie goes with the request (the origin kept only `sid`); the
     // browser sends its own, and a request without a Cookie header is one its transfer cache answers.
     const headers: Record<string, string> = server ? { cookie: cookieHeader() } : {};
     this.#http.get<Me>(`${this.#base}/me`, { headers }).subscribe({
       next: (me) => this.me.set(me),
-      error: () => this.me.set(undefined),
+      error: () => this.me.set(null),
     });
     this.#http.get<Cart>(`${this.#base}/cart`, { headers }).subscribe({
       next: (cart) => this.count.set(cart.count),
