@@ -2,7 +2,10 @@
 // and a cached server-rendered page cold, on Lighthouse's mobile network, from this origin (over
 // HTTP/2 with TLS, as a browser reaches it without a proxy, and over HTTP/1.1), the stock Angular
 // server and, with --baseline, this origin as another build had it, in interleaved rounds; then
-// the medians: bytes, first and largest contentful paint, time to hydration. See bench/README.md.
+// the medians: bytes, first and largest contentful paint, time to hydration. With a page that has
+// a personal part (load-paths.json's `personal`), that page for a signed-in visitor too, on every
+// server that fills the part: when the part is first painted, with the origin filling it and with
+// the part made in the browser after hydration, against the page's LCP. See bench/README.md.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -100,6 +103,7 @@ async function main() {
   const certificate = makeCertificate();
   const variants = variantsOf(names, certificate);
   const pages = [PATHS.prerendered, renderedPathAt(6)];
+  const personal = PATHS.personal && personalPages(PATHS.personal);
   // The bench's own certificate, trusted by its key: Chromium then caches and reuses what a 103
   // fetched, as with a certificate a CA signed (--ignore-certificate-errors would not).
   const browser = await launchBrowser({ certificate });
@@ -120,23 +124,46 @@ async function main() {
       // The rendered page is a cached one: in the render cache before the first measured load
       // (the stock server has none and renders every load).
       await request(server.url, pages[1]);
+      if (personal) {
+        // The personal page is a cached one too; the server fills the part, or is left out of
+        // its rows (the stock server, a build from before personal parts).
+        const { name, value } = PATHS.personal.cookieOf(0);
+        const answer = await request(server.url, PATHS.personal.path, {
+          headers: { cookie: `${name}=${value}` },
+        });
+        if (answer.text.includes(PATHS.personal.shows)) personal.variants.add(variant.name);
+        else
+          console.log(
+            `${variant.name}: no part showing "${PATHS.personal.shows}" in ${PATHS.personal.path} for ${name}=${value}: not measured signed in`,
+          );
+      }
     }
+    const measured = [...pages, ...(personal?.pages ?? [])];
     const loads = [];
+    let visitors = 0;
     for (let round = 0; round < rounds && Date.now() < deadline; round++) {
-      for (const page of pages) {
+      for (const page of measured) {
+        const visit = personal?.visits.get(page);
         for (const variant of roundOrder(variants, round)) {
           if (Date.now() >= deadline) break;
-          const seen = await coldLoad(browser, `${servers.get(variant.name).url}${page}`);
+          if (visit && !personal.variants.has(variant.name)) continue;
+          const path = visit ? PATHS.personal.path : page;
+          // Each signed-in load is a new visitor: the origin renders their part, none is kept.
+          const visitor = visit && { ...visit, cookie: PATHS.personal.cookieOf(++visitors) };
+          const seen = await coldLoad(browser, `${servers.get(variant.name).url}${path}`, {
+            visitor,
+          });
           loads.push({ round, page, variant: variant.name, ...seen });
           console.log(
             `round ${round + 1}/${rounds} ${page.padEnd(14)} ${variant.name.padEnd(13)} ` +
               `${(seen.bytes / 1000).toFixed(0)} kB, FCP ${seen.fcp?.toFixed(0)} ms, LCP ${seen.lcp?.toFixed(0)} ms, ` +
-              `hydrated ${seen.hydrated.toFixed(0)} ms, ${seen.protocol}, ${seen.earlyHints} from a 103`,
+              `hydrated ${seen.hydrated.toFixed(0)} ms, ${seen.protocol}, ${seen.earlyHints} from a 103` +
+              (seen.part === undefined ? '' : `, part ${seen.part.toFixed(0)} ms`),
           );
         }
       }
     }
-    report({ variants, pages, loads, rounds });
+    report({ variants, pages: measured, loads, rounds, personal });
   } finally {
     await browser.close();
     await Promise.all([...servers.values()].map((server) => server.stop()));
@@ -145,8 +172,30 @@ async function main() {
   }
 }
 
-function report({ variants, pages, loads, rounds }) {
-  const summary = browserSummary({ variants, pages, loads });
+/**
+ * The personal page's two ways, each a page of the report: the origin fills the part (the visitor's
+ * cookie goes with the page's request), or the part is made in the browser (the cookie is set by a
+ * script once the page has come, as the shared page without it).
+ * @param {import('../scripts/lib/load-paths.mjs').PersonalPage} personal
+ */
+function personalPages({ path, shows }) {
+  const filled = `${path} signed in`;
+  const inBrowser = `${path} signed in, part in the browser`;
+  return {
+    filled,
+    inBrowser,
+    pages: [filled, inBrowser],
+    visits: new Map([
+      [filled, { by: 'request', shows }],
+      [inBrowser, { by: 'script', shows }],
+    ]),
+    /** The variants that fill the part (the others are not measured signed in). */
+    variants: new Set(),
+  };
+}
+
+function report({ variants, pages, loads, rounds, personal }) {
+  const summary = browserSummary({ variants, pages, loads, personal });
   console.log(`\n${browserTerminal(summary)}`);
   const machine = describeMachine();
   const when = new Date();
@@ -163,7 +212,23 @@ function report({ variants, pages, loads, rounds }) {
   const markdown = browserMarkdown(summary, context);
   writeFileSync(
     `${base}.json`,
-    JSON.stringify({ ...context, variants, pages, loads, summary }, null, 2),
+    JSON.stringify(
+      {
+        ...context,
+        variants,
+        pages,
+        personal: personal && {
+          ...PATHS.personal,
+          filled: personal.filled,
+          inBrowser: personal.inBrowser,
+          variants: [...personal.variants],
+        },
+        loads,
+        summary,
+      },
+      null,
+      2,
+    ),
   );
   writeFileSync(`${base}.md`, markdown);
   console.log(`\nWrote ${relative(ROOT, base)}.json and .md`);

@@ -235,7 +235,7 @@ function localizedLoadPaths(text) {
   for (const key of ['prerendered', 'clientOnly', 'notFound']) {
     if (typeof paths[key] === 'string') paths[key] = prefix(paths[key]);
   }
-  for (const key of ['rendered', 'data']) {
+  for (const key of ['rendered', 'data', 'personal']) {
     if (paths[key]?.path) paths[key].path = prefix(paths[key].path);
   }
   return `${JSON.stringify(paths, null, 2)}\n`;

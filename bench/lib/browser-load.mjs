@@ -2,7 +2,7 @@
 // (nothing cached, no connection open), the network Lighthouse emulates for mobile (150 ms latency,
 // 1.6 Mbit/s down, 750 kbit/s up) through CDP, and what the page cost and when it became usable.
 // observePage and the functions given to page.evaluate run in the page, with the browser's globals:
-/* global window, document, MutationObserver, requestAnimationFrame */
+/* global window, document, MutationObserver, requestAnimationFrame, Node */
 
 /** Lighthouse's mobile network ("slow 4G"), as CDP's Network.emulateNetworkConditions takes it. */
 export const MOBILE_NETWORK = {
@@ -14,15 +14,36 @@ export const MOBILE_NETWORK = {
 
 /**
  * Installed before the page's first byte: the moment the last `ngh` attribute (Angular's hydration
- * marker) is removed, i.e. the page is hydrated, and the largest contentful paint so far.
+ * marker) is removed, i.e. the page is hydrated, and the largest contentful paint so far. With
+ * `shows` (a text a personal part shows the visitor), when that text is first painted inside a
+ * `<personal-part>`: each element put into a part whose own text holds it is marked for Element
+ * Timing as it enters the document (the observer runs before the next paint), and the browser
+ * reports when it painted the mark, on the clock of the largest contentful paint.
+ * @param {string | null} shows
  */
-function observePage() {
-  const state = { seen: false, hydrated: undefined, lcp: undefined };
+function observePage(shows) {
+  const state = { seen: false, hydrated: undefined, lcp: undefined, part: undefined };
   Object.defineProperty(window, '__load', { value: state });
-  const check = () => {
+  const markPart = (records) => {
+    for (const { addedNodes } of records) {
+      for (const node of addedNodes) {
+        if (node.nodeType !== Node.ELEMENT_NODE) continue;
+        for (const element of [node, ...node.querySelectorAll('*')]) {
+          const own = Array.from(element.childNodes, (child) =>
+            child.nodeType === Node.TEXT_NODE ? child.data : '',
+          ).join('');
+          if (own.includes(shows) && element.closest('personal-part')) {
+            element.setAttribute('elementtiming', 'personal-part');
+          }
+        }
+      }
+    }
+  };
+  const check = (records) => {
     const marked = document.querySelector('[ngh]') !== null;
     if (marked) state.seen = true;
     else if (state.seen && state.hydrated === undefined) state.hydrated = performance.now();
+    if (shows !== null) markPart(records);
   };
   new MutationObserver(check).observe(document, {
     subtree: true,
@@ -33,30 +54,54 @@ function observePage() {
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) state.lcp = entry.startTime;
   }).observe({ type: 'largest-contentful-paint', buffered: true });
+  if (shows !== null) {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        if (entry.identifier === 'personal-part' && state.part === undefined)
+          state.part = entry.renderTime || entry.startTime;
+      }
+    }).observe({ type: 'element', buffered: true });
+  }
 }
 
 /**
  * Loads `url` once, cold. Returns bytes received (headers and bodies as they came over the wire,
  * every request of the load), first and largest contentful paint and hydration in ms from the
  * navigation's start, the protocol, and how many files the page fetched because of a 103.
+ * With `visitor`, a signed-in visitor's load: their cookie, and when their personal part was first
+ * painted showing them `shows` (`part`, in ms too). The cookie is in the browser's jar before the
+ * load (`by: 'request'`: the page's request carries it, the origin fills the part), or set by a
+ * script at the document's start (`by: 'script'`: the page's request carries none and gets the
+ * shared page with its placeholder; the part is made in the browser, its data fetched after
+ * hydration, as a part added in the browser only is).
  * @param {import('playwright-core').Browser} browser
  * @param {string} url
- * @param {{ timeoutMs?: number }} [options]
+ * @param {{ timeoutMs?: number, visitor?: { cookie: { name: string, value: string }, by: 'request' | 'script', shows: string } }} [options]
  */
-export async function coldLoad(browser, url, { timeoutMs = 60_000 } = {}) {
+export async function coldLoad(browser, url, { timeoutMs = 60_000, visitor } = {}) {
   const context = await browser.newContext();
   try {
+    if (visitor?.by === 'request') {
+      await context.addCookies([{ ...visitor.cookie, url: new URL(url).origin }]);
+    }
     const page = await context.newPage();
+    if (visitor?.by === 'script') {
+      await page.addInitScript(({ name, value }) => {
+        document.cookie = `${name}=${value}; path=/; samesite=lax`;
+      }, visitor.cookie);
+    }
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
     await cdp.send('Network.emulateNetworkConditions', MOBILE_NETWORK);
     let bytes = 0;
     cdp.on('Network.loadingFinished', ({ encodedDataLength }) => (bytes += encodedDataLength));
-    await page.addInitScript(observePage);
+    await page.addInitScript(observePage, visitor?.shows ?? null);
     await page.goto(url, { waitUntil: 'load', timeout: timeoutMs });
-    await page.waitForFunction(() => window.__load.hydrated !== undefined, null, {
-      timeout: timeoutMs,
-    });
+    await page.waitForFunction(
+      (part) => window.__load.hydrated !== undefined && (!part || window.__load.part !== undefined),
+      visitor !== undefined,
+      { timeout: timeoutMs },
+    );
     // The largest paint is final once the page is hydrated and the next frame painted.
     await page.evaluate(
       () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50))),
@@ -68,6 +113,7 @@ export async function coldLoad(browser, url, { timeoutMs = 60_000 } = {}) {
         fcp,
         lcp: window.__load.lcp,
         hydrated: window.__load.hydrated,
+        part: window.__load.part,
         protocol: navigation.nextHopProtocol,
         earlyHints: performance
           .getEntriesByType('resource')

@@ -14,8 +14,12 @@ export const LOAD_PATHS_FILE = process.env['LOAD_PATHS'] || join(ROOT, 'load-pat
  * `label` says which, for reports (`ids 1..999999`, `3 values of {slug}`).
  * @typedef {{ path: string, count: number, label: string, status: number, cached: boolean,
  *   at: (k: number) => string, valueAt: (i: number) => string }} RenderedPages
+ * A page with a personal part (`<personal-part>`), as a signed-in visitor sees it: `path`, the
+ * visitor's `cookie` (`name=value`, `{n}` in the value replaced by a number of each load's own, so
+ * that each load is a new visitor) and a text the part `shows` that visitor.
+ * @typedef {{ path: string, cookie: string, shows: string, cookieOf: (n: number) => { name: string, value: string } }} PersonalPage
  * @typedef {{ prerendered: string, rendered?: RenderedPages, data?: Omit<RenderedPages, 'status' | 'cached'>,
- *   clientOnly?: string, notFound: string }} LoadPaths
+ *   clientOnly?: string, notFound: string, personal?: PersonalPage }} LoadPaths
  *   (data: pages whose render fetches the app's own API, the bench's ssr-data; the same shape as
  *   rendered's pages)
  */
@@ -123,7 +127,15 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
   };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     fail('(top level)', 'must be an object');
-  const known = ['$comment', 'prerendered', 'rendered', 'data', 'clientOnly', 'notFound'];
+  const known = [
+    '$comment',
+    'prerendered',
+    'rendered',
+    'data',
+    'clientOnly',
+    'notFound',
+    'personal',
+  ];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
   if (!isPath(raw.prerendered))
@@ -164,7 +176,34 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
         fail(`data.${key}`, 'is not a field (known: path, ids, values)');
     paths.data = pagesOf(d, 'data', fail);
   }
+  if (raw.personal !== undefined) paths.personal = personalOf(raw.personal, fail);
   return paths;
+}
+
+/** RFC 6265: a cookie-name is a token, a cookie-value cookie-octets (no space, `"`, `,`, `;` or `\`). */
+const COOKIE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+)=([\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]*)$/;
+
+/** @returns {PersonalPage} */
+function personalOf(p, fail) {
+  if (typeof p !== 'object' || p === null || Array.isArray(p))
+    fail('personal', 'must be an object { "path", "cookie", "shows" }');
+  for (const key of Object.keys(p))
+    if (!['path', 'cookie', 'shows'].includes(key))
+      fail(`personal.${key}`, 'is not a field (known: path, cookie, shows)');
+  if (!isPath(p.path)) fail('personal.path', 'must be a path such as "/products/7"');
+  const cookie = typeof p.cookie === 'string' ? COOKIE.exec(p.cookie.replace('{n}', '0')) : null;
+  if (cookie === null)
+    fail('personal.cookie', 'must be the visitor\'s cookie as name=value, e.g. "sid=bench-{n}"');
+  if (typeof p.shows !== 'string' || p.shows.trim() === '')
+    fail('personal.shows', 'must be a text the part shows the visitor, e.g. "Welcome back,"');
+  const [name] = p.cookie.split('=', 1);
+  const value = p.cookie.slice(name.length + 1);
+  return {
+    path: p.path,
+    cookie: p.cookie,
+    shows: p.shows,
+    cookieOf: (n) => ({ name, value: value.replace('{n}', String(n)) }),
+  };
 }
 
 export { LoadPathsError };

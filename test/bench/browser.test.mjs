@@ -1,7 +1,9 @@
 // `npm run bench:browser` in smoke mode: one round, this origin (HTTP/2) and the stock server, each
-// page loaded once cold in Chromium on the emulated mobile network. Asserts that it ran and
-// measured what it says (every load hydrated, the origin reached over HTTP/2 and answering
-// compressed), never a time: speed is the bench's output.
+// page loaded once cold in Chromium on the emulated mobile network, and the page with a personal
+// part (load-paths.json's `personal`) signed in from the origin, which fills the part. Asserts that
+// it ran and measured what it says (every load hydrated, the origin reached over HTTP/2 and
+// answering compressed, the part painted as sent or as made in the browser), never a time: speed
+// is the bench's output.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +28,10 @@ describe('npm run bench:browser (smoke mode)', { timeout: 180_000 }, () => {
   it('loads every page of every variant once, each hydrated, and writes the table', () => {
     assert.equal(run.code, 0, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);
     assert.ok(json, `no JSON in ${out}`);
-    assert.equal(json.loads.length, json.pages.length * 2);
+    // The signed-in pages from the origin alone: the stock server fills no part.
+    const signedIn = json.personal ? 2 : 0;
+    assert.equal(json.loads.length, (json.pages.length - signedIn) * 2 + signedIn);
+    assert.match(run.stdout, /stock: no part showing .* not measured signed in/);
     for (const load of json.loads) {
       assert.ok(load.bytes > 0 && load.fcp > 0 && load.lcp > 0, JSON.stringify(load));
       assert.ok(load.hydrated >= load.fcp, JSON.stringify(load));
@@ -35,8 +40,27 @@ describe('npm run bench:browser (smoke mode)', { timeout: 180_000 }, () => {
     assert.match(run.stdout, /hydrated/);
   });
 
+  it("measures a signed-in visitor's part as the origin sent it and as the browser made it", (t) => {
+    if (!json.personal) return t.skip('load-paths.json names no page with a personal part');
+    const [filled, inBrowser] = [json.personal.filled, json.personal.inBrowser].map((page) =>
+      json.loads.find((load) => load.page === page && load.variant === 'origin'),
+    );
+    assert.deepEqual(json.personal.variants, ['origin']);
+    // Structure, not speed: the part the origin sent is painted before the scripts have run, the
+    // part made in the browser after; each time is a paint of the text the part shows the visitor.
+    assert.ok(filled.part > 0 && filled.part < filled.hydrated, JSON.stringify(filled));
+    assert.ok(inBrowser.part > inBrowser.hydrated, JSON.stringify(inBrowser));
+    assert.match(run.stdout, /The personal part, signed in/);
+    assert.match(
+      run.stdout,
+      /origin +part +[\d,]+ +LCP +[\d,]+ +part − LCP .*target ≤ LCP: (met|missed)/,
+    );
+  });
+
   it('reaches the origin over HTTP/2, and gets its pages compressed', () => {
-    for (const page of json.pages) {
+    for (const page of json.pages.filter(
+      (name) => name !== json.personal?.filled && name !== json.personal?.inBrowser,
+    )) {
       const [origin, stock] = ['origin', 'stock'].map((variant) =>
         json.loads.find((load) => load.page === page && load.variant === variant),
       );

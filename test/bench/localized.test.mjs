@@ -38,7 +38,7 @@ function localizedLoadPaths() {
   const prefixed = (path) => `${PREFIX}${path === '/' ? '' : path}`;
   for (const key of ['prerendered', 'clientOnly', 'notFound'])
     if (typeof paths[key] === 'string') paths[key] = prefixed(paths[key]);
-  for (const key of ['rendered', 'data'])
+  for (const key of ['rendered', 'data', 'personal'])
     if (paths[key]) paths[key].path = prefixed(paths[key].path);
   return paths;
 }

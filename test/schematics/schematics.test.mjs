@@ -349,7 +349,7 @@ describe('ng-new', () => {
       for (const key of ['prerendered', 'clientOnly', 'notFound'])
         if (template[key] !== undefined)
           assert.equal(paths[key], `/en-US${template[key] === '/' ? '' : template[key]}`, key);
-      for (const key of ['rendered', 'data'])
+      for (const key of ['rendered', 'data', 'personal'])
         assert.equal(paths[key]?.path, template[key] && `/en-US${template[key].path}`, key);
       // The demo's browser tests come along: they ask the build for its source locale's pages.
       assert.equal(tree.exists('/acme-shop/test/browser/demo-products.test.mjs'), demo);

@@ -143,6 +143,39 @@ describe('load-paths.json', () => {
       assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
   });
 
+  it('names a page with a personal part as a signed-in visitor sees it, a new visitor per load when asked', () => {
+    const { personal } = parseLoadPaths({
+      prerendered: '/',
+      personal: { path: '/products/7', cookie: 'sid=bench-{n}', shows: 'Welcome back,' },
+    });
+    assert.equal(personal.path, '/products/7');
+    assert.equal(personal.shows, 'Welcome back,');
+    assert.deepEqual(personal.cookieOf(3), { name: 'sid', value: 'bench-3' });
+    assert.deepEqual(
+      parseLoadPaths({
+        prerendered: '/',
+        personal: { path: '/', cookie: 's=a=b', shows: 'Hi' },
+      }).personal.cookieOf(3),
+      { name: 's', value: 'a=b' },
+      'one visitor for every load, the value as written',
+    );
+    assert.equal(parseLoadPaths({ prerendered: '/' }).personal, undefined, 'optional');
+    const ok = { path: '/p', cookie: 'sid=x', shows: 'Hi' };
+    const cases = [
+      [{ personal: '/p' }, /"personal" must be an object/],
+      [{ personal: { ...ok, path: 'p' } }, /"personal.path"/],
+      [{ personal: { ...ok, path: '/p?x=1' } }, /"personal.path"/],
+      [{ personal: { ...ok, cookie: 'sid' } }, /"personal.cookie"/],
+      [{ personal: { ...ok, cookie: 'sid=a b' } }, /"personal.cookie"/],
+      [{ personal: { ...ok, cookie: 'sid=a; b=c' } }, /"personal.cookie"/],
+      [{ personal: { ...ok, cookie: 's id=a' } }, /"personal.cookie"/],
+      [{ personal: { ...ok, shows: ' ' } }, /"personal.shows"/],
+      [{ personal: { ...ok, selector: '.x' } }, /"personal.selector" is not a field/],
+    ];
+    for (const [raw, field] of cases)
+      assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
+  });
+
   it('a rotation visits every id of any range once before repeating', () => {
     fc.assert(
       fc.property(
