@@ -11,6 +11,7 @@ import { readPartRules } from '../../server/pages/personal/declarations.ts';
 import { esiTemplate, surrogateAssembles } from '../../server/pages/personal/esi-template.ts';
 import { findParts } from '../../server/pages/personal/page-parts.ts';
 import { partKey, seenInputs } from '../../server/pages/personal/part-cache.ts';
+import { newStyles } from '../../server/pages/personal/part-styles.ts';
 import { personalAnswer } from '../../server/pages/personal/personal-answer.ts';
 
 const RULES = readPartRules(
@@ -252,5 +253,23 @@ describe('personal parts, piece by piece', () => {
       { numRuns: 500 },
     );
     assert.ok(!keyOf([['sid', 'secret-session']], 'en').includes('secret-session'));
+  });
+
+  it("a part brings only the styles its page has not: the page's own are not sent again", () => {
+    const page = Buffer.from(
+      '<html><head><style ng-app-id="ng">.a{color:red}</style><style>.b{}</style></head>' +
+        '<body><script type="application/json">".c{margin:0}</style>"</script>' +
+        '<p>.d{padding:0}</p></body></html>',
+    );
+    const styles =
+      '<style ng-app-id="ng" nonce="n">.a{color:red}</style><style>.c{margin:0}</style>' +
+      '<style>.d{padding:0}</style><style>.e{}</style><style></style>';
+    assert.equal(
+      newStyles(page, styles),
+      '<style>.d{padding:0}</style><style>.e{}</style><style></style>',
+      "a page's style and a text it closes as a style elsewhere are left out; a text outside a style is not",
+    );
+    assert.equal(newStyles(page, styles), newStyles(page, styles), 'remembered');
+    assert.equal(newStyles(page, ''), '');
   });
 });

@@ -18,6 +18,7 @@ import { firstCookies } from '../../request/render-inputs.ts';
 import type { PartRule, PartRules } from './declarations.ts';
 import type { PageParts, PartSlot } from '../../render-cache/page-entry.ts';
 import { partKey, type PartStore, seenInputs, type SeenInputs } from './part-cache.ts';
+import { newStyles } from './part-styles.ts';
 import { personalAnswer } from './personal-answer.ts';
 
 export interface VisitorPartsOptions {
@@ -46,6 +47,8 @@ export interface PersonalRequest {
 
 /** A part to render for a visitor, and how its slot hears of it. */
 interface Asked {
+  /** The shared page's body: the styles it has need not come again with the part. */
+  page: Buffer;
   slot: PartSlot;
   rule: PartRule;
   seen: SeenInputs;
@@ -84,7 +87,7 @@ export class VisitorParts {
     return personalAnswer({
       page,
       parts,
-      filled: this.#fill(parts, request),
+      filled: this.#fill(page.body, parts, request),
       acceptEncoding: request.headers['accept-encoding'],
     });
   }
@@ -104,14 +107,14 @@ export class VisitorParts {
     const slot = parts.slots[index];
     const one: PageParts = { slots: [slot], cookies: this.#options.rules.get(slot.name)!.cookies };
     const personal = this.personal(one, request.headers);
-    const [filled] = this.#fill(one, request);
+    const [filled] = this.#fill(page.body, one, request);
     const html = await filled;
     const placeholder = page.body.subarray(slot.start, slot.end);
     return fragmentAnswer(page, html ?? placeholder, personal ? 'personal' : 'shared');
   }
 
   /** Per slot, this visitor's part when it is ready, or undefined for its placeholder. */
-  #fill(parts: PageParts, request: PersonalRequest): Promise<Buffer | undefined>[] {
+  #fill(page: Buffer, parts: PageParts, request: PersonalRequest): Promise<Buffer | undefined>[] {
     const { rules, store, build, locale } = this.#options;
     const cookies = firstCookies(request.headers.cookie);
     const toRender = new Map<string, Asked[]>();
@@ -143,7 +146,7 @@ export class VisitorParts {
         // of them, and none held past its own timeout by a slower one's.
         const inputsOf = `${rule.cookies.join(';')}|${rule.headers.join(';')}|${rule.timeoutMs}`;
         const group = toRender.get(inputsOf) ?? [];
-        group.push({ slot, rule, seen, key, settle });
+        group.push({ page, slot, rule, seen, key, settle });
         toRender.set(inputsOf, group);
       });
     });
@@ -232,7 +235,7 @@ export class VisitorParts {
         this.#failed(res, one, new Error('the part reported an error while rendering'));
         return;
       }
-      const bytes = Buffer.from(rendered.styles + html);
+      const bytes = Buffer.from(newStyles(one.page, rendered.styles) + html);
       // Kept even when it came too late for this page: the visitor's next one has it.
       this.#keep(one, bytes, groups);
       if (one.settle(bytes)) {
