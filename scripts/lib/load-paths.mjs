@@ -14,8 +14,12 @@ export const LOAD_PATHS_FILE = process.env['LOAD_PATHS'] || join(ROOT, 'load-pat
  * `label` says which, for reports (`ids 1..999999`, `3 values of {slug}`).
  * @typedef {{ path: string, count: number, label: string, status: number, cached: boolean,
  *   at: (k: number) => string, valueAt: (i: number) => string }} RenderedPages
+ * @typedef {{ cookie: string, shows: (value: string) => string, showsText: string,
+ *   private: { path: string, shows: (value: string) => string, showsText: string } }} PersonalPages
+ *   (the bench's ssr-personal: the cookie a personal part of the rendered route's pages declares,
+ *   what a visitor's own part shows for a value of it, and a page private to the visitor)
  * @typedef {{ prerendered: string, rendered?: RenderedPages, data?: Omit<RenderedPages, 'status' | 'cached'>,
- *   clientOnly?: string, notFound: string }} LoadPaths
+ *   personal?: PersonalPages, clientOnly?: string, notFound: string }} LoadPaths
  *   (data: pages whose render fetches the app's own API, the bench's ssr-data; the same shape as
  *   rendered's pages)
  */
@@ -123,7 +127,15 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
   };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     fail('(top level)', 'must be an object');
-  const known = ['$comment', 'prerendered', 'rendered', 'data', 'clientOnly', 'notFound'];
+  const known = [
+    '$comment',
+    'prerendered',
+    'rendered',
+    'data',
+    'personal',
+    'clientOnly',
+    'notFound',
+  ];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
   if (!isPath(raw.prerendered))
@@ -164,7 +176,57 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
         fail(`data.${key}`, 'is not a field (known: path, ids, values)');
     paths.data = pagesOf(d, 'data', fail);
   }
+  if (raw.personal !== undefined) paths.personal = personalOf(raw.personal, fail);
   return paths;
+}
+
+/** A cookie-name: an RFC 6265 token. */
+const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** `{value}` or `{value:N}` (its first N characters) in what a page shows for a visitor. */
+const VALUE = /\{value(?::(\d+))?\}/g;
+
+/** What a page shows for the cookie's value: `text` with `{value}` / `{value:N}` filled in. */
+function showsOf(text, field, fail) {
+  if (typeof text !== 'string' || ![...text.matchAll(VALUE)].length)
+    fail(field, 'must be text with {value} or {value:N} (its first N characters) in it');
+  return (value) =>
+    text.replace(VALUE, (_, n) => (n === undefined ? value : value.slice(0, Number(n))));
+}
+
+/**
+ * `personal`: the cookie a personal part of the rendered route's pages declares, what the part shows
+ * a visitor for its value, and a page private to that visitor with what it shows (the bench's
+ * ssr-personal). @returns {PersonalPages}
+ */
+function personalOf(p, fail) {
+  const shape = '{ "cookie", "shows", "private": { "path", "shows" } }';
+  if (typeof p !== 'object' || p === null || Array.isArray(p))
+    fail('personal', `must be an object ${shape}`);
+  for (const key of Object.keys(p))
+    if (!['cookie', 'shows', 'private'].includes(key))
+      fail(`personal.${key}`, 'is not a field (known: cookie, shows, private)');
+  if (typeof p.cookie !== 'string' || !COOKIE_NAME.test(p.cookie))
+    fail('personal.cookie', 'must be a cookie name, e.g. "sid"');
+  const own = p.private;
+  if (typeof own !== 'object' || own === null || Array.isArray(own))
+    fail(
+      'personal.private',
+      'must be an object { "path", "shows" }: a page private to the visitor',
+    );
+  for (const key of Object.keys(own))
+    if (!['path', 'shows'].includes(key))
+      fail(`personal.private.${key}`, 'is not a field (known: path, shows)');
+  if (!isPath(own.path)) fail('personal.private.path', 'must be a path such as "/account"');
+  return {
+    cookie: p.cookie,
+    shows: showsOf(p.shows, 'personal.shows', fail),
+    showsText: p.shows,
+    private: {
+      path: own.path,
+      shows: showsOf(own.shows, 'personal.private.shows', fail),
+      showsText: own.shows,
+    },
+  };
 }
 
 export { LoadPathsError };

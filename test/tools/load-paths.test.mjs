@@ -143,6 +143,37 @@ describe('load-paths.json', () => {
       assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
   });
 
+  it("names a personal part's cookie, what it shows a visitor and a private page (the bench's ssr-personal)", () => {
+    const { personal } = parseLoadPaths({
+      prerendered: '/',
+      personal: {
+        cookie: 'sid',
+        shows: 'Welcome back, {value:4} ({value})',
+        private: { path: '/account', shows: '<code>{value}</code>' },
+      },
+    });
+    assert.equal(personal.cookie, 'sid');
+    assert.equal(personal.shows('abcdef'), 'Welcome back, abcd (abcdef)');
+    assert.equal(personal.private.path, '/account');
+    assert.equal(personal.private.shows('ab'), '<code>ab</code>');
+    assert.equal(parseLoadPaths({ prerendered: '/' }).personal, undefined, 'optional');
+    const good = { cookie: 'sid', shows: '{value}', private: { path: '/a', shows: '{value}' } };
+    const cases = [
+      [{ personal: 'sid' }, /"personal" must be an object/],
+      [{ personal: { ...good, cookie: 'a b' } }, /"personal.cookie"/],
+      [{ personal: { ...good, shows: 'Hello' } }, /"personal.shows" must be text with \{value\}/],
+      [{ personal: { ...good, private: '/a' } }, /"personal.private" must be an object/],
+      [
+        { personal: { ...good, private: { path: 'a', shows: '{value}' } } },
+        /"personal.private.path"/,
+      ],
+      [{ personal: { ...good, private: { path: '/a' } } }, /"personal.private.shows"/],
+      [{ personal: { ...good, part: 'greeting' } }, /"personal.part" is not a field/],
+    ];
+    for (const [raw, field] of cases)
+      assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
+  });
+
   it('a rotation visits every id of any range once before repeating', () => {
     fc.assert(
       fc.property(
