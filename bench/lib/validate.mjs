@@ -422,7 +422,8 @@ export async function checkPersonal(baseUrl, kind, build) {
           return;
         }
         const own = occurrences(text, personal.shows(sid));
-        const any = occurrences(text, marker);
+        // Without fixed text around the value, no other visitor's part can be told apart.
+        const any = marker ? occurrences(text, marker) : own;
         if (any > own) problems.push(`${said}: holds another visitor's part ("${marker}…")`);
         if (kind === 'anonymous') {
           if (/\bprivate\b/.test(cacheControl))
@@ -436,6 +437,15 @@ export async function checkPersonal(baseUrl, kind, build) {
     }
   } catch (error) {
     problems.push(`no answer: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // A visitor's part that came too late leaves its placeholder: an answer as long as the shared
+  // page, counted by the run (placeholders per response), not a truncated one.
+  if ((kind === 'returning' || kind === 'new') && sizes.length) {
+    try {
+      sizes.push((await request(baseUrl, asks[0].path)).wireBytes);
+    } catch (error) {
+      problems.push(`no answer: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
   if (kind === 'stock')
     check.notes.push(
