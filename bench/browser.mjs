@@ -131,10 +131,11 @@ async function main() {
         const answer = await request(server.url, PATHS.personal.path, {
           headers: { cookie: `${name}=${value}` },
         });
-        if (answer.text.includes(PATHS.personal.shows)) personal.variants.add(variant.name);
+        const shows = PATHS.personal.shows(value);
+        if (answer.text.includes(shows)) personal.variants.add(variant.name);
         else
           console.log(
-            `${variant.name}: no part showing "${PATHS.personal.shows}" in ${PATHS.personal.path} for ${name}=${value}: not measured signed in`,
+            `${variant.name}: no part showing "${shows}" in ${PATHS.personal.path} for ${name}=${value}: not measured signed in`,
           );
       }
     }
@@ -149,7 +150,8 @@ async function main() {
           if (visit && !personal.variants.has(variant.name)) continue;
           const path = visit ? PATHS.personal.path : page;
           // Each signed-in load is a new visitor: the origin renders their part, none is kept.
-          const visitor = visit && { ...visit, cookie: PATHS.personal.cookieOf(++visitors) };
+          const cookie = visit && PATHS.personal.cookieOf(++visitors);
+          const visitor = visit && { ...visit, cookie, shows: PATHS.personal.shows(cookie.value) };
           const seen = await coldLoad(browser, `${servers.get(variant.name).url}${path}`, {
             visitor,
           });
@@ -176,9 +178,9 @@ async function main() {
  * The personal page's two ways, each a page of the report: the origin fills the part (the visitor's
  * cookie goes with the page's request), or the part is made in the browser (the cookie is set by a
  * script once the page has come, as the shared page without it).
- * @param {import('../scripts/lib/load-paths.mjs').PersonalPage} personal
+ * @param {import('../scripts/lib/load-paths.mjs').PersonalPages} personal
  */
-function personalPages({ path, shows }) {
+function personalPages({ path }) {
   const filled = `${path} signed in`;
   const inBrowser = `${path} signed in, part in the browser`;
   return {
@@ -186,8 +188,8 @@ function personalPages({ path, shows }) {
     inBrowser,
     pages: [filled, inBrowser],
     visits: new Map([
-      [filled, { by: 'request', shows }],
-      [inBrowser, { by: 'script', shows }],
+      [filled, { by: 'request' }],
+      [inBrowser, { by: 'script' }],
     ]),
     /** The variants that fill the part (the others are not measured signed in). */
     variants: new Set(),

@@ -70,6 +70,8 @@ import {
 } from './lib/scenarios.mjs';
 import { sharedMarkdown, sharedTerminal, summarizeShared } from './lib/shared-report.mjs';
 import { createSharedBench, SHARED_SCENARIO, sharedSeconds } from './lib/shared-tier.mjs';
+import { createPersonalBench, PERSONAL_SCENARIO, personalSeconds } from './lib/personal-parts.mjs';
+import { personalMarkdown, personalTerminal, summarizePersonal } from './lib/personal-report.mjs';
 import { checkScenario, judgeRun } from './lib/validate.mjs';
 import {
   addBaseline,
@@ -250,10 +252,12 @@ async function main() {
   if (options.baseline !== undefined) {
     addBaseline(options.baseline);
   }
-  // ssr-shared is not run per variant: it starts its own pairs of origins (bench/lib/shared-tier.mjs).
-  let variantScenarios = options.scenarios.filter((name) => !getScenario(name).pair);
+  // ssr-shared and ssr-personal are not run per variant: they start their own processes
+  // (bench/lib/shared-tier.mjs, bench/lib/personal-parts.mjs).
+  let variantScenarios = options.scenarios.filter((name) => !getScenario(name).ownSetups);
   const sharedAsked = options.scenarios.includes(SHARED_SCENARIO);
-  // Only ssr-shared asked for: no variant has anything to run.
+  const personalAsked = options.scenarios.includes(PERSONAL_SCENARIO);
+  // Only those asked for: no variant has anything to run.
   let variantNames = variantScenarios.length > 0 ? options.variants : [];
   /** Warm-up seconds before a variant's first run of a scenario: longer where pages render. */
   const warmupFor = (scenarioName) =>
@@ -293,11 +297,12 @@ async function main() {
     // Equal-load runs: as many rounds, as long as the flat-out ones.
     (options.equalLoad > 0 ? options.rounds * pairs * (options.duration + RUN_OVERHEAD_S) : 0) +
     options.rounds * cpuPairs.length * (options.duration + RUN_OVERHEAD_S) +
-    (sharedAsked ? sharedSeconds(options, STARTUP_ESTIMATE_S) : 0);
+    (sharedAsked ? sharedSeconds(options, STARTUP_ESTIMATE_S) : 0) +
+    (personalAsked ? personalSeconds(options, STARTUP_ESTIMATE_S) : 0);
 
   say(`Angular SSR bench · ${startedAt}`);
   say(
-    `  variants:   ${variantNames.join(', ') || '(none: only ssr-shared, which runs the origin)'}`,
+    `  variants:   ${variantNames.join(', ') || '(none: only scenarios that start servers of their own)'}`,
   );
   say(`  scenarios:  ${options.scenarios.join(', ')}`);
   for (const { name, why } of SKIPPED_SCENARIOS) say(`  skipped:    ${name}: ${why}`);
@@ -325,7 +330,7 @@ async function main() {
   // The peers (and the stock build's Express) come from bench/node_modules, installed on demand.
   await ensureBenchPackages({ log: say });
   const { builtStock } = ensureBuilds({
-    stock: variantNames.includes('stock'),
+    stock: variantNames.includes('stock') || personalAsked,
     skip: options.skipBuild,
     log: say,
   });
@@ -346,9 +351,14 @@ async function main() {
     variantScenarios = variantScenarios.filter((one) => getScenario(one).needs !== 'data');
     if (variantScenarios.length === 0) variantNames = [];
   }
-  // ssr-shared's processes are the origin's: its mechanism is named even when no variant runs.
+  // ssr-shared's processes are the origin's, ssr-personal's the origin and stock: their mechanisms
+  // are named even when no variant runs.
+  const ownServers = [
+    ...(sharedAsked || personalAsked ? ['origin'] : []),
+    ...(personalAsked ? ['stock'] : []),
+  ];
   const criticalCss = describeCriticalCss(
-    sharedAsked && !variantNames.includes('origin') ? [...variantNames, 'origin'] : variantNames,
+    [...variantNames, ...ownServers.filter((name) => !variantNames.includes(name))],
     build,
   );
   if (variantScenarios.includes('ssr-visitors')) {
@@ -359,7 +369,7 @@ async function main() {
   }
   const servedDirs = [
     DIST,
-    ...(variantNames.includes('stock') ? [STOCK_DIST] : []),
+    ...(variantNames.includes('stock') || personalAsked ? [STOCK_DIST] : []),
     ...(options.baseline === undefined ? [] : [options.baseline]),
   ];
   const fingerprint = buildFingerprint(servedDirs);
@@ -406,6 +416,8 @@ async function main() {
   const pairedRuns = [];
   /** @type {ReturnType<typeof createSharedBench> | undefined} */
   let shared;
+  /** @type {ReturnType<typeof createPersonalBench> | undefined} */
+  let personal;
 
   try {
     // Start every variant, then check every scenario's answers before any load. A variant runs in
@@ -487,6 +499,7 @@ async function main() {
         .filter(({ server }) => server && !server.exited())
         .map(({ server }) => server.pid),
       ...(shared?.pids() ?? []),
+      ...(personal?.pids() ?? []),
     ];
     const settle = async () => {
       const idle = await waitUntilIdle(livePids());
@@ -508,6 +521,19 @@ async function main() {
         env: upstreamEnv(await upstreams.start(0), false),
       });
       await shared.start();
+    }
+    if (personalAsked) {
+      personal = createPersonalBench({
+        options,
+        pin,
+        load,
+        progress,
+        build,
+        settle,
+        requestTimeout: REQUEST_TIMEOUT_S,
+        upstreams,
+      });
+      await personal.start();
     }
     /** What a variant is loaded with in a scenario, or undefined when it cannot be (not valid, not running). */
     const target = (name, scenarioName) => {
@@ -613,7 +639,13 @@ async function main() {
         await shared.round(round);
         assertBuildUnchanged();
       }
+      if (personal) {
+        await personal.round(round);
+        assertBuildUnchanged();
+      }
     }
+    // The floor of a part's render, on the server CPUs once the rounds are over (part-floor.mjs).
+    if (personal) await personal.floor();
 
     // The flat-out medians, which set the rates of the paired and the equal-load runs.
     const throughput = summarize({
@@ -733,6 +765,7 @@ async function main() {
     await load.close();
     await Promise.all([...servers.values()].map(({ server }) => server?.stop()));
     await shared?.close();
+    await personal?.close();
     await upstreams.closeAll();
     killChildren();
   }
@@ -756,6 +789,10 @@ async function main() {
   const sharedResults = shared?.results();
   const sharedSummary = sharedResults
     ? summarizeShared({ shared: sharedResults, rows, rounds: options.rounds })
+    : undefined;
+  const personalResults = personal?.results();
+  const personalSummary = personalResults
+    ? summarizePersonal({ personal: personalResults, rounds: options.rounds })
     : undefined;
   const settings = {
     variants: variantNames,
@@ -805,9 +842,15 @@ async function main() {
     states,
     equalLoadShares: equalLoadShares(variantScenarios, options.equalLoad),
   });
-  const md = sharedSummary
-    ? `${mainMd}${sharedMarkdown(sharedSummary, getScenario(SHARED_SCENARIO)).join('\n')}\n`
-    : mainMd;
+  const md = [
+    mainMd,
+    ...(sharedSummary
+      ? [`${sharedMarkdown(sharedSummary, getScenario(SHARED_SCENARIO)).join('\n')}\n`]
+      : []),
+    ...(personalSummary
+      ? [`${personalMarkdown(personalSummary, getScenario(PERSONAL_SCENARIO)).join('\n')}\n`]
+      : []),
+  ].join('');
   const subtitle = [
     `${startedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} · ${machine.cpuModel}, ${machine.cpus} CPUs · Node ${machine.node}${machine.bun ? ` · Bun ${machine.bun}` : ''}`,
     `${options.connections} connections, ${options.rounds} round(s) × ${options.duration} s, ${pin.enabled ? 'server and load generator on separate CPUs' : 'no CPU pinning'}, critical CSS on everywhere`,
@@ -838,6 +881,7 @@ async function main() {
     summary: rows,
     paired: pairedSummary,
     shared: sharedResults ? { ...sharedResults, summary: sharedSummary } : undefined,
+    personal: personalResults ? { ...personalResults, summary: personalSummary } : undefined,
     files: { md: shown(files.md), svg: shown(files.svg) },
   };
   writeFileSync(files.json, JSON.stringify(json, null, 2) + '\n');
@@ -847,6 +891,8 @@ async function main() {
   say();
   say(terminalTable(rows, scenarioText));
   if (sharedSummary) say(`\n${sharedTerminal(sharedSummary, getScenario(SHARED_SCENARIO).title)}`);
+  if (personalSummary)
+    say(`\n${personalTerminal(personalSummary, getScenario(PERSONAL_SCENARIO).title)}`);
   const data = dataTarget(rows, states, equalLoadRuns);
   for (const target of [
     renderCacheTarget(rows),

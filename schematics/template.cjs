@@ -238,6 +238,8 @@ function localizedLoadPaths(text) {
   for (const key of ['rendered', 'data', 'personal']) {
     if (paths[key]?.path) paths[key].path = prefix(paths[key].path);
   }
+  if (paths.personal?.private?.path)
+    paths.personal.private.path = prefix(paths.personal.private.path);
   return `${JSON.stringify(paths, null, 2)}\n`;
 }
 

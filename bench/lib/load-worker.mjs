@@ -15,7 +15,8 @@ require('autocannon/lib/pipelinedRequestsQueue.js').prototype.addBody = () => un
 import { nextProductPath } from './scenarios.mjs';
 
 /**
- * @typedef {{ path: string, method?: string, headers?: Record<string, string>, rotate?: 'product' | 'visitor' }} LoadRequest
+ * @typedef {{ path: string, method?: string, headers?: Record<string, string>, rotate?: 'product' | 'visitor',
+ *   session?: string }} LoadRequest (session: the cookie a visitor's session goes in, `sid` by default)
  * @typedef {{ id: number, url: string, urls?: string[], requests: LoadRequest[], connections: number,
  *   duration: number, pipelining: number, timeout: number, rate?: number }} LoadJob
  */
@@ -49,7 +50,7 @@ function resolve(request) {
   if (request.rotate === 'product') return { ...request, path: nextProductPath() };
   if (request.rotate !== 'visitor') return request;
   const n = ++visitors;
-  const session = `sid=${SESSION_PREFIX}${n}; _ga=GA1.2.${n}.1764000000; _gid=GA1.2.${n}`;
+  const session = `${request.session ?? 'sid'}=${SESSION_PREFIX}${n}; _ga=GA1.2.${n}.1764000000; _gid=GA1.2.${n}`;
   const declared = request.headers?.cookie;
   return {
     ...request,

@@ -31,9 +31,12 @@ export async function measuredSite(dist, paths = readLoadPaths()) {
     return { locale: undefined, prefix: '', browserDir, serverDir, locales: [] };
   }
   const site = siteOf(build.locales, paths.prerendered);
-  const pages = [paths.prerendered, paths.rendered?.path, paths.data?.path].filter(
-    (page) => page !== undefined,
-  );
+  const pages = [
+    paths.prerendered,
+    paths.rendered?.path,
+    paths.data?.path,
+    paths.personal?.private.path,
+  ].filter((page) => page !== undefined);
   if (site === undefined || pages.some((page) => siteOf(build.locales, page) !== site)) {
     // The last page as the source locale's, whichever locale (or none) it is under now.
     const last = pages.at(-1);

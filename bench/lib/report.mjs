@@ -237,7 +237,7 @@ export function equalLoadTable(
 }
 
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const fmt = {
+export const fmt = {
   rps: (value) =>
     value === undefined ? '–' : value < 100 ? value.toFixed(1) : integer.format(value),
   ratio: (value) => (value === undefined ? '–' : `${value.toFixed(2)}×`),
@@ -347,7 +347,7 @@ export function terminalTable(rows, scenarios) {
   return blocks.join('\n\n');
 }
 
-const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
+export const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
 
 /**
  * @param {{ rows: SummaryRow[], scenarios: { title: (name: string) => string, describe: (name: string) => string },
@@ -398,7 +398,7 @@ export function markdown({
     '| Scenario | # | Variant | req/s (median) | spread | × stock | × ceiling | p50 ms | p99 ms | errors | non-2xx/304 | bytes/resp | peak RSS | CPU server/load | server µs/resp | hits | upstream/page | result |',
     '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
-  // Only ssr-shared ran (its own section follows): the settings, without an empty variant table.
+  // Only scenarios with setups of their own ran (their sections follow): the settings, without an empty variant table.
   if (rows.length === 0) return `${lines.slice(0, -3).join('\n')}\n`;
   let previous;
   for (const row of rows) {

@@ -79,6 +79,51 @@ function visitorRequests(build) {
   );
 }
 
+/** ssr-personal's signed-in visitors (personal-parts.mjs), and the popular pages each one visits. */
+export const PERSONAL_VISITORS = 100;
+export const PAGES_PER_VISITOR = 5;
+/** The cookie a personal part of the rendered pages declares, and what the part shows (load-paths.json). */
+const PERSONAL = PATHS.personal;
+
+/**
+ * A visitor's session, a value of the part's cookie: letters and digits (what an app's session
+ * check accepts), its first four characters its own among `prefix`'s visitors (up to 1,000);
+ * `rest` makes other visitors of the same names (the checks' new ones).
+ */
+export const sessionOf = (v, prefix = 'v', rest = 'session') =>
+  `${prefix}${String(v).padStart(3, '0')}${rest}`;
+
+/** Visitor v's pages: PAGES_PER_VISITOR of the popular ones, each page shared by several visitors. */
+export const visitorPages = (v) =>
+  Array.from({ length: PAGES_PER_VISITOR }, (_, j) =>
+    renderedPathAt((v * PAGES_PER_VISITOR + j) % POPULAR_PRODUCTS),
+  );
+
+/**
+ * What each setup of ssr-personal asks for, as fixed lists each connection cycles through: every
+ * returning visitor's pages in turn (`anonymous` without the cookie, `returning` and `stock` with
+ * the visitor's), the same pages with a new visitor on every request (`new`: the load worker
+ * makes each session, `rotate: 'visitor'`), or the private page of each returning visitor.
+ * @param {'anonymous' | 'returning' | 'new' | 'private' | 'stock'} kind
+ * @returns {LoadRequest[]}
+ */
+export function personalRequests(kind) {
+  const cookie = PERSONAL?.cookie ?? 'sid';
+  const visitors = Array.from({ length: PERSONAL_VISITORS }, (_, v) => v);
+  const signedIn = (v) => ({ cookie: `${cookie}=${sessionOf(v)}` });
+  if (kind === 'private')
+    return visitors.map((v) => ({ path: PERSONAL?.private.path ?? '/', headers: signedIn(v) }));
+  return visitors.flatMap((v) =>
+    visitorPages(v).map((path) =>
+      kind === 'anonymous'
+        ? { path }
+        : kind === 'new'
+          ? { path, rotate: /** @type {const} */ ('visitor'), session: cookie }
+          : { path, headers: signedIn(v) },
+    ),
+  );
+}
+
 /**
  * The Host every request of ssr-shared carries, whichever process it reaches: replicas behind a load
  * balancer are asked for the same public host, and the page's cache key includes it (each process's
@@ -171,9 +216,11 @@ export function describeBuild({ browserDir, prefix }, dist) {
 /**
  * @typedef {import('./load-worker.mjs').LoadRequest} LoadRequest
  * @typedef {{ name: string, title: string, describe: string, requests: (build: BuildInfo, context: { etag?: string }) => LoadRequest[], renders?: boolean,
- *   refreshesCache?: boolean, pair?: boolean, acceptEncoding?: string, ownProcess?: boolean,
+ *   refreshesCache?: boolean, ownSetups?: boolean, acceptEncoding?: string, ownProcess?: boolean,
  *   upstreamDelayMs?: number, equalLoadShare?: number }} Scenario
- *   (ownProcess: each variant runs it in a process of its own, started with its own settings and
+ *   (ownSetups: not run per variant, but in setups of its own: ssr-shared's pairs of origins
+ *   (shared-tier.mjs), ssr-personal's origin and stock server (personal-parts.mjs);
+ *   ownProcess: each variant runs it in a process of its own, started with its own settings and
  *   API (bench/lib/data-upstream.mjs); upstreamDelayMs: how late that API answers; equalLoadShare:
  *   the most its fixed-rate runs ask, as a share of the slowest variant's median)
  */
@@ -205,7 +252,7 @@ const compressed = (requests) =>
     headers: { ...request.headers, 'accept-encoding': BROWSER_ACCEPT_ENCODING },
   }));
 
-/** @type {(Scenario & { needs?: 'rendered' | 'cached' | 'data', needsRedis?: boolean })[]} */
+/** @type {(Scenario & { needs?: 'rendered' | 'cached' | 'data' | 'personal', needsRedis?: boolean })[]} */
 const ALL_SCENARIOS = [
   {
     name: 'ssg',
@@ -314,9 +361,18 @@ const ALL_SCENARIOS = [
     describe: `Two origin processes behind the same load (the connections split evenly between them, every request with the same \`Host\`, as a load balancer forwards it), on the \`ssr-cached\` ids: renders per distinct page with a shared Redis (REDIS_URL) and without, counted on fresh processes and a fresh Redis each round; req/s of an L1 hit (REDIS_URL, caches full; on the pair, and on one process loaded as ssr-cached loads the origin, with and without REDIS_URL), a shared-tier hit (REDIS_URL with RENDER_CACHE_BYTES=1: every request an L1 miss answered by Redis) and a miss (RENDER_CACHE_BYTES=0: every request renders).`,
     requests: () =>
       popularProducts().map((request) => ({ ...request, headers: { host: SHARED_HOST } })),
-    pair: true,
+    ownSetups: true,
     needs: 'cached',
     needsRedis: true,
+  },
+  {
+    // Not per variant: an origin and the stock server, each loaded in several ways (personal-parts.mjs).
+    name: 'ssr-personal',
+    title: `ssr-personal: ${R} with a personal part, ${PERSONAL_VISITORS} signed-in visitors × ${PAGES_PER_VISITOR} pages, new visitors, the private ${PERSONAL?.private.path ?? '(none)'}, stock`,
+    describe: `The popular \`ssr-cached\` pages, whose personal part declares the \`${PERSONAL?.cookie}\` cookie, asked for by signed-in visitors, each setup loaded as its own run: \`anonymous\`, the origin's pages without the cookie (the shared cached page); \`returning\`, ${PERSONAL_VISITORS} distinct visitors each visiting ${PAGES_PER_VISITOR} of the pages (${PERSONAL_VISITORS * PAGES_PER_VISITOR} requests, over and over), so that each visitor's part, kept for them for its \`maxAge\`, is asked for again (every visitor's pages asked once before each run); \`new\`, the same pages with a new visitor on every request (a session and analytics cookies of its own), so that every part is rendered; \`private\`, the origin's ${PERSONAL?.private.path}, a route private to the visitor and rendered on every request, asked for by the returning visitors; \`stock\`, the stock server asked for the returning visitors' pages: it has no parts, renders the whole page for every request and shows every visitor the placeholder. Every answer of the origin's visitors is checked, before and after each run, for the visitor's own part ("${PERSONAL?.showsText}") and no other visitor's.`,
+    requests: () => personalRequests('returning'),
+    ownSetups: true,
+    needs: 'personal',
   },
 ];
 
@@ -330,7 +386,9 @@ function skipReason(scenario) {
       : 'load-paths.json names no "data" page (pages whose render fetches the app\'s own API)';
   }
   if (scenario.needs && !RENDERED) return 'load-paths.json names no "rendered" page';
-  if (scenario.needs === 'cached' && !RENDERED?.cached)
+  if (scenario.needs === 'personal' && !PERSONAL)
+    return 'load-paths.json names no "personal" part (the cookie a personal part of its rendered pages declares)';
+  if ((scenario.needs === 'cached' || scenario.needs === 'personal') && !RENDERED?.cached)
     return 'load-paths.json\'s "rendered" page is not "cached" (its route declares no shared-cache policy)';
   return undefined;
 }

@@ -2,7 +2,15 @@
 // answer is never ranked, however fast) and again from the load's own counts afterwards.
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import { request as plainRequest } from '../../scripts/lib/http.mjs';
-import { dataPathAt, getScenario, PATHS, POPULAR_PRODUCTS, renderedPathAt } from './scenarios.mjs';
+import {
+  dataPathAt,
+  getScenario,
+  PATHS,
+  POPULAR_PRODUCTS,
+  renderedPathAt,
+  sessionOf,
+  visitorPages,
+} from './scenarios.mjs';
 
 const DECODE = { br: brotliDecompressSync, gzip: gunzipSync, zstd: zstdDecompressSync };
 /** The Accept-Encoding of the scenario being checked (compressed scenarios: a browser's). */
@@ -113,7 +121,7 @@ async function checkFile(baseUrl, file, problems) {
  * every variant renders with (when the global stylesheet has any to inline; else with the
  * stylesheet linked, if there is one).
  * @param {string} baseUrl @param {string} path @param {BuildInfo} build @param {string[]} problems
- * @param {number} [expected]
+ * @param {number} [expected] @param {Record<string, string>} [headers] what the request carries
  */
 async function checkRendered(
   baseUrl,
@@ -121,8 +129,9 @@ async function checkRendered(
   build,
   problems,
   expected = PATHS.rendered?.status ?? 200,
+  headers = {},
 ) {
-  const res = await request(baseUrl, path);
+  const res = await request(baseUrl, path, { headers });
   const text = withoutNonces(res).toString('utf8');
   if (res.status !== expected)
     wrongStatus(
@@ -336,6 +345,114 @@ export async function checkScenario(baseUrl, scenario, build) {
   check.valid = problems.length === 0;
   check.statusOnly =
     !check.valid && problems.every((problem) => statusProblems.get(problems)?.has(problem));
+  return check;
+}
+
+/** How often `text` occurs in `page`. */
+const occurrences = (page, text) => page.split(text).length - 1;
+
+/**
+ * What every visitor's part shows whoever the visitor is: the longest literal piece of
+ * load-paths.json's `personal.shows` ("Welcome back, Visitor " of "Welcome back, Visitor {value:4}").
+ */
+function partMarker(showsText) {
+  return showsText
+    .split(/\{value(?::\d+)?\}/)
+    .reduce((longest, piece) => (piece.length > longest.length ? piece : longest), '');
+}
+
+/**
+ * What a setup of ssr-personal answers (personal-parts.mjs), as a browser needs it (a page rendered
+ * for the request, whole, with critical CSS) and as each visitor must get it: `anonymous`, the
+ * shared page with no visitor's part in it; `returning` and `new` (the origin with parts), a
+ * private answer holding the visitor's own part ("Welcome back, Visitor v000") and no other; `stock`,
+ * a page that holds no other visitor's part either (it has none: every visitor sees the
+ * placeholder); `private`, the private page showing the visitor's own session. Several visitors ask
+ * at once, twice (the second answer from the part kept for them), each a new one in every check.
+ * @param {string} baseUrl @param {'anonymous' | 'returning' | 'new' | 'private' | 'stock'} kind
+ * @param {BuildInfo} build
+ * @returns {Promise<ScenarioCheck>}
+ */
+export async function checkPersonal(baseUrl, kind, build) {
+  acceptEncoding = undefined;
+  const personal = PATHS.personal;
+  /** @type {string[]} */
+  const problems = [];
+  /** @type {ScenarioCheck} */
+  const check = {
+    valid: false,
+    problems,
+    notes: [],
+    context: {},
+    expectedStatuses: [200],
+    minBytesPerResponse: 0,
+  };
+  // New visitors in every check, so that their first answers render their parts.
+  const fresh = Math.random().toString(36).slice(2, 8);
+  const visitors = [0, 1, 2].map((v) => sessionOf(v, 'c', fresh));
+  const marker = partMarker(personal.showsText);
+  const asks = visitors.map((sid, v) => ({
+    sid,
+    path: kind === 'private' ? personal.private.path : visitorPages(v)[v % 2],
+    headers: kind === 'anonymous' ? {} : { cookie: `${personal.cookie}=${sid}` },
+  }));
+  const sizes = [];
+  try {
+    for (let round = 0; round < 2; round++) {
+      const pages = await Promise.all(
+        asks.map(({ path, headers }) =>
+          checkRendered(baseUrl, path, build, problems, 200, headers),
+        ),
+      );
+      pages.forEach((res, v) => {
+        const { sid, path } = asks[v];
+        const text = res.body.toString('utf8');
+        const said = `GET ${path} for visitor ${sid}`;
+        const cacheControl = String(res.headers['cache-control'] ?? '');
+        const others = visitors.filter((other) => other !== sid);
+        sizes.push(res.wireBytes);
+        if (res.status !== 200) return;
+        if (kind === 'private') {
+          if (!text.includes(personal.private.shows(sid)))
+            problems.push(`${said}: does not show "${personal.private.shows(sid)}"`);
+          if (others.some((other) => text.includes(personal.private.shows(other))))
+            problems.push(`${said}: shows another visitor's session`);
+          if (!/\b(private|no-store)\b/.test(cacheControl))
+            problems.push(`${said}: Cache-Control "${cacheControl}", not private`);
+          return;
+        }
+        const own = occurrences(text, personal.shows(sid));
+        // Without fixed text around the value, no other visitor's part can be told apart.
+        const any = marker ? occurrences(text, marker) : own;
+        if (any > own) problems.push(`${said}: holds another visitor's part ("${marker}…")`);
+        if (kind === 'anonymous') {
+          if (/\bprivate\b/.test(cacheControl))
+            problems.push(`${said}: Cache-Control "${cacheControl}": not the shared page`);
+        } else if (kind !== 'stock') {
+          if (own === 0) problems.push(`${said}: no "${personal.shows(sid)}" (its own part)`);
+          if (!/\bprivate\b/.test(cacheControl))
+            problems.push(`${said}: Cache-Control "${cacheControl}", not private`);
+        }
+      });
+    }
+  } catch (error) {
+    problems.push(`no answer: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // A visitor's part that came too late leaves its placeholder: an answer as long as the shared
+  // page, counted by the run (placeholders per response), not a truncated one.
+  if ((kind === 'returning' || kind === 'new') && sizes.length) {
+    try {
+      sizes.push((await request(baseUrl, asks[0].path)).wireBytes);
+    } catch (error) {
+      problems.push(`no answer: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (kind === 'stock')
+    check.notes.push(
+      'no personal parts: every visitor gets the placeholder, the page rendered per request',
+    );
+  check.minBytesPerResponse = sizes.length ? Math.floor(Math.min(...sizes) * MIN_BYTES_SHARE) : 0;
+  check.valid = problems.length === 0;
   return check;
 }
 

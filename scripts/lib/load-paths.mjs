@@ -14,12 +14,14 @@ export const LOAD_PATHS_FILE = process.env['LOAD_PATHS'] || join(ROOT, 'load-pat
  * `label` says which, for reports (`ids 1..999999`, `3 values of {slug}`).
  * @typedef {{ path: string, count: number, label: string, status: number, cached: boolean,
  *   at: (k: number) => string, valueAt: (i: number) => string }} RenderedPages
- * A page with a personal part (`<personal-part>`), as a signed-in visitor sees it: `path`, the
- * visitor's `cookie` (`name=value`, `{n}` in the value replaced by a number of each load's own, so
- * that each load is a new visitor) and a text the part `shows` that visitor.
- * @typedef {{ path: string, cookie: string, shows: string, cookieOf: (n: number) => { name: string, value: string } }} PersonalPage
+ * @typedef {{ path: string, cookie: string, shows: (value: string) => string, showsText: string,
+ *   cookieOf: (n: number) => { name: string, value: string },
+ *   private: { path: string, shows: (value: string) => string, showsText: string } }} PersonalPages
+ *   (a page with a personal part, for the browser bench; the cookie the part declares, what a
+ *   visitor's own part shows for a value of it, a visitor's cookie by number, and a page private
+ *   to the visitor, for the bench's ssr-personal)
  * @typedef {{ prerendered: string, rendered?: RenderedPages, data?: Omit<RenderedPages, 'status' | 'cached'>,
- *   clientOnly?: string, notFound: string, personal?: PersonalPage }} LoadPaths
+ *   personal?: PersonalPages, clientOnly?: string, notFound: string }} LoadPaths
  *   (data: pages whose render fetches the app's own API, the bench's ssr-data; the same shape as
  *   rendered's pages)
  */
@@ -132,9 +134,9 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
     'prerendered',
     'rendered',
     'data',
+    'personal',
     'clientOnly',
     'notFound',
-    'personal',
   ];
   for (const key of Object.keys(raw))
     if (!known.includes(key)) fail(key, `is not a field (known: ${known.slice(1).join(', ')})`);
@@ -180,29 +182,56 @@ export function parseLoadPaths(raw, file = 'load-paths.json') {
   return paths;
 }
 
-/** RFC 6265: a cookie-name is a token, a cookie-value cookie-octets (no space, `"`, `,`, `;` or `\`). */
-const COOKIE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+)=([\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]*)$/;
+/** A cookie-name: an RFC 6265 token. */
+const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** `{value}` or `{value:N}` (its first N characters) in what a page shows for a visitor. */
+const VALUE = /\{value(?::(\d+))?\}/g;
 
-/** @returns {PersonalPage} */
+/** What a page shows for the cookie's value: `text` with `{value}` / `{value:N}` filled in. */
+function showsOf(text, field, fail) {
+  if (typeof text !== 'string' || ![...text.matchAll(VALUE)].length)
+    fail(field, 'must be text with {value} or {value:N} (its first N characters) in it');
+  return (value) =>
+    text.replace(VALUE, (_, n) => (n === undefined ? value : value.slice(0, Number(n))));
+}
+
+/**
+ * `personal`: the cookie a personal part of the rendered route's pages declares, what the part shows
+ * a visitor for its value, and a page private to that visitor with what it shows (the bench's
+ * ssr-personal). @returns {PersonalPages}
+ */
 function personalOf(p, fail) {
+  const shape = '{ "path", "cookie", "shows", "private": { "path", "shows" } }';
   if (typeof p !== 'object' || p === null || Array.isArray(p))
-    fail('personal', 'must be an object { "path", "cookie", "shows" }');
+    fail('personal', `must be an object ${shape}`);
   for (const key of Object.keys(p))
-    if (!['path', 'cookie', 'shows'].includes(key))
-      fail(`personal.${key}`, 'is not a field (known: path, cookie, shows)');
+    if (!['path', 'cookie', 'shows', 'private'].includes(key))
+      fail(`personal.${key}`, 'is not a field (known: path, cookie, shows, private)');
   if (!isPath(p.path)) fail('personal.path', 'must be a path such as "/products/7"');
-  const cookie = typeof p.cookie === 'string' ? COOKIE.exec(p.cookie.replace('{n}', '0')) : null;
-  if (cookie === null)
-    fail('personal.cookie', 'must be the visitor\'s cookie as name=value, e.g. "sid=bench-{n}"');
-  if (typeof p.shows !== 'string' || p.shows.trim() === '')
-    fail('personal.shows', 'must be a text the part shows the visitor, e.g. "Welcome back,"');
-  const [name] = p.cookie.split('=', 1);
-  const value = p.cookie.slice(name.length + 1);
+  if (typeof p.cookie !== 'string' || !COOKIE_NAME.test(p.cookie))
+    fail('personal.cookie', 'must be a cookie name, e.g. "sid"');
+  const own = p.private;
+  if (typeof own !== 'object' || own === null || Array.isArray(own))
+    fail(
+      'personal.private',
+      'must be an object { "path", "shows" }: a page private to the visitor',
+    );
+  for (const key of Object.keys(own))
+    if (!['path', 'shows'].includes(key))
+      fail(`personal.private.${key}`, 'is not a field (known: path, shows)');
+  if (!isPath(own.path)) fail('personal.private.path', 'must be a path such as "/account"');
   return {
     path: p.path,
     cookie: p.cookie,
-    shows: p.shows,
-    cookieOf: (n) => ({ name, value: value.replace('{n}', String(n)) }),
+    // A visitor of their own per number: a value any session format of letters, digits and `-` takes.
+    cookieOf: (n) => ({ name: p.cookie, value: `b3nch-${n}` }),
+    shows: showsOf(p.shows, 'personal.shows', fail),
+    showsText: p.shows,
+    private: {
+      path: own.path,
+      shows: showsOf(own.shows, 'personal.private.shows', fail),
+      showsText: own.shows,
+    },
   };
 }
 

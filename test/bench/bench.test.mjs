@@ -12,8 +12,11 @@ import { SCENARIO_NAMES } from '../../bench/lib/scenarios.mjs';
 import { benchRun, isRunning, renderedMayRunOut } from '../helpers/bench.mjs';
 
 const VARIANTS = ['origin', 'origin-cluster', 'stock'];
-/** What the app's pages allow (the bench skips the rest, saying why), but ssr-shared: shared.test.mjs. */
-const SCENARIOS = SCENARIO_NAMES.filter((name) => name !== 'ssr-shared');
+/**
+ * What the app's pages allow (the bench skips the rest, saying why), but those that start servers
+ * of their own: ssr-shared (shared.test.mjs) and ssr-personal (personal.test.mjs).
+ */
+const SCENARIOS = SCENARIO_NAMES.filter((name) => !['ssr-shared', 'ssr-personal'].includes(name));
 /**
  * Scenarios whose page must be rendered for every request: refused on a route whose pages a smoke
  * run may use up (renderedMayRunOut), allowed here only then, never for the demo's 999,999 ids.
@@ -42,7 +45,7 @@ describe('npm run bench (smoke mode)', { timeout: 215_000 }, () => {
     [
       '--variants',
       VARIANTS.join(','),
-      // ssr-shared runs its own pairs of origins and Redis: shared.test.mjs covers it.
+      // ssr-shared and ssr-personal start their own servers: their own tests cover them.
       '--scenarios',
       SCENARIOS.join(','),
       '--duration',

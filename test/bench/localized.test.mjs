@@ -40,6 +40,7 @@ function localizedLoadPaths() {
     if (typeof paths[key] === 'string') paths[key] = prefixed(paths[key]);
   for (const key of ['rendered', 'data', 'personal'])
     if (paths[key]) paths[key].path = prefixed(paths[key].path);
+  if (paths.personal) paths.personal.private.path = prefixed(paths.personal.private.path);
   return paths;
 }
 

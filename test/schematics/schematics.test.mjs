@@ -351,6 +351,11 @@ describe('ng-new', () => {
           assert.equal(paths[key], `/en-US${template[key] === '/' ? '' : template[key]}`, key);
       for (const key of ['rendered', 'data', 'personal'])
         assert.equal(paths[key]?.path, template[key] && `/en-US${template[key].path}`, key);
+      assert.equal(
+        paths.personal?.private.path,
+        template.personal && `/en-US${template.personal.private.path}`,
+        'personal.private',
+      );
       // The demo's browser tests come along: they ask the build for its source locale's pages.
       assert.equal(tree.exists('/acme-shop/test/browser/demo-products.test.mjs'), demo);
       assert.ok(tree.exists('/acme-shop/test/helpers/site.mjs'));

@@ -143,34 +143,41 @@ describe('load-paths.json', () => {
       assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
   });
 
-  it('names a page with a personal part as a signed-in visitor sees it, a new visitor per load when asked', () => {
+  it("names a personal part's cookie, what it shows a visitor and a private page (the bench's ssr-personal)", () => {
     const { personal } = parseLoadPaths({
       prerendered: '/',
-      personal: { path: '/products/7', cookie: 'sid=bench-{n}', shows: 'Welcome back,' },
+      personal: {
+        path: '/products/7',
+        cookie: 'sid',
+        shows: 'Welcome back, {value:4} ({value})',
+        private: { path: '/account', shows: '<code>{value}</code>' },
+      },
     });
     assert.equal(personal.path, '/products/7');
-    assert.equal(personal.shows, 'Welcome back,');
-    assert.deepEqual(personal.cookieOf(3), { name: 'sid', value: 'bench-3' });
-    assert.deepEqual(
-      parseLoadPaths({
-        prerendered: '/',
-        personal: { path: '/', cookie: 's=a=b', shows: 'Hi' },
-      }).personal.cookieOf(3),
-      { name: 's', value: 'a=b' },
-      'one visitor for every load, the value as written',
-    );
+    assert.equal(personal.cookie, 'sid');
+    assert.deepEqual(personal.cookieOf(3), { name: 'sid', value: 'b3nch-3' });
+    assert.equal(personal.shows('abcdef'), 'Welcome back, abcd (abcdef)');
+    assert.equal(personal.private.path, '/account');
+    assert.equal(personal.private.shows('ab'), '<code>ab</code>');
     assert.equal(parseLoadPaths({ prerendered: '/' }).personal, undefined, 'optional');
-    const ok = { path: '/p', cookie: 'sid=x', shows: 'Hi' };
+    const good = {
+      path: '/p',
+      cookie: 'sid',
+      shows: '{value}',
+      private: { path: '/a', shows: '{value}' },
+    };
     const cases = [
-      [{ personal: '/p' }, /"personal" must be an object/],
-      [{ personal: { ...ok, path: 'p' } }, /"personal.path"/],
-      [{ personal: { ...ok, path: '/p?x=1' } }, /"personal.path"/],
-      [{ personal: { ...ok, cookie: 'sid' } }, /"personal.cookie"/],
-      [{ personal: { ...ok, cookie: 'sid=a b' } }, /"personal.cookie"/],
-      [{ personal: { ...ok, cookie: 'sid=a; b=c' } }, /"personal.cookie"/],
-      [{ personal: { ...ok, cookie: 's id=a' } }, /"personal.cookie"/],
-      [{ personal: { ...ok, shows: ' ' } }, /"personal.shows"/],
-      [{ personal: { ...ok, selector: '.x' } }, /"personal.selector" is not a field/],
+      [{ personal: 'sid' }, /"personal" must be an object/],
+      [{ personal: { ...good, path: 'p' } }, /"personal.path"/],
+      [{ personal: { ...good, cookie: 'a b' } }, /"personal.cookie"/],
+      [{ personal: { ...good, shows: 'Hello' } }, /"personal.shows" must be text with \{value\}/],
+      [{ personal: { ...good, private: '/a' } }, /"personal.private" must be an object/],
+      [
+        { personal: { ...good, private: { path: 'a', shows: '{value}' } } },
+        /"personal.private.path"/,
+      ],
+      [{ personal: { ...good, private: { path: '/a' } } }, /"personal.private.shows"/],
+      [{ personal: { ...good, part: 'greeting' } }, /"personal.part" is not a field/],
     ];
     for (const [raw, field] of cases)
       assert.throws(() => parseLoadPaths({ prerendered: '/', ...raw }), field, JSON.stringify(raw));
