@@ -34,6 +34,12 @@ export interface Answer {
    * `headers` only when known (else it goes out chunked).
    */
   readonly stream?: Readable;
+  /**
+   * The body as several buffers, written in one corked write (one writev) and never copied into one:
+   * a page copied around a visitor's parts (pages/personal/personal-answer.ts). `body` is then empty.
+   * Never compressed on send.
+   */
+  readonly pieces?: readonly Buffer[];
   /** In the shape `fresh` compares a request with; undefined: never a 304 (an error page, say). */
   readonly validators: { readonly etag: string; readonly 'last-modified'?: string } | undefined;
   /** The body takes a value per response (its slots); undefined: it goes out as it is. */

@@ -53,11 +53,14 @@ export function answer(
     perResponse?: PerResponseBody;
     compress?: boolean;
     stream?: Readable;
+    pieces?: readonly Buffer[];
     length?: number;
   } = {},
 ): Answer {
-  const { stream } = options;
-  const compress = options.compress ?? (stream === undefined && worthCompressing(headers, body));
+  const { stream, pieces } = options;
+  const compress =
+    pieces === undefined &&
+    (options.compress ?? (stream === undefined && worthCompressing(headers, body)));
   const all = compress ? withVary(headers, 'Accept-Encoding') : [...headers];
   const withoutEtag = !all.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'etag');
   const notModifiedHeaders: string[] = [];
@@ -67,7 +70,13 @@ export function answer(
       notModifiedHeaders.push(all[i], all[i + 1]);
     }
   }
-  const length = options.length ?? (stream === undefined ? body.length : undefined);
+  const length =
+    options.length ??
+    (pieces !== undefined
+      ? pieces.reduce((sum, piece) => sum + piece.length, 0)
+      : stream === undefined
+        ? body.length
+        : undefined);
   if (length !== undefined) {
     all.push('Content-Length', String(length));
   }
@@ -77,6 +86,7 @@ export function answer(
     notModifiedHeaders,
     body,
     stream,
+    pieces,
     validators: options.validators,
     perResponse: options.perResponse,
     compressOnSend: compress,
@@ -155,9 +165,22 @@ export function writeAnswer(
     return 304;
   }
   const head = req.method === 'HEAD';
-  const { perResponse, stream } = answer;
+  const { perResponse, stream, pieces } = answer;
   if (stream !== undefined) {
     writeStreamed(res, answer, stream, extra, head, failed);
+  } else if (pieces !== undefined) {
+    res.writeHead(answer.status, withExtra(answer.headers, extra));
+    if (head) {
+      res.end();
+      return answer.status;
+    }
+    // One writev of the pieces as they are: a copy into one buffer cost a page's size per response.
+    res.cork();
+    for (const piece of pieces) {
+      res.write(piece);
+    }
+    res.end();
+    res.uncork();
   } else if (perResponse !== undefined) {
     writeWithSlots(res, answer, perResponse, extra, head);
   } else {

@@ -19,7 +19,7 @@ import type { PartRule, PartRules } from './declarations.ts';
 import type { PageParts, PartSlot } from '../../render-cache/page-entry.ts';
 import { partKey, type PartStore, seenInputs, type SeenInputs } from './part-cache.ts';
 import { newStyles } from './part-styles.ts';
-import { personalAnswer } from './personal-answer.ts';
+import { type Filled, personalAnswer } from './personal-answer.ts';
 
 export interface VisitorPartsOptions {
   rules: PartRules;
@@ -113,23 +113,23 @@ export class VisitorParts {
     return fragmentAnswer(page, html ?? placeholder, personal ? 'personal' : 'shared');
   }
 
-  /** Per slot, this visitor's part when it is ready, or undefined for its placeholder. */
-  #fill(page: Buffer, parts: PageParts, request: PersonalRequest): Promise<Buffer | undefined>[] {
+  /** Per slot, this visitor's part (now when kept, else when ready), or undefined for its placeholder. */
+  #fill(page: Buffer, parts: PageParts, request: PersonalRequest): Filled[] {
     const { rules, store, build, locale } = this.#options;
     const cookies = firstCookies(request.headers.cookie);
     const toRender = new Map<string, Asked[]>();
-    const filled = parts.slots.map((slot) => {
+    const filled = parts.slots.map((slot): Filled => {
       const rule = rules.get(slot.name)!;
       const seen = seenInputs(rule, cookies, request.headers);
       if (seen.cookies.length === 0) {
         this.#told(request.res, slot.name, 'placeholder');
-        return Promise.resolve(undefined);
+        return undefined;
       }
       const key = partKey({ build, locale }, slot.name, slot.inputs, seen);
       const kept = rule.maxAgeMs > 0 ? store?.entries.lookup(key) : undefined;
       if (kept?.state === 'fresh') {
         this.#told(request.res, slot.name, 'hit');
-        return Promise.resolve(kept.entry.html);
+        return kept.entry.html;
       }
       return new Promise<Buffer | undefined>((resolve) => {
         // Settled once: by its render, or by its timeout first.
