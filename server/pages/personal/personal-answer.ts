@@ -176,10 +176,9 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * How long the page waits for parts being rendered before its first bytes go: parts ready by then
- * go out in the same write as the page around them, and the browser paints them with it. Streamed
- * at once, the demo's greeting of a new visitor was painted a frame after the page's LCP over HTTP/2
- * (+16 ms, median of `npm run bench:browser`); a part rendered in 1–3 ms is ready well within this.
- * A part slower than it still never holds the page longer: the page streams from then on.
+ * (a new visitor's greeting renders in 1–3 ms) go out in the same write as the page around them, one
+ * body of known length, painted with it, instead of a chunked stream with a write per piece. A part
+ * slower than this never holds the page longer: it streams from then on.
  */
 const HOLD_MS = 20;
 
