@@ -278,4 +278,39 @@ describe('personal parts, piece by piece', () => {
     assert.equal(newStyles(page, styles), newStyles(page, styles), 'remembered');
     assert.equal(newStyles(page, ''), '');
   });
+
+  it('reads the declarations once, refusing a bad one by name; a part never waits longer than a page', () => {
+    const component = class {};
+    assert.equal(readPartRules(undefined, 10_000), undefined, 'an app without parts');
+    const rules = readPartRules(
+      {
+        greeting: { component, cookies: ['sid', 'sid'], maxAge: 60 },
+        slow: { component, cookies: ['sid'], headers: ['accept-language'], timeoutMs: 5_000 },
+      },
+      1_000,
+    );
+    assert.deepEqual(rules.get('greeting'), {
+      name: 'greeting',
+      cookies: ['sid'],
+      headers: [],
+      maxAgeMs: 60_000,
+      timeoutMs: 300,
+    });
+    assert.equal(rules.get('slow').timeoutMs, 1_000, 'RENDER_TIMEOUT_MS caps it');
+    assert.equal(readPartRules({ p: { component, cookies: ['s'] } }, 50).get('p').timeoutMs, 50);
+    const bad = [
+      [[], /not a map of parts/],
+      [{ Greeting: { component, cookies: ['sid'] } }, /"Greeting": a part name/],
+      [{ g: { component, cookies: [] } }, /"g": cookies must name/],
+      [{ g: { component, cookies: ['a b'] } }, /"g": cookies must name/],
+      [{ g: { component, cookies: ['s'], headers: ['X-A'] } }, /"g": headers must be lowercase/],
+      [{ g: { component, cookies: ['s'], maxAge: -1 } }, /"g": maxAge/],
+      [{ g: { component, cookies: ['s'], maxAge: 86_401 } }, /"g": maxAge/],
+      [{ g: { component, cookies: ['s'], timeoutMs: 0 } }, /"g": timeoutMs/],
+      [{ g: { component, cookies: ['s'], timeoutMs: 1.5 } }, /"g": timeoutMs/],
+    ];
+    for (const [exported, message] of bad) {
+      assert.throws(() => readPartRules(exported, 1_000), message, JSON.stringify(exported));
+    }
+  });
 });
