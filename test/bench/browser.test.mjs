@@ -46,10 +46,15 @@ describe('npm run bench:browser (smoke mode)', { timeout: 180_000 }, () => {
       json.loads.find((load) => load.page === page && load.variant === 'origin'),
     );
     assert.deepEqual(json.personal.variants, ['origin']);
-    // Structure, not speed: the part the origin sent is painted before the scripts have run, the
-    // part made in the browser after; each time is a paint of the text the part shows the visitor.
-    assert.ok(filled.part > 0 && filled.part < filled.hydrated, JSON.stringify(filled));
+    // Structure, not speed: the part made in the browser is painted after the scripts ran, the part
+    // the origin sent before it (each time a paint of the text the part shows the visitor). Not
+    // "before hydration": over HTTP/2 the 103's scripts can hydrate within a frame of the first
+    // paint, and the paint reported may be the part's element as Angular re-creates it.
     assert.ok(inBrowser.part > inBrowser.hydrated, JSON.stringify(inBrowser));
+    assert.ok(
+      filled.part > 0 && filled.part < inBrowser.part,
+      JSON.stringify({ filled, inBrowser }),
+    );
     assert.match(run.stdout, /The personal part, signed in/);
     assert.match(
       run.stdout,
