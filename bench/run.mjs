@@ -508,31 +508,26 @@ async function main() {
           `  (servers still busy after ${(idle.waitedMs / 1000).toFixed(1)} s: starting anyway)`,
         );
     };
+    // What both scenarios that start their own servers are run with.
+    const ownServers = {
+      options,
+      pin,
+      load,
+      progress,
+      build,
+      settle,
+      requestTimeout: REQUEST_TIMEOUT_S,
+    };
     if (sharedAsked) {
       shared = createSharedBench({
-        options,
-        pin,
-        load,
-        progress,
-        build,
-        settle,
-        requestTimeout: REQUEST_TIMEOUT_S,
+        ...ownServers,
         // Its origins render pages made of data too: an API that answers at once, data cache off.
         env: upstreamEnv(await upstreams.start(0), false),
       });
       await shared.start();
     }
     if (personalAsked) {
-      personal = createPersonalBench({
-        options,
-        pin,
-        load,
-        progress,
-        build,
-        settle,
-        requestTimeout: REQUEST_TIMEOUT_S,
-        upstreams,
-      });
+      personal = createPersonalBench({ ...ownServers, upstreams });
       await personal.start();
     }
     /** What a variant is loaded with in a scenario, or undefined when it cannot be (not valid, not running). */

@@ -2,7 +2,8 @@
 // the ratios the issue holds personal parts to, and the same summary as a terminal table and as
 // Markdown.
 import { median, medianAndRange } from '../../scripts/lib/median.mjs';
-import { CLIENT_BOUND, escapeCell, fmt } from './report.mjs';
+import { CLIENT_BOUND, fmt } from './report.mjs';
+import { result, setupMarkdownTables, setupTerminal } from './setup-table.mjs';
 
 /**
  * The targets of issue 56, in one run on the same build: returning visitors ≥ 0.5× the anonymous
@@ -224,19 +225,6 @@ function target({ name, at, rows, missing, value, met, detail }) {
   };
 }
 
-function verdict(target) {
-  if (target.met === undefined) return `not measured (${target.why})`;
-  return target.met ? 'met' : `not met${target.why ? ` (${target.why})` : ''}`;
-}
-
-function result(row) {
-  if (row.status !== 'valid') return row.status.toUpperCase();
-  const marks = [];
-  if (row.mismatch) marks.push(`NOT AS NAMED: ${row.mismatch}`);
-  if (row.loadCpu !== undefined && row.loadCpu >= CLIENT_BOUND) marks.push('client-bound');
-  return marks.length ? marks.join(', ') : 'ok';
-}
-
 const HEADERS = [
   'setup',
   'server',
@@ -282,27 +270,7 @@ function cells(row) {
 
 /** The scenario's lines for the terminal. */
 export function personalTerminal(summary, title) {
-  const table = [HEADERS, ...summary.setups.map(cells)];
-  const widths = HEADERS.map((_, i) => Math.max(...table.map((line) => line[i].length)));
-  const left = new Set([0, 1, HEADERS.length - 1]);
-  const line = (values) =>
-    values
-      .map((value, i) => (left.has(i) ? value.padEnd(widths[i]) : value.padStart(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return [
-    title,
-    line(HEADERS),
-    widths.map((width) => '─'.repeat(width)).join('  '),
-    ...table.slice(1).map(line),
-    ...summary.setups
-      .filter((row) => row.status !== 'valid')
-      .map((row) => `  ${row.setup} ${row.status}: ${row.reasons.slice(0, 3).join('; ')}`),
-    ...summary.targets.map(
-      (target) => `${target.name}: ${target.text} (target ${target.target}: ${verdict(target)})`,
-    ),
-    ...summary.info,
-  ].join('\n');
+  return setupTerminal(summary, { title, headers: HEADERS, cells, textColumns: 2 });
 }
 
 /** The scenario's section of the Markdown report. */
@@ -311,18 +279,7 @@ export function personalMarkdown(summary, { title, describe }) {
     '',
     `**${title}**`,
     '',
-    `| ${HEADERS.join(' | ')} |`,
-    `|---|---|${HEADERS.slice(2, -1)
-      .map(() => '--:')
-      .join('|')}|---|`,
-    ...summary.setups.map((row) => `| ${cells(row).map(escapeCell).join(' | ')} |`),
-    '',
-    '| figure | value | target | result |',
-    '|---|--:|---|---|',
-    ...summary.targets.map(
-      (target) =>
-        `| ${escapeCell(target.name)} | ${escapeCell(target.text)} | ${escapeCell(target.target)} | ${escapeCell(verdict(target))} |`,
-    ),
+    ...setupMarkdownTables(summary, { headers: HEADERS, cells, textColumns: 2 }),
     '',
     `${describe} ` +
       `${summary.visitors} visitors × ${summary.pagesPerVisitor} pages per visitor. ` +

@@ -1,7 +1,7 @@
 // ssr-shared's figures, from its raw runs: medians per setup, renders per distinct page, the ratios
 // the shared render cache is held to, and the same summary as a terminal table and as Markdown.
 import { median, medianAndRange } from '../../scripts/lib/median.mjs';
-import { CLIENT_BOUND } from './report.mjs';
+import { result, setupMarkdownTables, setupTerminal } from './setup-table.mjs';
 
 /** Renders per response at or under this: the run was answered from a cache (a refresh may slip in). */
 const CACHED_RENDERS_PER_RESPONSE = 0.01;
@@ -288,20 +288,6 @@ const spread = (rps) =>
     ? '–'
     : `±${Math.round(((rps.max - rps.min) / 2 / rps.median) * 100)}%`;
 
-function verdict(target) {
-  if (target.met === undefined) return `not measured (${target.why})`;
-  if (target.reference) return target.met ? 'as expected' : 'not as expected';
-  return target.met ? 'met' : `not met${target.why ? ` (${target.why})` : ''}`;
-}
-
-function result(row) {
-  if (row.status !== 'valid') return row.status.toUpperCase();
-  const marks = [];
-  if (row.mismatch) marks.push(`NOT AS NAMED: ${row.mismatch}`);
-  if (row.loadCpu !== undefined && row.loadCpu >= CLIENT_BOUND) marks.push('client-bound');
-  return marks.length ? marks.join(', ') : 'ok';
-}
-
 const HEADERS = [
   'setup',
   'procs',
@@ -345,30 +331,8 @@ function cells(row) {
 
 /** The scenario's lines for the terminal. */
 export function sharedTerminal(summary, title) {
-  const table = [HEADERS, ...summary.setups.map(cells)];
-  const widths = HEADERS.map((_, i) => Math.max(...table.map((line) => line[i].length)));
-  const left = new Set([0, HEADERS.length - 1]);
-  const line = (values) =>
-    values
-      .map((value, i) => (left.has(i) ? value.padEnd(widths[i]) : value.padStart(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return [
-    title,
-    line(HEADERS),
-    widths.map((width) => '─'.repeat(width)).join('  '),
-    ...table.slice(1).map(line),
-    ...summary.setups
-      .filter((row) => row.status !== 'valid')
-      .map((row) => `  ${row.setup} ${row.status}: ${row.reasons.slice(0, 3).join('; ')}`),
-    ...summary.targets.map(
-      (target) => `${target.name}: ${target.text} (target ${target.target}: ${verdict(target)})`,
-    ),
-    ...summary.info,
-  ].join('\n');
+  return setupTerminal(summary, { title, headers: HEADERS, cells, textColumns: 1 });
 }
-
-const escapeCell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
 
 /** The scenario's section of the Markdown report. */
 export function sharedMarkdown(summary, { title, describe }) {
@@ -376,18 +340,7 @@ export function sharedMarkdown(summary, { title, describe }) {
     '',
     `**${title}**`,
     '',
-    `| ${HEADERS.join(' | ')} |`,
-    `|---|${HEADERS.slice(1, -1)
-      .map(() => '--:')
-      .join('|')}|---|`,
-    ...summary.setups.map((row) => `| ${cells(row).map(escapeCell).join(' | ')} |`),
-    '',
-    '| figure | value | target | result |',
-    '|---|--:|---|---|',
-    ...summary.targets.map(
-      (target) =>
-        `| ${escapeCell(target.name)} | ${target.text} | ${escapeCell(target.target)} | ${escapeCell(verdict(target))} |`,
-    ),
+    ...setupMarkdownTables(summary, { headers: HEADERS, cells, textColumns: 1 }),
     '',
     `${describe} ` +
       'procs: origin processes behind the load (2: a pair sharing the server CPUs, one public Host; 1: loaded as ssr-cached loads the origin, comparable with ssg and ssr-cached); ' +

@@ -61,6 +61,9 @@ export class VisitorParts {
   readonly #options: VisitorPartsOptions;
   readonly #warnFailed: (name: string, error?: unknown) => void;
   readonly #warnTimeout: (name: string) => void;
+  /** The last Cookie header parsed, and its cookies (#cookiesOf). */
+  #lastHeader: string | undefined;
+  #lastCookies = new Map<string, string>();
 
   constructor(options: VisitorPartsOptions) {
     this.#options = options;
@@ -75,11 +78,24 @@ export class VisitorParts {
   /** Whether `headers` carry a cookie a part of the page declares: its answer is then this visitor's. */
   personal(parts: PageParts, headers: IncomingHttpHeaders): boolean {
     const header = headers.cookie;
-    if (header === undefined) {
+    // An anonymous visitor's analytics cookies are not parsed: no declared name in the header, no part.
+    if (header === undefined || !parts.cookies.some((name) => header.includes(name))) {
       return false;
     }
-    const cookies = firstCookies(header);
+    const cookies = this.#cookiesOf(header);
     return parts.cookies.some((name) => cookies.has(name));
+  }
+
+  /**
+   * The header's cookies, the last header's parsed once: a request asks up to three times (the fast
+   * path's check, the pages step's, its parts' inputs) with the same header.
+   */
+  #cookiesOf(header: string): Map<string, string> {
+    if (header !== this.#lastHeader) {
+      this.#lastHeader = header;
+      this.#lastCookies = firstCookies(header);
+    }
+    return this.#lastCookies;
   }
 
   /** The page with this visitor's parts (personal-answer.ts). */
@@ -116,7 +132,8 @@ export class VisitorParts {
   /** Per slot, this visitor's part (now when kept, else when ready), or undefined for its placeholder. */
   #fill(page: Buffer, parts: PageParts, request: PersonalRequest): Filled[] {
     const { rules, store, build, locale } = this.#options;
-    const cookies = firstCookies(request.headers.cookie);
+    const header = request.headers.cookie;
+    const cookies = header === undefined ? new Map<string, string>() : this.#cookiesOf(header);
     const toRender = new Map<string, Asked[]>();
     const filled = parts.slots.map((slot): Filled => {
       const rule = rules.get(slot.name)!;
