@@ -280,9 +280,14 @@ class PageAnswers implements Pages {
         bypassed === undefined
           ? undefined
           : cacheStatusHeader({ local: { fwd: 'bypass', detail: bypassed } });
+      // A spelling the cache does not key has no template for a surrogate (its part URLs would name
+      // no cached page): the surrogate gets a copy it does not keep, or it would give its
+      // placeholders to every signed-in visitor (found by varnish.test.mjs's property).
+      const unkept =
+        this.#options.trustProxy && surrogateAssembles(ctx.headers['surrogate-capability']);
       respond(
         ctx,
-        await this.#forVisitor(ctx, page.answer, made.parts, request.url, route, signal),
+        await this.#forVisitor(ctx, page.answer, made.parts, request.url, route, signal, unkept),
         status,
       );
     } catch (error) {
@@ -337,7 +342,9 @@ class PageAnswers implements Pages {
 
   /**
    * The page for this request: with the visitor's personal parts in it when the page has parts and
-   * the request carries a cookie one of them declares (pages/personal/), else the shared one.
+   * the request carries a cookie one of them declares (pages/personal/), else the shared one;
+   * `privateCopy`: a private copy of it even so (its parts' placeholders for a visitor without
+   * their cookies).
    */
   #forVisitor(
     ctx: Context,
@@ -346,9 +353,14 @@ class PageAnswers implements Pages {
     url: string,
     route: RouteInfo,
     signal: AbortSignal,
+    privateCopy = false,
   ): Answer | Promise<Answer> {
     const visitors = this.#options.personal?.visitors;
-    if (parts === undefined || !visitors?.personal(parts, ctx.headers)) {
+    if (
+      parts === undefined ||
+      visitors === undefined ||
+      (!privateCopy && !visitors.personal(parts, ctx.headers))
+    ) {
       return page;
     }
     return visitors.answer(page, parts, {
