@@ -571,9 +571,11 @@ describe('Varnish in front of the origin (deploy/varnish/default.vcl)', () => {
       {
         numRuns: 30,
         // A spelling the origin renders per request: its anonymous copy once stored here and given
-        // to the next signed-in visitors, with their parts' placeholders (a seed CI found).
+        // to the next signed-in visitors (the second pair), with their parts' placeholders (a seed CI
+        // found).
         examples: [
           [at('/parts/25%2F6'), ...['canary0aaaaa00', 'canarya0aaaa0a'].map(plainVisitor)],
+          [at('/parts/25%2F6'), ...['canary0aaaaa01', 'canarya0aaaa0b'].map(plainVisitor)],
         ],
       },
     );
