@@ -13,16 +13,12 @@ import { EventEmitter, once } from 'node:events';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { channels, followed, nameRequest } from '../server/channels.ts';
 import { observedRequests } from '../server/observe/requests.ts';
 import { ChannelContextManager } from '../server/observe/tracing/channel-context.ts';
 import { RequestIds } from '../server/observe/tracing/request-span.ts';
+import { samplersOf } from '../server/observe/tracing/samplers.ts';
 import { traceChannels } from '../server/observe/tracing/spans.ts';
 
 const RESPONSES = 200_000;
@@ -53,7 +49,11 @@ const listener = observedRequests(answer, () => undefined);
 
 /** Subscribes tracing at `ratio`; returns what exports what it holds, and what undoes it. */
 function traced(ratio) {
-  const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+  const { sampler, root } = samplersOf({
+    sampler: 'parentbased_traceidratio',
+    ratio,
+    trust: 'ignore',
+  });
   const ids = new RequestIds();
   const exporter = new OTLPTraceExporter({ url });
   const provider = new TracerProvider({
@@ -68,6 +68,7 @@ function traced(ratio) {
   const untrace = traceChannels({
     tracer,
     sampler,
+    root,
     ids,
     manager,
     trust: 'ignore',

@@ -3,11 +3,9 @@
 // sampler's rate; the same trace id, flags and trace state under a remote parent.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { TraceState } from '@opentelemetry/core';
 import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
   InMemorySpanExporter,
   ParentBasedSampler,
   SimpleSpanProcessor,
@@ -15,9 +13,19 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import fc from 'fast-check';
-import { RequestIds, startRequestSpan } from '../../server/observe/tracing/request-span.ts';
+import {
+  leftOut,
+  recordingSpan,
+  requestContext,
+  RequestIds,
+} from '../../server/observe/tracing/request-span.ts';
+import { ratioRule, samplersOf } from '../../server/observe/tracing/samplers.ts';
 
-function tracing(sampler) {
+/** The request's span of a context `requestContext` made (a left-out one's made on asking). */
+const startRequestSpan = (maker, name, parent, links) =>
+  trace.getSpan(requestContext(maker, name, parent, links));
+
+function tracing({ sampler, root }) {
   const ids = new RequestIds();
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({
@@ -26,7 +34,7 @@ function tracing(sampler) {
     spanProcessors: [new SimpleSpanProcessor({ exporter })],
   });
   const tracer = provider.getTracer('test');
-  return { maker: { tracer, sampler, ids }, tracer, exporter, provider };
+  return { maker: { tracer, sampler, root, ids }, tracer, exporter, provider };
 }
 
 /** TraceIdRatioBasedSampler's rule: the id's 32-bit words XOR-ed, under ratio × (2^32 - 1). */
@@ -39,7 +47,7 @@ const picked = (traceId, ratio) => {
 describe("a request's span, decided first", () => {
   it('samples at the ratio, on the trace id its span carries, and records what it samples', async () => {
     const { maker, exporter, provider } = tracing(
-      new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.5) }),
+      samplersOf({ sampler: 'parentbased_traceidratio', ratio: 0.5, trust: 'continue' }),
     );
     let recorded = 0;
     const runs = 4000;
@@ -62,12 +70,11 @@ describe("a request's span, decided first", () => {
 
   it('is the span the tracer makes, for any remote parent and sampler', () => {
     const samplers = {
-      always_on: () => new AlwaysOnSampler(),
-      always_off: () => new AlwaysOffSampler(),
-      ratio: (ratio) => new TraceIdRatioBasedSampler(ratio),
-      parent_ratio: (ratio) =>
-        new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
-      parent_on: () => new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+      always_on: 'always_on',
+      always_off: 'always_off',
+      ratio: 'traceidratio',
+      parent_ratio: 'parentbased_traceidratio',
+      parent_on: 'parentbased_always_on',
     };
     const hex = (length) =>
       fc.string({
@@ -88,7 +95,9 @@ describe("a request's span, decided first", () => {
           }),
         ),
         (name, ratio, remote) => {
-          const { maker, tracer } = tracing(samplers[name](ratio));
+          const { maker, tracer } = tracing(
+            samplersOf({ sampler: samplers[name], ratio, trust: 'obey' }),
+          );
           const parent =
             remote === null
               ? ROOT_CONTEXT
@@ -142,5 +151,99 @@ describe("a request's span, decided first", () => {
     assert.notEqual(ids.generateTraceId(), 'b'.repeat(32));
     assert.match(ids.generateTraceId(), /^[0-9a-f]{32}$/);
     assert.match(ids.generateSpanId(), /^[0-9a-f]{16}$/);
+  });
+
+  const hexId = fc
+    .string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 32, maxLength: 32 })
+    .filter((id) => id !== '0'.repeat(32));
+  const ratios = fc.oneof(
+    fc.double({ min: 0, max: 1, noNaN: true }),
+    fc.constantFrom(0, 1, Number.MIN_VALUE, 1 - Number.EPSILON, 0.1, -1, 2),
+  );
+
+  it("the root rule is TraceIdRatioBasedSampler's decision, for any id and ratio", () => {
+    fc.assert(
+      fc.property(hexId, ratios, (traceId, ratio) => {
+        const theirs = new TraceIdRatioBasedSampler(ratio).shouldSample(ROOT_CONTEXT, traceId);
+        assert.equal(
+          ratioRule(ratio)(traceId),
+          theirs.decision === SamplingDecision.RECORD_AND_SAMPLED,
+        );
+      }),
+      { numRuns: 2000 },
+    );
+    // The words' extremes: all ones is under no bound but the whole range's.
+    assert.equal(ratioRule(1)('f'.repeat(32)), true);
+    assert.equal(ratioRule(1 - Number.EPSILON)('ffffffff' + '0'.repeat(24)), false);
+  });
+
+  it('each sampler setting decides a trace with no parent as its SDK sampler does', () => {
+    const names = [
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        ratios,
+        fc.constantFrom('ignore', 'continue', 'obey'),
+        hexId,
+        (name, ratio, trust, traceId) => {
+          const { sampler, root } = samplersOf({ sampler: name, ratio, trust });
+          const theirs = sampler.shouldSample(
+            ROOT_CONTEXT,
+            traceId,
+            'GET',
+            SpanKind.SERVER,
+            {},
+            [],
+          );
+          assert.equal(root(traceId), theirs.decision === SamplingDecision.RECORD_AND_SAMPLED);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("a left-out request's span is made only when asked for, as the tracer would make it", () => {
+    let spanIds = 0;
+    const ids = new (class extends RequestIds {
+      generateSpanId() {
+        spanIds++;
+        return super.generateSpanId();
+      }
+    })();
+    const { sampler, root } = samplersOf({
+      sampler: 'parentbased_traceidratio',
+      ratio: 0,
+      trust: 'continue',
+    });
+    const tracer = new TracerProvider({ sampler, idGenerator: ids }).getTracer('test');
+    const context = requestContext({ tracer, sampler, root, ids }, 'GET', ROOT_CONTEXT, undefined);
+    // Asked whether it records, by the request's observer and the steps under it: nothing made.
+    assert.equal(recordingSpan(context), undefined);
+    assert.equal(leftOut(context), true);
+    assert.equal(spanIds, 0);
+    // Asked for its span (a fetch's traceparent): one span id, a valid context, flags none.
+    const span = trace.getSpan(context);
+    assert.equal(spanIds, 1);
+    assert.equal(span.isRecording(), false);
+    assert.ok(trace.isSpanContextValid(span.spanContext()));
+    assert.equal(span.spanContext().traceFlags, TraceFlags.NONE);
+    assert.equal(trace.getSpan(context), span, 'made once');
+    // A value set on it (as a step does) keeps the span; the left-out context stays left out.
+    const key = Symbol('step');
+    const under = context.setValue(key, 1);
+    assert.equal(under.getValue(key), 1);
+    assert.equal(trace.getSpan(under), span);
+    assert.equal(leftOut(under), true);
+    assert.equal(context.deleteValue(key).getValue(key), undefined);
+    // The root context is under no span: neither left out nor recorded.
+    assert.equal(leftOut(ROOT_CONTEXT), false);
+    assert.equal(recordingSpan(ROOT_CONTEXT), undefined);
   });
 });

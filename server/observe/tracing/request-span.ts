@@ -5,8 +5,8 @@
 // (docs/observability.md, "What it costs"). Here the same sampler decides on the same trace id
 // first (the tracer decides again for a request it records: the same answer for the same inputs).
 // A request left out gets what the tracer would have given it, a non-recording span with its
-// trace id and flags (which its fetches propagate), and nothing else: the steps under it make no
-// span (spans.ts).
+// trace id and flags (which its fetches propagate), made only when asked for, and nothing else:
+// the steps under it make no span (spans.ts).
 import {
   type Context,
   type Link,
@@ -19,6 +19,7 @@ import {
 } from '@opentelemetry/api';
 import { randomBytes } from 'node:crypto';
 import { type IdGenerator, type Sampler, SamplingDecision } from '@opentelemetry/sdk-trace';
+import type { RootRule } from './samplers.ts';
 
 /** W3C Trace Context's invalid ids: all zeros. */
 const INVALID_TRACE_ID = '0'.repeat(32);
@@ -74,36 +75,107 @@ export interface RequestSpanMaker {
   tracer: Tracer;
   /** The sampler the tracer's provider has. */
   sampler: Sampler;
+  /** What `sampler` decides for a trace with no parent. */
+  root: RootRule;
   /** The id generator the tracer's provider has. */
   ids: RequestIds;
 }
 
 /**
- * The SERVER span of a request named `name` under `parent` (the remote parent when one is trusted,
- * else the root context), as `tracer.startSpan` would make it; a request the sampler leaves out
- * costs one id, the decision and a non-recording span.
+ * The context of a request's work: its SERVER span named `name` under `parent` (the remote parent
+ * when one is trusted, else the root context), as `tracer.startSpan` would make it. A trace the
+ * root rule leaves out costs a trace id and the rule: its span and context are made only when
+ * something asks for them (a fetch's traceparent, a log line), which a page answered from memory
+ * never does.
  */
-export function startRequestSpan(
-  { tracer, sampler, ids }: RequestSpanMaker,
+export function requestContext(
+  { tracer, sampler, root, ids }: RequestSpanMaker,
   name: string,
   parent: Context,
   links: Link[] | undefined,
-): Span {
+): Context {
   const remote = trace.getSpanContext(parent);
   const continued = remote !== undefined && trace.isSpanContextValid(remote);
-  const traceId = continued ? remote.traceId : ids.generateTraceId();
-  const decision = sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, {}, links ?? []);
+  const options = { kind: SpanKind.SERVER, links };
+  if (!continued) {
+    const traceId = ids.generateTraceId();
+    return root(traceId)
+      ? trace.setSpan(
+          parent,
+          ids.handingOut(traceId, () => tracer.startSpan(name, options, parent)),
+        )
+      : new LeftOut(parent, traceId, ids);
+  }
+  const decision = sampler.shouldSample(
+    parent,
+    remote.traceId,
+    name,
+    SpanKind.SERVER,
+    {},
+    links ?? [],
+  );
   if (decision.decision !== SamplingDecision.NOT_RECORD) {
-    const options = { kind: SpanKind.SERVER, links };
-    return continued
-      ? tracer.startSpan(name, options, parent)
-      : ids.handingOut(traceId, () => tracer.startSpan(name, options, parent));
+    return trace.setSpan(parent, tracer.startSpan(name, options, parent));
   }
   const unsampled: SpanContext = {
-    traceId,
+    traceId: remote.traceId,
     spanId: ids.generateSpanId(),
     traceFlags: TraceFlags.NONE,
-    traceState: decision.traceState ?? (continued ? remote.traceState : undefined),
+    traceState: decision.traceState ?? remote.traceState,
   };
-  return trace.wrapSpanContext(unsampled);
+  return trace.setSpan(parent, trace.wrapSpanContext(unsampled));
+}
+
+/** The recording span of a request's context, if its trace is recorded. */
+export function recordingSpan(context: Context): Span | undefined {
+  if (context instanceof LeftOut) {
+    return undefined;
+  }
+  const span = trace.getSpan(context);
+  return span?.isRecording() ? span : undefined;
+}
+
+/** Whether `context` is under a span the sampler left out (a trace nobody records). */
+export function leftOut(context: Context): boolean {
+  return context instanceof LeftOut || trace.getSpan(context)?.isRecording() === false;
+}
+
+/**
+ * A left-out request's context: `parent` with the non-recording span the tracer would have given
+ * it (its trace id, flags none, a span id of its own), made on the first question.
+ */
+class LeftOut implements Context {
+  readonly #parent: Context;
+  readonly #traceId: string;
+  readonly #ids: RequestIds;
+  #made: Context | undefined;
+
+  constructor(parent: Context, traceId: string, ids: RequestIds) {
+    this.#parent = parent;
+    this.#traceId = traceId;
+    this.#ids = ids;
+  }
+
+  getValue(key: symbol): unknown {
+    return this.#context().getValue(key);
+  }
+
+  setValue(key: symbol, value: unknown): Context {
+    return this.#context().setValue(key, value);
+  }
+
+  deleteValue(key: symbol): Context {
+    return this.#context().deleteValue(key);
+  }
+
+  #context(): Context {
+    return (this.#made ??= trace.setSpan(
+      this.#parent,
+      trace.wrapSpanContext({
+        traceId: this.#traceId,
+        spanId: this.#ids.generateSpanId(),
+        traceFlags: TraceFlags.NONE,
+      }),
+    ));
+  }
 }

@@ -17,7 +17,7 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import {
   type CacheFillMessage,
   type CacheRefreshMessage,
@@ -32,7 +32,7 @@ import {
   type UpstreamMessage,
 } from '../../channels.ts';
 import type { ChannelContextManager } from './channel-context.ts';
-import { type RequestSpanMaker, startRequestSpan } from './request-span.ts';
+import { leftOut, recordingSpan, requestContext, type RequestSpanMaker } from './request-span.ts';
 import type { ParentTrust } from './tracing-settings.ts';
 
 /** The SDK's default link limit: a render waited on by more requests links to the first 128. */
@@ -87,9 +87,9 @@ class ChannelSpans {
   readonly #fills = new WeakMap<object, Fill>();
   readonly #undo: (() => void)[] = [];
 
-  constructor({ tracer, sampler, ids, manager, trust, engine }: SpanOptions) {
+  constructor({ tracer, sampler, root, ids, manager, trust, engine }: SpanOptions) {
     this.#tracer = tracer;
-    this.#maker = { tracer, sampler, ids };
+    this.#maker = { tracer, sampler, root, ids };
     this.#manager = manager;
     this.#trust = trust;
     this.#engine = engine;
@@ -104,13 +104,17 @@ class ChannelSpans {
   /** The request: the incoming traceparent continued (or not, as trusted), named at its end. */
   requests(): void {
     const { storage } = this.#manager;
+    // The propagators' headers: a request with none of them has nothing to extract.
+    const fields = propagation.fields();
     channels.request.start.bindStore(storage, (message: RequestMessage) => {
       const { req, res } = message;
-      const remote = propagation.extract(ROOT_CONTEXT, req.headers);
+      const remote = carries(req.headers, fields)
+        ? propagation.extract(ROOT_CONTEXT, req.headers)
+        : ROOT_CONTEXT;
       const remoteSpan = trace.getSpanContext(remote);
       const ignore = this.#trust === 'ignore';
       const parent = ignore ? ROOT_CONTEXT : remote;
-      const span = startRequestSpan(
+      const context = requestContext(
         this.#maker,
         req.method ?? 'GET',
         parent,
@@ -118,12 +122,13 @@ class ChannelSpans {
       );
       // A request the sampler left out costs its decision and its context, nothing more: the
       // tracer does not follow it.
-      if (span.isRecording()) {
+      const span = recordingSpan(context);
+      if (span !== undefined) {
         follow(res);
         span.setAttributes(requestAttributes(req, this.#engine));
         this.#requests.set(res, { span, told: {} });
       }
-      return trace.setSpan(parent, span);
+      return context;
     });
     const ended = {
       asyncEnd: ({ req, res }: RequestMessage) => {
@@ -335,7 +340,7 @@ class ChannelSpans {
     const { storage } = this.#manager;
     traceChannel.start.bindStore(storage, (message) => {
       const parent = storage.getStore() ?? ROOT_CONTEXT;
-      if (!ownTrace && trace.getSpan(parent)?.isRecording() === false) {
+      if (!ownTrace && leftOut(parent)) {
         return parent;
       }
       const described = describe(message, parent);
@@ -379,6 +384,16 @@ class ChannelSpans {
       traceChannel.start.unbindStore(storage);
     });
   }
+}
+
+/** Whether `headers` hold any of the propagators' `fields`. */
+function carries(headers: IncomingHttpHeaders, fields: string[]): boolean {
+  for (const field of fields) {
+    if (headers[field] !== undefined) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** What a request's span knows as it starts: never its query string, never a header but the trace's. */

@@ -29,15 +29,11 @@ import {
   resourceFromAttributes,
 } from '@opentelemetry/resources';
 import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
   BatchSpanProcessor,
-  ParentBasedSampler,
   type ReadableSpan,
   type Sampler,
   type SpanExporter,
   type SpanProcessor,
-  TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
@@ -45,6 +41,7 @@ import { logContextFrom, throttledWarning } from '../../logger.ts';
 import { ChannelContextManager } from './channel-context.ts';
 import { traceFetches } from './fetch-spans.ts';
 import { RequestIds } from './request-span.ts';
+import { samplersOf } from './samplers.ts';
 import { traceChannels } from './spans.ts';
 import type { TracingSettings } from './tracing-settings.ts';
 
@@ -72,7 +69,7 @@ export function startTracing(
 ): Tracing {
   const stats: TracingStats = { ended: 0, exported: 0, failed: 0, dropped: 0 };
   reportSdkTroubles(stats, log);
-  const sampler = samplerOf(settings);
+  const { sampler, root } = samplersOf(settings);
   const ids = new RequestIds();
   const provider = createProvider(settings, { sampler, ids }, stats, log);
   const manager = new ChannelContextManager();
@@ -89,6 +86,7 @@ export function startTracing(
   const untraceChannels = traceChannels({
     tracer,
     sampler,
+    root,
     ids,
     manager,
     trust: settings.trust,
@@ -158,26 +156,6 @@ function createProvider(
     idGenerator: ids,
     spanProcessors: [processor],
   });
-}
-
-/**
- * The sampler OTEL_TRACES_SAMPLER names. A parent-based one follows a parent of this process
- * always; a remote parent's sampled flag only under TRACEPARENT=obey: otherwise a visitor's
- * `traceparent` could have every request recorded.
- */
-function samplerOf({ sampler, ratio, trust }: TracingSettings): Sampler {
-  const root: Sampler =
-    sampler === 'always_on' || sampler === 'parentbased_always_on'
-      ? new AlwaysOnSampler()
-      : sampler === 'always_off' || sampler === 'parentbased_always_off'
-        ? new AlwaysOffSampler()
-        : new TraceIdRatioBasedSampler(ratio);
-  if (!sampler.startsWith('parentbased_')) {
-    return root;
-  }
-  return new ParentBasedSampler(
-    trust === 'obey' ? { root } : { root, remoteParentSampled: root, remoteParentNotSampled: root },
-  );
 }
 
 /**
