@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { declaredInputs } from '../server/request/render-inputs.ts';
+import { request } from '../scripts/lib/http.mjs';
 import { ensureBenchPackages } from './install.mjs';
 import { buildFingerprint, compareBuilds, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
@@ -90,6 +91,16 @@ const STARTUP_ESTIMATE_S = 3;
 const RUN_OVERHEAD_S = 0.7;
 /** Unmeasured seconds of load before each run of a scenario that reads the render cache. */
 const CACHE_REFRESH_S = 1;
+
+/** The renders an origin has begun (/healthz), or undefined from a server without one. */
+async function rendersBegun(url) {
+  try {
+    const { status, text } = await request(url, '/healthz');
+    return status === 200 ? JSON.parse(text).renders?.started : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The critical-CSS line of the report: one setting (on, checked on every rendered page), by
@@ -672,15 +683,31 @@ async function main() {
             `paired · round ${round}/${options.rounds} · ${pair.scenario} · ${pair.variant} with ${pair.reference} · ${rate} req/s each`,
             options.duration + RUN_OVERHEAD_S,
           );
-          const measured = await runPairedRound({
-            jobs: [loaded[0].job, loaded[1].job],
-            checks: [loaded[0].check, loaded[1].check],
-            pids: [loaded[0].server.pid, loaded[1].server.pid],
-            rate,
-            duration: options.duration,
-            run: load.run,
-            readCpuSeconds,
-          });
+          const measure = () =>
+            runPairedRound({
+              jobs: [loaded[0].job, loaded[1].job],
+              checks: [loaded[0].check, loaded[1].check],
+              pids: [loaded[0].server.pid, loaded[1].server.pid],
+              rate,
+              duration: options.duration,
+              run: load.run,
+              readCpuSeconds,
+              readRenders: getScenario(pair.scenario).refreshesCache
+                ? (side) => rendersBegun(loaded[side].server.url)
+                : undefined,
+            });
+          let measured = await measure();
+          // Entries that went stale mid-round were refreshed by it: once the renders are over,
+          // the round again, on entries as fresh on both sides.
+          if (
+            measured.problems.some((problem) => problem.includes('during a round of cache hits'))
+          ) {
+            progress.log(
+              `  (r${round} ${pair.scenario}: a server rendered during the round: again)`,
+            );
+            await settle();
+            measured = await measure();
+          }
           for (const one of loaded) {
             const died = crashed(one.state, one.server);
             if (died) measured.problems.push(died);

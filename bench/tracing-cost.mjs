@@ -37,7 +37,7 @@ const sink = spawn(
 const [port] = await once(sink.stdout, 'data');
 const url = `http://127.0.0.1:${String(port).trim()}/v1/traces`;
 
-/** A handler that names its request as the fast path names a prerendered page, and finishes. */
+/** The fast path: names its request as it names a prerendered page, and finishes. */
 const answer = (req, res) => {
   if (channels.route.hasSubscribers && followed(res)) {
     nameRequest({ res, route: '/', mode: 'prerendered', entrance: 'fast-path' });
@@ -45,7 +45,16 @@ const answer = (req, res) => {
   res.writableFinished = true;
   res.emit('close');
 };
-const listener = observedRequests(answer, () => undefined);
+const listener = observedRequests(
+  () => {
+    throw new Error('answered from memory, never by the chain');
+  },
+  () => undefined,
+  (req, res) => {
+    answer(req, res);
+    return true;
+  },
+);
 
 /** Subscribes tracing at `ratio`; returns what exports what it holds, and what undoes it. */
 function traced(ratio) {

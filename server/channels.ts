@@ -203,6 +203,14 @@ export interface UpstreamMessage {
 
 export const channels = {
   request: tracingChannel<unknown, RequestMessage>('origin:request'),
+  /**
+   * A request's work that may outlive its arrival (the Koa chain), or that an observer follows,
+   * run by `runStores` with the request's message: where an observer binds a store it keeps for
+   * the request's work (the tracer's context). An answer from memory of a request nobody follows
+   * is not run here: entering a store cost 6% of such an answer's server CPU (the bench's paired
+   * ssg, OTEL_TRACES_SAMPLER_ARG=0, 2026-12-07), and nothing under it would read one.
+   */
+  requestWork: channel('origin:request.work'),
   cacheLookup: tracingChannel<unknown, CacheLookupMessage>('origin:cache.lookup'),
   cacheFill: tracingChannel<unknown, CacheFillMessage>('origin:cache.fill'),
   cacheRefresh: tracingChannel<unknown, CacheRefreshMessage>('origin:cache.refresh'),

@@ -95,13 +95,13 @@ export function createOrigin(options: OriginOptions): RequestListener {
     api: options.api !== undefined,
     nameOf,
   });
-  return observedRequests((req, res) => {
+  return observedRequests(handle, nameOf, (req, res) => {
     if (fromMemory(req, res)) {
       counters.answeredBeforeKoa++;
-    } else {
-      handle(req, res);
+      return true;
     }
-  }, nameOf);
+    return false;
+  });
 }
 
 /** What names a file of the build in traces and logs: one name for all of them, never its path. */

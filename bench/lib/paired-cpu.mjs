@@ -75,18 +75,42 @@ export function pairedRate(rows, pair, share) {
  * @param {{ jobs: [object, object], checks: [import('./validate.mjs').ScenarioCheck, import('./validate.mjs').ScenarioCheck],
  *   pids: [number, number], rate: number, duration: number,
  *   run: (job: object) => Promise<import('./load.mjs').LoadResult>,
- *   readCpuSeconds: (pid: number) => number | undefined }} input
+ *   readCpuSeconds: (pid: number) => number | undefined,
+ *   readRenders?: (side: number) => Promise<number | undefined> }} input
+ *   (readRenders: the renders side 0 or 1 has begun, when the scenario is one of cache hits)
  * @returns {Promise<Pick<PairedRun, 'answered' | 'cpuSeconds' | 'problems'>>}
  */
-export async function runPairedRound({ jobs, checks, pids, rate, duration, run, readCpuSeconds }) {
+export async function runPairedRound({
+  jobs,
+  checks,
+  pids,
+  rate,
+  duration,
+  run,
+  readCpuSeconds,
+  readRenders,
+}) {
+  const rendersBefore = await Promise.all([0, 1].map((i) => readRenders?.(i)));
   const before = pids.map(readCpuSeconds);
   const results = await Promise.all(jobs.map((job) => run({ ...job, duration, rate })));
   const after = pids.map(readCpuSeconds);
+  const rendersAfter = await Promise.all([0, 1].map((i) => readRenders?.(i)));
   const problems = results.flatMap((result, i) =>
     judgeRun(result, checks[i]).map(
       (problem) => `${i === 0 ? 'variant' : 'reference'}: ${problem}`,
     ),
   );
+  // A round of cache hits in which a server rendered measured its renders (an entry gone stale
+  // mid-round refreshed on one side only), not its hits: the same pair read 0.33× to 3.9× from
+  // round to round on ssr-cached (2026-12-07).
+  for (const i of [0, 1]) {
+    const rendered = (rendersAfter[i] ?? 0) - (rendersBefore[i] ?? 0);
+    if (rendered > 0) {
+      problems.push(
+        `${i === 0 ? 'variant' : 'reference'}: rendered ${rendered} page(s) during a round of cache hits (entries gone stale, refreshed)`,
+      );
+    }
+  }
   const cpuSeconds = /** @type {[number | undefined, number | undefined]} */ (
     pids.map((_, i) =>
       before[i] === undefined || after[i] === undefined ? undefined : after[i] - before[i],

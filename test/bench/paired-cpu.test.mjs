@@ -11,6 +11,7 @@ import {
   pairedRate,
   pairedTable,
   pairsIn,
+  runPairedRound,
   summarizePairs,
 } from '../../bench/lib/paired-cpu.mjs';
 import { benchRun, renderedMayRunOut } from '../helpers/bench.mjs';
@@ -113,6 +114,39 @@ describe('paired CPU runs (plain functions)', () => {
     );
     // Rounds of the same pair in another scenario are another summary.
     assert.equal(summarizePairs([{ ...run(1, 5000, 5000), scenario: 'ssg' }]).length, 0);
+  });
+
+  it('a round of cache hits in which either server rendered is a round with a problem', async () => {
+    // Two answered loads, judged valid; the servers' renders begun as readRenders says.
+    const round = (renders) =>
+      runPairedRound({
+        jobs: [{}, {}],
+        checks: [{ valid: true }, { valid: true }],
+        pids: [1, 2],
+        rate: 10,
+        duration: 1,
+        run: async () => ({ requests: 10, errors: 0, timeouts: 0, non2xx: 0, statusCodes: {} }),
+        readCpuSeconds: () => 1,
+        readRenders: async (side) => renders[side].shift(),
+      });
+    const rendered = await round([
+      [5, 5],
+      [7, 9],
+    ]);
+    assert.deepEqual(
+      rendered.problems.filter((problem) => problem.includes('round of cache hits')),
+      [
+        'reference: rendered 2 page(s) during a round of cache hits (entries gone stale, refreshed)',
+      ],
+    );
+    const hits = await round([
+      [5, 5],
+      [9, 9],
+    ]);
+    assert.deepEqual(
+      hits.problems.filter((problem) => problem.includes('round of cache hits')),
+      [],
+    );
   });
 
   it('says so when no round was valid', () => {

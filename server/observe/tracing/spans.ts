@@ -44,6 +44,10 @@ interface Fill {
   waiting: Link[];
 }
 
+/** A request's context, on its response: made at its arrival, entered for its work. */
+const CONTEXT = Symbol('origin.trace-context');
+type Contextual = ServerResponse & { [CONTEXT]?: Context };
+
 /** The production a piece of work belongs to, in the tracer's context. */
 const FILL = createContextKey('origin fill');
 
@@ -66,6 +70,7 @@ export interface SpanOptions extends RequestSpanMaker {
 /** Subscribes to the origin's channels; returns what undoes it. */
 export function traceChannels(options: SpanOptions): () => void {
   const spans = new ChannelSpans(options);
+  spans.arrivals();
   spans.requests();
   spans.caches();
   spans.renders();
@@ -101,13 +106,12 @@ class ChannelSpans {
     }
   }
 
-  /** The request: the incoming traceparent continued (or not, as trusted), named at its end. */
-  requests(): void {
+  /** A request's arrival: the incoming traceparent continued (or not, as trusted), its context. */
+  arrivals(): void {
     const { storage } = this.#manager;
     // The propagators' headers: a request with none of them has nothing to extract.
     const fields = propagation.fields();
-    channels.request.start.bindStore(storage, (message: RequestMessage) => {
-      const { req, res } = message;
+    const arrived = ({ req, res }: RequestMessage) => {
       const remote = carries(req.headers, fields)
         ? propagation.extract(ROOT_CONTEXT, req.headers)
         : ROOT_CONTEXT;
@@ -128,8 +132,22 @@ class ChannelSpans {
         span.setAttributes(requestAttributes(req, this.#engine));
         this.#requests.set(res, { span, told: {} });
       }
-      return context;
+      (res as Contextual)[CONTEXT] = context;
+    };
+    channels.request.start.subscribe(arrived as never);
+    this.#undo.push(() => {
+      channels.request.start.unsubscribe(arrived as never);
+      channels.requestWork.unbindStore(storage);
     });
+    // The request's context, entered for its work (all of it, when the request is followed).
+    channels.requestWork.bindStore(
+      storage,
+      (message) => ((message as RequestMessage).res as Contextual)[CONTEXT] ?? ROOT_CONTEXT,
+    );
+  }
+
+  /** A request's span, told what the steps found and named at its end. */
+  requests(): void {
     const ended = {
       asyncEnd: ({ req, res }: RequestMessage) => {
         const request = this.#requests.get(res);
@@ -159,7 +177,6 @@ class ChannelSpans {
     this.#undo.push(() => {
       channels.partServed.unsubscribe(part);
       channels.request.unsubscribe(ended as never);
-      channels.request.start.unbindStore(storage);
       channels.route.unsubscribe(route);
       channels.pageServed.unsubscribe(served);
       channels.error.unsubscribe(failed);
