@@ -204,11 +204,11 @@ export interface UpstreamMessage {
 export const channels = {
   request: tracingChannel<unknown, RequestMessage>('origin:request'),
   /**
-   * A request's work that may outlive its arrival (the Koa chain), or that an observer follows,
-   * run by `runStores` with the request's message: where an observer binds a store it keeps for
-   * the request's work (the tracer's context). An answer from memory of a request nobody follows
-   * is not run here: entering a store cost 6% of such an answer's server CPU (the bench's paired
-   * ssg, OTEL_TRACES_SAMPLER_ARG=0, 2026-12-07), and nothing under it would read one.
+   * A request's work that may outlive its arrival (the Koa chain), run by `runStores` with the
+   * request's message: where an observer binds a store it keeps for the request's work (the
+   * tracer's context). An answer from memory runs here only when an observer asked (`enterAll`):
+   * entering a store cost 6% of such an answer's server CPU (the bench's paired ssg,
+   * OTEL_TRACES_SAMPLER_ARG=0, 2026-12-07), and nothing under it reads one but a log line.
    */
   requestWork: channel('origin:request.work'),
   cacheLookup: tracingChannel<unknown, CacheLookupMessage>('origin:cache.lookup'),
@@ -287,6 +287,23 @@ export function follow(res: ServerResponse): void {
 /** Whether an observer follows the request of `res` (follow). */
 export function followed(res: ServerResponse): boolean {
   return (res as ServerResponse & { [FOLLOWED]?: true })[FOLLOWED] === true;
+}
+
+/** Symbol marking a response whose request's whole work runs in observers' stores: see `enterAll`. */
+const ENTERED = Symbol('origin.entered');
+
+/**
+ * Says an observer keeps a store for all of the request of `res`'s work (requestWork), its answer
+ * from memory too: the tracer, for a request it records, whose log lines carry its trace. Called
+ * by a subscriber of `request.start`.
+ */
+export function enterAll(res: ServerResponse): void {
+  (res as ServerResponse & { [ENTERED]?: true })[ENTERED] = true;
+}
+
+/** Whether all of the request of `res`'s work runs on requestWork (enterAll). */
+export function enteredAll(res: ServerResponse): boolean {
+  return (res as ServerResponse & { [ENTERED]?: true })[ENTERED] === true;
 }
 
 /** Symbol marking a response whose request a step named (RouteMessage): see `named`. */

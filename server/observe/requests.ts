@@ -1,11 +1,12 @@
 // Every request told on the request channel (observe/channels.ts), on both entrances (the fast path
 // and Koa) and both protocols: at its arrival, and once its response ended; its work that may
-// outlive the call (Koa's), or that an observer follows, runs on the request-work channel, where
-// the tracer's context is entered. The observers subscribe; with none, a request costs four
+// outlive the call (Koa's), or all of it when an observer asks, runs on the request-work channel,
+// where the tracer's context is entered. The observers subscribe; with none, a request costs four
 // property reads here.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
   channels,
+  enteredAll,
   followed,
   named,
   nameRequest,
@@ -38,8 +39,7 @@ export function observedRequests(
     // asyncStart and asyncEnd once the response ended.
     const message = { req, res };
     request.start.publish(message);
-    // A request no observer follows (one the tracer left out, nothing else on) ends untold, and
-    // its answer from memory runs in no observer's store.
+    // A request no observer follows (one the tracer left out, nothing else on) ends untold.
     if (followed(res)) {
       res.once('close', () => {
         if (!named(res)) {
@@ -51,6 +51,9 @@ export function observedRequests(
         request.asyncStart.publish(message);
         request.asyncEnd.publish(message);
       });
+    }
+    // Its answer from memory runs in no observer's store unless one asked (enterAll).
+    if (enteredAll(res)) {
       work.runStores(message, answer, undefined, req, res);
     } else if (fromMemory?.(req, res) !== true) {
       work.runStores(message, handle, undefined, req, res);

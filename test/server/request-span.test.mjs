@@ -6,6 +6,8 @@ import { describe, it } from 'node:test';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { TraceState } from '@opentelemetry/core';
 import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   InMemorySpanExporter,
   ParentBasedSampler,
   SimpleSpanProcessor,
@@ -25,11 +27,26 @@ import { ratioRule, samplersOf } from '../../server/observe/tracing/samplers.ts'
 const startRequestSpan = (maker, name, parent, links) =>
   trace.getSpan(requestContext(maker, name, parent, links));
 
-function tracing({ sampler, root }) {
+/** The SDK's own sampler for a setting, as its documentation composes it: what the origin's must equal. */
+function sdkSampler({ sampler: name, ratio, trust }) {
+  const root = name.endsWith('always_on')
+    ? new AlwaysOnSampler()
+    : name.endsWith('always_off')
+      ? new AlwaysOffSampler()
+      : new TraceIdRatioBasedSampler(ratio);
+  if (!name.startsWith('parentbased_')) return root;
+  return new ParentBasedSampler(
+    trust === 'obey' ? { root } : { root, remoteParentSampled: root, remoteParentNotSampled: root },
+  );
+}
+
+/** The origin's samplers deciding a request's span, and a tracer on the SDK's own sampler. */
+function tracing(settings) {
+  const { sampler, root } = samplersOf(settings);
   const ids = new RequestIds();
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({
-    sampler,
+    sampler: sdkSampler(settings),
     idGenerator: ids,
     spanProcessors: [new SimpleSpanProcessor({ exporter })],
   });
@@ -46,9 +63,11 @@ const picked = (traceId, ratio) => {
 
 describe("a request's span, decided first", () => {
   it('samples at the ratio, on the trace id its span carries, and records what it samples', async () => {
-    const { maker, exporter, provider } = tracing(
-      samplersOf({ sampler: 'parentbased_traceidratio', ratio: 0.5, trust: 'continue' }),
-    );
+    const { maker, exporter, provider } = tracing({
+      sampler: 'parentbased_traceidratio',
+      ratio: 0.5,
+      trust: 'continue',
+    });
     let recorded = 0;
     const runs = 4000;
     for (let i = 0; i < runs; i++) {
@@ -95,9 +114,7 @@ describe("a request's span, decided first", () => {
           }),
         ),
         (name, ratio, remote) => {
-          const { maker, tracer } = tracing(
-            samplersOf({ sampler: samplers[name], ratio, trust: 'obey' }),
-          );
+          const { maker, tracer } = tracing({ sampler: samplers[name], ratio, trust: 'obey' });
           const parent =
             remote === null
               ? ROOT_CONTEXT
@@ -177,7 +194,7 @@ describe("a request's span, decided first", () => {
     assert.equal(ratioRule(1 - Number.EPSILON)('ffffffff' + '0'.repeat(24)), false);
   });
 
-  it('each sampler setting decides a trace with no parent as its SDK sampler does', () => {
+  it("each sampler setting decides as the SDK's sampler does, under any parent or none", () => {
     const names = [
       'always_on',
       'always_off',
@@ -186,26 +203,36 @@ describe("a request's span, decided first", () => {
       'parentbased_always_off',
       'parentbased_traceidratio',
     ];
+    const parents = fc.option(
+      fc.record({
+        traceId: fc.oneof(hexId, fc.constant('0'.repeat(32))),
+        spanId: fc.constantFrom('0'.repeat(16), '00f067aa0ba902b7'),
+        traceFlags: fc.constantFrom(TraceFlags.NONE, TraceFlags.SAMPLED),
+        isRemote: fc.boolean(),
+      }),
+    );
     fc.assert(
       fc.property(
         fc.constantFrom(...names),
         ratios,
         fc.constantFrom('ignore', 'continue', 'obey'),
         hexId,
-        (name, ratio, trust, traceId) => {
-          const { sampler, root } = samplersOf({ sampler: name, ratio, trust });
-          const theirs = sampler.shouldSample(
-            ROOT_CONTEXT,
-            traceId,
-            'GET',
-            SpanKind.SERVER,
-            {},
-            [],
-          );
-          assert.equal(root(traceId), theirs.decision === SamplingDecision.RECORD_AND_SAMPLED);
+        parents,
+        (name, ratio, trust, traceId, parent) => {
+          const settings = { sampler: name, ratio, trust };
+          const { sampler, root } = samplersOf(settings);
+          const sdk = sdkSampler(settings);
+          const context =
+            parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
+          const decide = (one) =>
+            one.shouldSample(context, traceId, 'GET', SpanKind.SERVER, {}, []).decision;
+          assert.equal(decide(sampler), decide(sdk));
+          if (parent === null) {
+            assert.equal(root(traceId), decide(sdk) === SamplingDecision.RECORD_AND_SAMPLED);
+          }
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: 2000 },
     );
   });
 

@@ -1,12 +1,16 @@
 // The sampler OTEL_TRACES_SAMPLER names, twice: the SDK's, which the tracer runs for every span it
 // makes, and its rule for a trace with no parent (a request arriving without a trace it continues),
 // which the request's span applies first on the trace id it draws (request-span.ts) without a
-// context, a decision object or a validation of an id it made itself.
+// context, a decision object or a validation of an id it made itself, and which the tracer's
+// sampler applies too for such a trace.
+import { type Attributes, type Context, type Link, SpanKind, trace } from '@opentelemetry/api';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SamplingResult,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace';
 import type { TracingSettings } from './tracing-settings.ts';
@@ -42,16 +46,52 @@ export function samplersOf({
       : always === false
         ? new AlwaysOffSampler()
         : new TraceIdRatioBasedSampler(ratio);
-  return {
-    sampler: !sampler.startsWith('parentbased_')
-      ? root
-      : new ParentBasedSampler(
-          trust === 'obey'
-            ? { root }
-            : { root, remoteParentSampled: root, remoteParentNotSampled: root },
-        ),
-    root: always === undefined ? ratioRule(ratio) : () => always,
-  };
+  const rule = always === undefined ? ratioRule(ratio) : () => always;
+  const sdk = !sampler.startsWith('parentbased_')
+    ? root
+    : new ParentBasedSampler(
+        trust === 'obey'
+          ? { root }
+          : { root, remoteParentSampled: root, remoteParentNotSampled: root },
+      );
+  return { sampler: new RootRuleFirst(sdk, rule), root: rule };
+}
+
+const SAMPLED: SamplingResult = Object.freeze({ decision: SamplingDecision.RECORD_AND_SAMPLED });
+const DROPPED: SamplingResult = Object.freeze({ decision: SamplingDecision.NOT_RECORD });
+
+/**
+ * The SDK's sampler, with the root rule deciding a span with no valid parent (a request's, a
+ * refresh's trace): as the SDK's would, without its id check and parse, and one decision object
+ * for all.
+ */
+class RootRuleFirst implements Sampler {
+  readonly #sdk: Sampler;
+  readonly #root: RootRule;
+
+  constructor(sdk: Sampler, root: RootRule) {
+    this.#sdk = sdk;
+    this.#root = root;
+  }
+
+  shouldSample(
+    context: Context,
+    traceId: string,
+    name: string,
+    kind: SpanKind,
+    attributes: Attributes,
+    links: Link[],
+  ): SamplingResult {
+    const parent = trace.getSpanContext(context);
+    if (parent === undefined || !trace.isSpanContextValid(parent)) {
+      return this.#root(traceId) ? SAMPLED : DROPPED;
+    }
+    return this.#sdk.shouldSample(context, traceId, name, kind, attributes, links);
+  }
+
+  toString(): string {
+    return this.#sdk.toString();
+  }
 }
 
 /**
