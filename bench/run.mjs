@@ -246,6 +246,10 @@ function burstProblems(result) {
     problems.push(
       `a burst of ${result.pages} pages: ${failed.map(([status, n]) => `${n}× ${status}`).join(', ')}`,
     );
+  if (result.notRendered > 0)
+    problems.push(
+      `a burst of ${result.pages} pages: ${result.notRendered} answered 200 without a render for the request (no ng-server-context="ssr")`,
+    );
   if (result.upstreamRequests === 0)
     problems.push(
       `a burst of ${result.pages} pages asked the app's API for nothing: do its renders read API_URL?`,
@@ -666,6 +670,11 @@ async function main() {
       const pairRates = new Map(
         cpuPairs.map((pair) => [pair, pairedRate(throughput, pair, options.pairedCpu)]),
       );
+      for (const [pair, rate] of pairRates)
+        if (rate === undefined)
+          progress.log(
+            `  paired ${pair.scenario} ${pair.variant} with ${pair.reference}: not run, one of them has no valid ${pair.scenario} row to set its rate`,
+          );
       for (let round = 1; round <= options.rounds; round++) {
         for (const pair of cpuPairs) {
           const rate = pairRates.get(pair);

@@ -40,6 +40,14 @@ export async function createUpstreams(serverDir) {
 }
 
 /**
+ * How long ssr-data's origin processes let a render run (RENDER_TIMEOUT_MS, 5 s by default): the
+ * burst's hundred renders at once took longer than 5 s on a busy 2-core machine, and a render out
+ * of time answers the client-side shell without asking the API, which the stock server (no render
+ * timeout) never does: the burst would count shells as pages.
+ */
+const DATA_RENDER_TIMEOUT_MS = '60000';
+
+/**
  * The environment of a process given `upstream`: its API there, and for the scenarios other than
  * ssr-data the origin's data cache off, so that every variant pays the same fetches per render (the
  * stock server and the peers have no data cache) and those scenarios keep measuring what they
@@ -49,14 +57,21 @@ export async function createUpstreams(serverDir) {
 export function upstreamEnv(upstream, dataScenario) {
   if (!upstream) return {};
   return dataScenario
-    ? { API_URL: upstream.url, DATA_CACHE_BYTES: undefined, RENDER_CACHE_BYTES: '0' }
+    ? {
+        API_URL: upstream.url,
+        DATA_CACHE_BYTES: undefined,
+        RENDER_CACHE_BYTES: '0',
+        RENDER_TIMEOUT_MS: DATA_RENDER_TIMEOUT_MS,
+      }
     : { API_URL: upstream.url, DATA_CACHE_BYTES: '0' };
 }
 
 /**
  * A burst: `paths` asked all at once of a process that has asked its API for nothing yet. Returns
- * the statuses, what reached the API by path, and the path asked most: a server that asks its API
- * once for what many renders need at the same moment asks no path twice.
+ * the statuses, how many 200s were not rendered for the request (no `ng-server-context="ssr"`: the
+ * client-side shell of a render out of time, which asks the API nothing), what reached the API by
+ * path, and the path asked most: a server that asks its API once for what many renders need at
+ * the same moment asks no path twice.
  * @param {string} url the process's address
  * @param {string[]} paths distinct pages
  * @param {{ counts: Map<string, number>, reset: () => void }} upstream
@@ -64,13 +79,15 @@ export function upstreamEnv(upstream, dataScenario) {
 export async function burst(url, paths, upstream) {
   upstream.reset();
   const statuses = {};
+  let notRendered = 0;
   await Promise.all(
     paths.map(async (path) => {
       let status;
       try {
         const response = await fetch(`${url}${path}`);
-        await response.arrayBuffer();
+        const body = await response.text();
         status = String(response.status);
+        if (response.status === 200 && !body.includes('ng-server-context="ssr"')) notRendered++;
       } catch {
         status = 'error';
       }
@@ -85,6 +102,7 @@ export async function burst(url, paths, upstream) {
   return {
     pages: paths.length,
     statuses,
+    notRendered,
     upstreamRequests: Object.values(byPath).reduce((sum, n) => sum + n, 0),
     byPath,
     mostAsked: { path, requests },

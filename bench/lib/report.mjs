@@ -11,7 +11,8 @@ import { pairedTable } from './paired-cpu.mjs';
  *   (upstreamRequests: what reached the process's API during the run, bench/lib/data-upstream.mjs)
  * @typedef {{ name: string, label: string, started: boolean, error?: string, crashed?: string,
  *   checks: Record<string, ScenarioCheck>, bursts?: Record<string, Burst> }} VariantState
- * @typedef {{ pages: number, statuses: Record<string, number>, upstreamRequests: number,
+ * @typedef {{ pages: number, statuses: Record<string, number>, notRendered: number,
+ *   upstreamRequests: number,
  *   byPath: Record<string, number>, mostAsked: { path: string, requests: number } }} Burst (a
  *   burst of distinct pages on a fresh process: what reached its API, by path)
  * @typedef {{ scenario: string, variant: string, status: 'valid' | 'invalid' | 'unsupported' | 'failed', reasons: string[],

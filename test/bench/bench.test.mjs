@@ -120,6 +120,7 @@ describe('npm run bench (smoke mode)', { timeout: 215_000 }, () => {
         }
         const burst = bench.json.variants.find((one) => one.name === name).bursts['ssr-data'];
         assert.deepEqual(burst.statuses, { 200: burst.pages }, name);
+        assert.equal(burst.notRendered, 0, `${name}: a page of the burst was not rendered`);
         assert.ok(burst.upstreamRequests >= burst.pages, `${name}: each page's own data, at least`);
       }
       // Without a data cache, every render asks for what the pages share; the origin's asks once.
