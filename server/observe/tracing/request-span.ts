@@ -96,13 +96,14 @@ export function requestContext(
 ): Context {
   const remote = trace.getSpanContext(parent);
   const continued = remote !== undefined && trace.isSpanContextValid(remote);
-  const options = { kind: SpanKind.SERVER, links };
   if (!continued) {
     const traceId = ids.generateTraceId();
     return root(traceId)
       ? trace.setSpan(
           parent,
-          ids.handingOut(traceId, () => tracer.startSpan(name, options, parent)),
+          ids.handingOut(traceId, () =>
+            tracer.startSpan(name, { kind: SpanKind.SERVER, links }, parent),
+          ),
         )
       : new LeftOut(parent, traceId, ids);
   }
@@ -115,7 +116,7 @@ export function requestContext(
     links ?? [],
   );
   if (decision.decision !== SamplingDecision.NOT_RECORD) {
-    return trace.setSpan(parent, tracer.startSpan(name, options, parent));
+    return trace.setSpan(parent, tracer.startSpan(name, { kind: SpanKind.SERVER, links }, parent));
   }
   const unsampled: SpanContext = {
     traceId: remote.traceId,

@@ -112,7 +112,8 @@ export function ratioRule(ratio: number): RootRule {
       let word = 0;
       for (let j = i; j < i + 8; j++) {
         const c = traceId.charCodeAt(j);
-        word = (word << 4) | (c < 58 ? c - 48 : c - 87);
+        // '0'–'9', 'A'–'F', 'a'–'f': the SDK reads either case.
+        word = (word << 4) | (c < 58 ? c - 48 : c < 71 ? c - 55 : c - 87);
       }
       words = (words ^ word) >>> 0;
     }
