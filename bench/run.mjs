@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { killChildren } from '../scripts/lib/child-process.mjs';
 import { declaredInputs } from '../server/request/render-inputs.ts';
-import { request } from '../scripts/lib/http.mjs';
+import { readHealth } from './lib/health.mjs';
 import { ensureBenchPackages } from './install.mjs';
 import { buildFingerprint, compareBuilds, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
@@ -95,8 +95,7 @@ const CACHE_REFRESH_S = 1;
 /** The renders an origin has begun (/healthz), or undefined from a server without one. */
 async function rendersBegun(url) {
   try {
-    const { status, text } = await request(url, '/healthz');
-    return status === 200 ? JSON.parse(text).renders?.started : undefined;
+    return (await readHealth(url)).renders?.started;
   } catch {
     return undefined;
   }

@@ -16,6 +16,7 @@
 // bench/part-floor.mjs measures the floor of a part's render on the server CPUs.
 import { spawnTracked } from '../../scripts/lib/child-process.mjs';
 import { request } from '../../scripts/lib/http.mjs';
+import { readHealth } from './health.mjs';
 import { askEach, upstreamEnv } from './data-upstream.mjs';
 import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
 import { roundOrder } from './round-order.mjs';
@@ -85,7 +86,7 @@ export const SETUPS = [
 
 /** The figures of /healthz a run is judged by, summed: renders begun, parts kept, placeholders given. */
 async function counters(server) {
-  const health = JSON.parse((await request(server.url, '/healthz')).text);
+  const health = await readHealth(server.url);
   const errors = health.errors ?? {};
   return {
     pageRenders: health.renders.started,

@@ -17,6 +17,7 @@
 //   answered by the tier it names says so instead of passing for it.
 import { connect } from 'node:net';
 import { request } from '../../scripts/lib/http.mjs';
+import { readHealth } from './health.mjs';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { pinProcess } from './machine.mjs';
 import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
@@ -138,8 +139,7 @@ export function sharedSeconds({ duration, rounds, warmup, renderWarmup }, startu
 /** Each process's /healthz. */
 async function health(servers) {
   const answers = [];
-  for (const server of servers)
-    answers.push(JSON.parse((await request(server.url, '/healthz')).text));
+  for (const server of servers) answers.push(await readHealth(server.url));
   return answers;
 }
 

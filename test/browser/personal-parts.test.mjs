@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launchBrowser, waitForHydration, watchedPage } from '../helpers/browser.mjs';
-import { APP_DIST, request, startOrigin } from '../helpers/origin.mjs';
+import { primeGreeting, welcome } from '../helpers/greeting.mjs';
+import { APP_DIST, startOrigin } from '../helpers/origin.mjs';
 import { site } from '../helpers/site.mjs';
 
 let origin;
@@ -24,7 +25,6 @@ after(async () => {
 });
 
 /** What the demo's API calls the visitor of session `sid` (src/api/visitors.ts). */
-const welcome = (sid) => `Welcome back, Visitor ${sid.slice(0, 4)}`;
 const PLACEHOLDER = 'Sign in to keep a cart.';
 
 /**
@@ -71,20 +71,6 @@ async function visitor(sid, { javaScript = true, viewport } = {}) {
   return { context, page, problems, api };
 }
 
-/**
- * Has the origin render `sid`'s part of `path` and keep it (the demo's greeting is kept for its
- * visitor a minute), asked over plain HTTP until it sends it: the browser's load then gets the
- * visitor's part whatever this machine's load, where a render that missed the part's 300 ms on a
- * busy CI machine would send the placeholder (that case is test/server/personal-parts'). At most 10 tries.
- */
-async function primed(sid, path) {
-  for (let tries = 0; tries < 10; tries++) {
-    const page = await request(origin.url, path, { headers: { cookie: `sid=${sid}` } });
-    if (page.text.includes(welcome(sid))) return;
-  }
-  assert.fail(`the origin never sent ${sid}'s part of ${path}`);
-}
-
 /** The texts the part's greeting showed since the page began, none (undefined) while it was absent. */
 const greetings = (page) => page.evaluate(() => window.__greetings);
 const greetingOf = (page) => page.locator('personal-part .greeting').textContent();
@@ -93,7 +79,7 @@ const cartCountOf = (page) => page.locator('personal-part .cart-count').textCont
 describe('a personal part in the browser', () => {
   it("is in a signed-in visitor's page as the server sent it, before any script runs", async () => {
     const sid = 'noscr1pt';
-    await primed(sid, site.page('/products/7'));
+    await primeGreeting(origin.url, site.page('/products/7'), sid);
     const { context, page, problems } = await visitor(sid, { javaScript: false });
     try {
       const response = await page.goto(`${origin.url}${site.page('/products/7')}`);
@@ -112,7 +98,7 @@ describe('a personal part in the browser', () => {
 
   it('hydrates around it without a warning, a flash or a second request, and its button changes what the server sends next', async () => {
     const sid = 'hydr4ted';
-    await primed(sid, site.page('/products/7'));
+    await primeGreeting(origin.url, site.page('/products/7'), sid);
     const { context, page, problems, api } = await visitor(sid);
     try {
       await page.goto(`${origin.url}${site.page('/products/7')}`);
@@ -144,7 +130,7 @@ describe('a personal part in the browser', () => {
 
   it("shows the visitor's own data after client navigation away and back, never the placeholder", async () => {
     const sid = 'n4vigate';
-    await primed(sid, site.page('/products/7'));
+    await primeGreeting(origin.url, site.page('/products/7'), sid);
     const { context, page, problems, api } = await visitor(sid);
     try {
       await page.goto(`${origin.url}${site.page('/products/7')}`);
@@ -208,7 +194,7 @@ describe('a personal part in the browser', () => {
           page.locator(selector).boundingBox(),
         ),
       );
-    await primed('l4yout00', site.page('/products/7'));
+    await primeGreeting(origin.url, site.page('/products/7'), 'l4yout00');
     for (const width of [1280, 360]) {
       const viewport = { width, height: 800 };
       const layouts = {};
