@@ -5,7 +5,6 @@ import { writeAnswer } from './http/answer.ts';
 import { channels, followed, nameRequest, pageServed, type RouteMessage } from './channels.ts';
 import type { Pages } from './pages/pages.ts';
 import { HEALTH_PATHS, type Readiness } from './process/health.ts';
-import { servedHeaders } from './cache/tiered-cache.ts';
 import { ORIGIN_PATH_PREFIX } from './revalidation/endpoint.ts';
 import { countHostHeaders, type RequestOrigins } from './request/request-origin.ts';
 
@@ -19,7 +18,8 @@ import { countHostHeaders, type RequestOrigins } from './request/request-origin.
  * - exactly the path of a file held in memory — a build file or a prerendered page (nothing to
  *   decode, no query) — what filesFromMemory would answer; or
  * - a plain page path (no query, `%`, `\` or extension, not a file) whose page is fresh in the
- *   render cache and answered 200 — what the pages step would answer from the cache.
+ *   render cache and answered 200 — what the pages step would answer from the cache: the shared
+ *   page, or a returning visitor's copy of it when every personal part is kept for them.
  * The origin's own paths (`/healthz`, `/readyz`, `/_origin/…`) are never answered here, nor the
  * app's API (`/api/…`) when it has one: those are its to answer, whatever a file or page is there.
  * Everything else returns false and goes through Koa. Middleware added to Koa does not see the
@@ -70,12 +70,12 @@ export function fastPath(
     ) {
       return false;
     }
-    const fresh = pages.fresh(origin, target, req.headers);
+    const fresh = pages.fresh(origin, target, req.headers, res);
     if (fresh === undefined) {
       return false;
     }
     answeredHere(req, res, nameOf, 'hit');
-    writeAnswer(req, res, fresh.entry.answer, servedHeaders(fresh));
+    writeAnswer(req, res, fresh.answer, fresh.headers);
     return true;
   };
 }

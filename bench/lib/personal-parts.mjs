@@ -202,6 +202,9 @@ export function createPersonalBench({
     };
     const problems = [];
     if (setup.sweep) {
+      // Once the previous setup's renders are over (a private or new run ends with renders still
+      // queued): the sweep's part renders are not to wait behind them.
+      await settle();
       progress.step(
         `round ${round}/${options.rounds} · ${PERSONAL_SCENARIO} · ${setup.name} · sweep`,
         3,

@@ -73,7 +73,8 @@ export function localizedPages({ sites, every, basePath, cookie }: LocalizedPage
         respond(ctx, NOT_FOUND);
       }
     },
-    fresh: (origin, path, headers) => siteOf(sites, path)?.pages.fresh(origin, path, headers),
+    fresh: (origin, path, headers, res) =>
+      siteOf(sites, path)?.pages.fresh(origin, path, headers, res),
     part: async (ctx, index, path) => {
       const site = siteOf(sites, path);
       if (site === undefined) {

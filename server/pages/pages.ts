@@ -1,7 +1,7 @@
 // The pages step: everything that is not a file is the Angular app's to answer. Each route's
 // render mode comes from the app's server routes; a route whose headers declare a shared-cache
 // policy is answered through the render cache, which this step hands the way to produce its pages.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { RenderMode as AngularRenderMode } from '@angular/ssr';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
@@ -13,12 +13,7 @@ import { throttledWarning } from '../logger.ts';
 import type { GroupAlias } from '../cache/cache-groups.ts';
 import { cacheStatusHeader } from '../cache/cache-status.ts';
 import { outcomeOf, type Produce, servedHeaders } from '../cache/tiered-cache.ts';
-import {
-  PageCache,
-  type PageStore,
-  type PageTier,
-  type ServedPage,
-} from '../render-cache/page-cache.ts';
+import { PageCache, type PageStore, type PageTier } from '../render-cache/page-cache.ts';
 import { type CachedPage, type PageParts, pathOf } from '../render-cache/page-entry.ts';
 import { cacheKey, keyParts, storablePolicy } from '../render-cache/policy.ts';
 import {
@@ -88,14 +83,26 @@ export interface PersonalPages {
   visitors: VisitorParts;
 }
 
+/** What the fast path sends: the answer, and the headers that say how it was served. */
+export interface FreshAnswer {
+  answer: Answer;
+  headers: readonly string[];
+}
+
 export interface Pages {
   /** The Koa step. */
   step: Middleware;
   /**
-   * For the fast path: the page of a plain request (no query, nothing to decode) that is fresh in
-   * the render cache, or undefined to leave the request to Koa.
+   * For the fast path: the answer to a plain request (no query, nothing to decode) whose page is
+   * fresh in the render cache — the shared page, or a returning visitor's copy with the parts kept
+   * for them — or undefined to leave the request to Koa.
    */
-  fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined;
+  fresh(
+    origin: string,
+    path: string,
+    headers: IncomingHttpHeaders,
+    res: ServerResponse,
+  ): FreshAnswer | undefined;
   /** How traces and logs name the page of a path; undefined for a path no app of the build has. */
   routeOf(path: string): PageRoute | undefined;
   /** The `index`-th personal part of the page at `path` (the part endpoint, origin.ts). */
@@ -180,18 +187,34 @@ class PageAnswers implements Pages {
     return pageRoute(this.#options.lookupRoute(path));
   }
 
-  fresh(origin: string, path: string, headers: IncomingHttpHeaders): ServedPage | undefined {
+  fresh(
+    origin: string,
+    path: string,
+    headers: IncomingHttpHeaders,
+    res: ServerResponse,
+  ): FreshAnswer | undefined {
     const rules = this.#cache && this.#options.lookupRoute(path).cacheRules;
     const decision = rules && cacheKey(rules, origin, path, '', headers);
     const served =
       this.#cache && decision && 'key' in decision ? this.#cache.fresh(decision.key) : undefined;
-    // A visitor's page with parts, or a surrogate's template of it, is made through the pages step.
-    const parts = served?.entry.parts;
-    return parts !== undefined &&
-      (this.#options.personal?.visitors.personal(parts, headers) ||
-        this.#surrogate(headers, served!.entry.answer))
-      ? undefined
-      : served;
+    if (served === undefined) {
+      return undefined;
+    }
+    const { parts, answer: page } = served.entry;
+    if (parts === undefined) {
+      return { answer: page, headers: servedHeaders(served) };
+    }
+    // A surrogate's template of a page with parts is made through the pages step.
+    if (this.#surrogate(headers, page)) {
+      return undefined;
+    }
+    const visitors = this.#options.personal?.visitors;
+    if (!visitors?.personal(parts, headers)) {
+      return { answer: page, headers: servedHeaders(served) };
+    }
+    // A returning visitor's copy, as #answerCached makes it, when no part of it is to be rendered.
+    const kept = visitors.kept(page, parts, { res, headers });
+    return kept && { answer: kept, headers: cacheStatusHeader(served.status) };
   }
 
   /**

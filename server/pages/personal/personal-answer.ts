@@ -53,16 +53,22 @@ interface GzipPieces {
 }
 
 const gzipped = new WeakMap<PageParts, Promise<GzipPieces>>();
+/** The same pieces once made: what an answer made at once (personalAnswerNow) can use. */
+const gzipMade = new WeakMap<PageParts, GzipPieces>();
 
 /** The pieces of a page in gzip, made once per stored page. */
 function gzipPiecesOf(parts: PageParts, pieces: readonly Buffer[]): Promise<GzipPieces> {
   let ready = gzipped.get(parts);
   if (ready === undefined) {
-    ready = deflateEach(pieces, STORED_GZIP_LEVEL).then((codes) => ({
-      codes,
-      crcs: pieces.map((piece) => crc32(piece)),
-      shifts: pieces.map((piece) => crcShift(piece.length)),
-    }));
+    ready = deflateEach(pieces, STORED_GZIP_LEVEL).then((codes) => {
+      const made = {
+        codes,
+        crcs: pieces.map((piece) => crc32(piece)),
+        shifts: pieces.map((piece) => crcShift(piece.length)),
+      };
+      gzipMade.set(parts, made);
+      return made;
+    });
     gzipped.set(parts, ready);
   }
   return ready;
@@ -104,9 +110,8 @@ export interface PersonalAnswerInput {
  * part is known now (kept for the visitor, or a placeholder) or within HOLD_MS, one body of known
  * length, written at once: streamed, each piece was a chunk of its own and a write of its own (a
  * returning visitor's page cost 5× an anonymous hit's CPU). Otherwise streamed, each part as it is
- * ready. A nonced page
- * (CSP) gets this response's nonce in every slot of the page and of the parts, and is compressed as
- * it goes out; any other in gzip around the parts, or as it is.
+ * ready. A nonced page (CSP) gets this response's nonce in every slot of the page and of the parts,
+ * and is compressed as it goes out; any other in gzip around the parts, or as it is.
  */
 export async function personalAnswer({
   page,
@@ -114,7 +119,53 @@ export async function personalAnswer({
   filled: given,
   acceptEncoding,
 }: PersonalAnswerInput): Promise<Answer> {
-  let filled = given;
+  const filled = (await readyWithin(given, HOLD_MS)) ?? given;
+  const coding = codingOf(page, acceptEncoding);
+  const gzip =
+    coding === 'gzip' ? await gzipPiecesOf(parts, cutOf(page.body, parts).pieces) : undefined;
+  return allKnown(filled)
+    ? answerNow(page, parts, filled, coding, gzip)
+    : answerStreamed(page, parts, filled, coding, gzip);
+}
+
+/**
+ * The same answer made at once, every part known (kept for the visitor, or a placeholder): what
+ * the fast path sends a returning visitor. Undefined when it cannot be made without waiting: in
+ * gzip before the page's pieces were deflated (the first such answer of a stored page makes them).
+ */
+export function personalAnswerNow({
+  page,
+  parts,
+  filled,
+  acceptEncoding,
+}: Omit<PersonalAnswerInput, 'filled'> & { filled: readonly Known[] }): Answer | undefined {
+  const coding = codingOf(page, acceptEncoding);
+  const gzip = coding === 'gzip' ? gzipMade.get(parts) : undefined;
+  return coding === 'gzip' && gzip === undefined
+    ? undefined
+    : answerNow(page, parts, filled, coding, gzip);
+}
+
+/** A part known now: the visitor's, or undefined for its placeholder. */
+type Known = Buffer | undefined;
+
+function allKnown(filled: readonly Filled[]): filled is readonly Known[] {
+  return filled.every((part) => !(part instanceof Promise));
+}
+
+/**
+ * The coding of a page's personal answer: none for a nonced page (compressed as it goes out, its
+ * nonce per response); else gzip first, since its pieces cost the parts' CRC per response and
+ * brotli a whole compression (a client that takes brotli and not gzip gets it).
+ */
+function codingOf(page: Answer, acceptEncoding: string | undefined): 'gzip' | 'br' | undefined {
+  return page.perResponse instanceof NonceSlots
+    ? undefined
+    : (negotiate(acceptEncoding, ['gzip', 'br']) as 'gzip' | 'br' | undefined);
+}
+
+/** The page's headers less those of its shared life, and its Cache-Control: this visitor's. */
+function personalHeaders(page: Answer): string[] {
   const headers: string[] = [];
   for (let i = 0; i < page.headers.length; i += 2) {
     if (!NOT_PERSONAL.has(page.headers[i].toLowerCase())) {
@@ -122,53 +173,85 @@ export async function personalAnswer({
     }
   }
   headers.push('Cache-Control', PERSONAL_CACHE_CONTROL);
+  return headers;
+}
+
+/** This response's nonce in a nonced page's slots: the policy's headers and the filling. */
+function nonceFill(nonced: NonceSlots): {
+  policy: readonly string[];
+  fill: (piece: Buffer) => Buffer;
+} {
+  const { value, headers: policy } = nonced.next();
+  const placeholder = Buffer.from(nonced.policy.placeholder, 'latin1');
+  return { policy, fill: (piece) => withNonce(piece, placeholder, value) };
+}
+
+const same = (piece: Buffer) => piece;
+
+/** Every part known: one body of known length. */
+function answerNow(
+  page: Answer,
+  parts: PageParts,
+  filled: readonly Known[],
+  coding: 'gzip' | 'br' | undefined,
+  gzip: GzipPieces | undefined,
+): Answer {
+  const headers = personalHeaders(page);
   const { pieces, placeholders } = cutOf(page.body, parts);
-  filled = (await readyWithin(filled, HOLD_MS)) ?? filled;
-  const known = filled.every((part) => !(part instanceof Promise));
   const nonced = page.perResponse;
   if (nonced instanceof NonceSlots) {
-    // This response's nonce in every slot of the page and of the parts (rendered with the
-    // placeholder), then compressed as it goes out.
-    const { value, headers: policy } = nonced.next();
+    const { policy, fill } = nonceFill(nonced);
     headers.push(...policy);
-    const placeholder = Buffer.from(nonced.policy.placeholder, 'latin1');
-    const fill = (piece: Buffer) => withNonce(piece, placeholder, value);
-    return known
-      ? answer(page.status, headers, Buffer.concat(plainNow(pieces, placeholders, filled, fill)))
-      : answer(page.status, headers, EMPTY, {
-          compress: true,
-          stream: Readable.from(plainPieces(pieces, placeholders, filled, fill)),
-        });
+    return answer(
+      page.status,
+      headers,
+      Buffer.concat(plainNow(pieces, placeholders, filled, fill)),
+    );
   }
-  // gzip first: its pieces cost the parts' CRC per response, brotli a whole compression (a client
-  // that takes brotli and not gzip gets it, compressed as it goes out).
-  const coding = negotiate(acceptEncoding, ['gzip', 'br']);
-  if (coding !== 'gzip') {
-    const same = (piece: Buffer) => piece;
-    if (known) {
-      const now = plainNow(pieces, placeholders, filled, same);
-      return coding === 'br'
-        ? answer(page.status, headers, Buffer.concat(now), { compress: true })
-        : answer(page.status, headers, EMPTY, { pieces: now });
-    }
+  if (gzip === undefined) {
+    const now = plainNow(pieces, placeholders, filled, same);
+    return coding === 'br'
+      ? answer(page.status, headers, Buffer.concat(now), { compress: true })
+      : answer(page.status, headers, EMPTY, { pieces: now });
+  }
+  headers.push('Content-Encoding', 'gzip');
+  const members = gzipMember(pieces, gzip, placeholders, filled);
+  const chunks: Buffer[] = [];
+  for (let next = members.next(); !next.done; next = members.next()) {
+    chunks.push(next.value as Buffer);
+  }
+  return answer(page.status, headers, EMPTY, { pieces: chunks });
+}
+
+/** A part still rendering: streamed, each part as it is ready. */
+function answerStreamed(
+  page: Answer,
+  parts: PageParts,
+  filled: readonly Filled[],
+  coding: 'gzip' | 'br' | undefined,
+  gzip: GzipPieces | undefined,
+): Answer {
+  const headers = personalHeaders(page);
+  const { pieces, placeholders } = cutOf(page.body, parts);
+  const nonced = page.perResponse;
+  if (nonced instanceof NonceSlots) {
+    const { policy, fill } = nonceFill(nonced);
+    headers.push(...policy);
+    return answer(page.status, headers, EMPTY, {
+      compress: true,
+      stream: Readable.from(plainPieces(pieces, placeholders, filled, fill)),
+    });
+  }
+  if (gzip === undefined) {
     return answer(page.status, headers, EMPTY, {
       compress: coding === 'br',
       stream: Readable.from(plainPieces(pieces, placeholders, filled, same)),
     });
   }
-  const gzip = await gzipPiecesOf(parts, pieces);
   headers.push('Content-Encoding', 'gzip');
-  const members = gzipMember(pieces, gzip, placeholders, filled);
-  if (known) {
-    const chunks: Buffer[] = [];
-    for (let next = members.next(); !next.done; next = members.next()) {
-      chunks.push(next.value as Buffer);
-    }
-    return answer(page.status, headers, EMPTY, { pieces: chunks });
-  }
   return answer(page.status, headers, EMPTY, {
     compress: false,
-    stream: Readable.from(awaited(members)),
+    stream: Readable.from(awaited(gzipMember(pieces, gzip, placeholders, filled))),
   });
 }
 

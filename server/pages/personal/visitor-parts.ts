@@ -19,7 +19,7 @@ import type { PartRule, PartRules } from './declarations.ts';
 import type { PageParts, PartSlot } from '../../render-cache/page-entry.ts';
 import { partKey, type PartStore, seenInputs, type SeenInputs } from './part-cache.ts';
 import { newStyles } from './part-styles.ts';
-import { type Filled, personalAnswer } from './personal-answer.ts';
+import { type Filled, personalAnswer, personalAnswerNow } from './personal-answer.ts';
 
 export interface VisitorPartsOptions {
   rules: PartRules;
@@ -55,6 +55,16 @@ interface Asked {
   key: string;
   /** Settles its slot, once: true when this call did (its render, or its timeout first). */
   settle: (html: Buffer | undefined) => boolean;
+}
+
+/** A slot as the request finds it: no key when it shows no cookie of the part (its placeholder). */
+interface Looked {
+  slot: PartSlot;
+  rule: PartRule;
+  seen: SeenInputs;
+  key: string | undefined;
+  /** This visitor's part, kept fresh. */
+  kept: Buffer | undefined;
 }
 
 export class VisitorParts {
@@ -129,44 +139,88 @@ export class VisitorParts {
     return fragmentAnswer(page, html ?? placeholder, personal ? 'personal' : 'shared');
   }
 
-  /** Per slot, this visitor's part (now when kept, else when ready), or undefined for its placeholder. */
-  #fill(page: Buffer, parts: PageParts, request: PersonalRequest): Filled[] {
+  /**
+   * The page with this visitor's parts when every one of them is known now — kept for the visitor,
+   * or the placeholder of a part whose cookies the request lacks — and the answer is made at once:
+   * what the fast path sends a returning visitor. Undefined, and nothing told, when a part is to be
+   * rendered (the pages step does it).
+   */
+  kept(
+    page: Answer,
+    parts: PageParts,
+    request: Pick<PersonalRequest, 'res' | 'headers'>,
+  ): Answer | undefined {
+    const found = this.#lookup(parts, request.headers);
+    if (found.some(({ key, kept }) => key !== undefined && kept === undefined)) {
+      return undefined;
+    }
+    const made = personalAnswerNow({
+      page,
+      parts,
+      filled: found.map(({ kept }) => kept),
+      acceptEncoding: request.headers['accept-encoding'],
+    });
+    if (made !== undefined) {
+      for (const { slot, key } of found) {
+        this.#told(request.res, slot.name, key === undefined ? 'placeholder' : 'hit');
+      }
+    }
+    return made;
+  }
+
+  /**
+   * Per slot: its rule, what the request shows of its declared inputs, and unless it shows no
+   * cookie of the part (its placeholder then), its key and this visitor's part if kept fresh.
+   */
+  #lookup(parts: PageParts, headers: IncomingHttpHeaders): Looked[] {
     const { rules, store, build, locale } = this.#options;
-    const header = request.headers.cookie;
+    const header = headers.cookie;
     const cookies = header === undefined ? new Map<string, string>() : this.#cookiesOf(header);
-    const toRender = new Map<string, Asked[]>();
-    const filled = parts.slots.map((slot): Filled => {
+    return parts.slots.map((slot): Looked => {
       const rule = rules.get(slot.name)!;
-      const seen = seenInputs(rule, cookies, request.headers);
+      const seen = seenInputs(rule, cookies, headers);
       if (seen.cookies.length === 0) {
-        this.#told(request.res, slot.name, 'placeholder');
-        return undefined;
+        return { slot, rule, seen, key: undefined, kept: undefined };
       }
       const key = partKey({ build, locale }, slot.name, slot.inputs, seen);
       const kept = rule.maxAgeMs > 0 ? store?.entries.lookup(key) : undefined;
-      if (kept?.state === 'fresh') {
-        this.#told(request.res, slot.name, 'hit');
-        return kept.entry.html;
-      }
-      return new Promise<Buffer | undefined>((resolve) => {
-        // Settled once: by its render, or by its timeout first.
-        let settled = false;
-        const settle = (html: Buffer | undefined) => {
-          if (settled) {
-            return false;
-          }
-          settled = true;
-          resolve(html);
-          return true;
-        };
-        // Parts that see the same inputs and wait as long render together: one bootstrap for all
-        // of them, and none held past its own timeout by a slower one's.
-        const inputsOf = `${rule.cookies.join(';')}|${rule.headers.join(';')}|${rule.timeoutMs}`;
-        const group = toRender.get(inputsOf) ?? [];
-        group.push({ page, slot, rule, seen, key, settle });
-        toRender.set(inputsOf, group);
-      });
+      return { slot, rule, seen, key, kept: kept?.state === 'fresh' ? kept.entry.html : undefined };
     });
+  }
+
+  /** Per slot, this visitor's part (now when kept, else when ready), or undefined for its placeholder. */
+  #fill(page: Buffer, parts: PageParts, request: PersonalRequest): Filled[] {
+    const toRender = new Map<string, Asked[]>();
+    const filled = this.#lookup(parts, request.headers).map(
+      ({ slot, rule, seen, key, kept }): Filled => {
+        if (key === undefined) {
+          this.#told(request.res, slot.name, 'placeholder');
+          return undefined;
+        }
+        if (kept !== undefined) {
+          this.#told(request.res, slot.name, 'hit');
+          return kept;
+        }
+        return new Promise<Buffer | undefined>((resolve) => {
+          // Settled once: by its render, or by its timeout first.
+          let settled = false;
+          const settle = (html: Buffer | undefined) => {
+            if (settled) {
+              return false;
+            }
+            settled = true;
+            resolve(html);
+            return true;
+          };
+          // Parts that see the same inputs and wait as long render together: one bootstrap for all
+          // of them, and none held past its own timeout by a slower one's.
+          const inputsOf = `${rule.cookies.join(';')}|${rule.headers.join(';')}|${rule.timeoutMs}`;
+          const group = toRender.get(inputsOf) ?? [];
+          group.push({ page, slot, rule, seen, key, settle });
+          toRender.set(inputsOf, group);
+        });
+      },
+    );
     for (const group of toRender.values()) {
       this.#render(group, request);
     }
