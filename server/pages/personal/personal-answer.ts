@@ -123,9 +123,8 @@ export async function personalAnswer({
   const coding = codingOf(page, acceptEncoding);
   const gzip =
     coding === 'gzip' ? await gzipPiecesOf(parts, cutOf(page.body, parts).pieces) : undefined;
-  return allKnown(filled)
-    ? answerNow(page, parts, filled, coding, gzip)
-    : answerStreamed(page, parts, filled, coding, gzip);
+  const making = { page, parts, coding, gzip };
+  return allKnown(filled) ? answerNow(making, filled) : answerStreamed(making, filled);
 }
 
 /**
@@ -143,7 +142,7 @@ export function personalAnswerNow({
   const gzip = coding === 'gzip' ? gzipMade.get(parts) : undefined;
   return coding === 'gzip' && gzip === undefined
     ? undefined
-    : answerNow(page, parts, filled, coding, gzip);
+    : answerNow({ page, parts, coding, gzip }, filled);
 }
 
 /** A part known now: the visitor's, or undefined for its placeholder. */
@@ -164,8 +163,17 @@ function codingOf(page: Answer, acceptEncoding: string | undefined): 'gzip' | 'b
     : (negotiate(acceptEncoding, ['gzip', 'br']) as 'gzip' | 'br' | undefined);
 }
 
-/** The page's headers less those of its shared life, and its Cache-Control: this visitor's. */
-function personalHeaders(page: Answer): string[] {
+/** What both kinds of answer start from. */
+interface Begun {
+  /** The page's headers less those of its shared life, its Cache-Control: this visitor's. */
+  headers: string[];
+  pieces: readonly Buffer[];
+  placeholders: readonly Buffer[];
+  /** A nonced page's: this response's nonce in every slot (its policy is in `headers`). */
+  fill: ((piece: Buffer) => Buffer) | undefined;
+}
+
+function begin(page: Answer, parts: PageParts): Begun {
   const headers: string[] = [];
   for (let i = 0; i < page.headers.length; i += 2) {
     if (!NOT_PERSONAL.has(page.headers[i].toLowerCase())) {
@@ -173,35 +181,31 @@ function personalHeaders(page: Answer): string[] {
     }
   }
   headers.push('Cache-Control', PERSONAL_CACHE_CONTROL);
-  return headers;
-}
-
-/** This response's nonce in a nonced page's slots: the policy's headers and the filling. */
-function nonceFill(nonced: NonceSlots): {
-  policy: readonly string[];
-  fill: (piece: Buffer) => Buffer;
-} {
+  const { pieces, placeholders } = cutOf(page.body, parts);
+  const nonced = page.perResponse;
+  if (!(nonced instanceof NonceSlots)) {
+    return { headers, pieces, placeholders, fill: undefined };
+  }
   const { value, headers: policy } = nonced.next();
+  headers.push(...policy);
   const placeholder = Buffer.from(nonced.policy.placeholder, 'latin1');
-  return { policy, fill: (piece) => withNonce(piece, placeholder, value) };
+  return { headers, pieces, placeholders, fill: (piece) => withNonce(piece, placeholder, value) };
 }
 
 const same = (piece: Buffer) => piece;
 
-/** Every part known: one body of known length. */
-function answerNow(
-  page: Answer,
-  parts: PageParts,
-  filled: readonly Known[],
-  coding: 'gzip' | 'br' | undefined,
-  gzip: GzipPieces | undefined,
-): Answer {
-  const headers = personalHeaders(page);
-  const { pieces, placeholders } = cutOf(page.body, parts);
-  const nonced = page.perResponse;
-  if (nonced instanceof NonceSlots) {
-    const { policy, fill } = nonceFill(nonced);
-    headers.push(...policy);
+/** What an answer is made of besides its parts: the page, its coding, its pieces in gzip if so. */
+interface Making {
+  page: Answer;
+  parts: PageParts;
+  coding: 'gzip' | 'br' | undefined;
+  gzip: GzipPieces | undefined;
+}
+
+/** Every part known: one body of known length (a nonced page's compressed as it goes out). */
+function answerNow({ page, parts, coding, gzip }: Making, filled: readonly Known[]): Answer {
+  const { headers, pieces, placeholders, fill } = begin(page, parts);
+  if (fill !== undefined) {
     return answer(
       page.status,
       headers,
@@ -224,28 +228,12 @@ function answerNow(
 }
 
 /** A part still rendering: streamed, each part as it is ready. */
-function answerStreamed(
-  page: Answer,
-  parts: PageParts,
-  filled: readonly Filled[],
-  coding: 'gzip' | 'br' | undefined,
-  gzip: GzipPieces | undefined,
-): Answer {
-  const headers = personalHeaders(page);
-  const { pieces, placeholders } = cutOf(page.body, parts);
-  const nonced = page.perResponse;
-  if (nonced instanceof NonceSlots) {
-    const { policy, fill } = nonceFill(nonced);
-    headers.push(...policy);
+function answerStreamed({ page, parts, coding, gzip }: Making, filled: readonly Filled[]): Answer {
+  const { headers, pieces, placeholders, fill } = begin(page, parts);
+  if (fill !== undefined || gzip === undefined) {
     return answer(page.status, headers, EMPTY, {
-      compress: true,
-      stream: Readable.from(plainPieces(pieces, placeholders, filled, fill)),
-    });
-  }
-  if (gzip === undefined) {
-    return answer(page.status, headers, EMPTY, {
-      compress: coding === 'br',
-      stream: Readable.from(plainPieces(pieces, placeholders, filled, same)),
+      compress: fill !== undefined || coding === 'br',
+      stream: Readable.from(plainPieces(pieces, placeholders, filled, fill ?? same)),
     });
   }
   headers.push('Content-Encoding', 'gzip');
