@@ -168,12 +168,12 @@ export function createPersonalBench({
   };
 
   /** Every entry the setup reads made fresh, so that none of them ages past its life during the run. */
-  const sweep = async (server, setup) => {
+  const sweep = async (server, setup, round) => {
     const pages = Array.from({ length: POPULAR_PRODUCTS }, (_, k) => renderedPathAt(k));
     const problems = [...(await askEach(server.url, pages)), ...(await askEach(server.url, pages))];
     if (setup.sweep === 'visitors') {
       // Each returning visitor's pages once, several at a time: their parts rendered and kept.
-      const asks = personalRequests('returning');
+      const asks = personalRequests('returning', round);
       let next = 0;
       const worker = async () => {
         while (next < asks.length) {
@@ -195,7 +195,7 @@ export function createPersonalBench({
     if (!server || entry.crashed || !check?.valid) return;
     const job = {
       url: server.url,
-      requests: personalRequests(setup.name),
+      requests: personalRequests(setup.name, round),
       connections: options.connections,
       pipelining: options.pipelining,
       timeout: requestTimeout,
@@ -209,7 +209,7 @@ export function createPersonalBench({
         `round ${round}/${options.rounds} · ${PERSONAL_SCENARIO} · ${setup.name} · sweep`,
         3,
       );
-      problems.push(...(await sweep(server, setup)));
+      problems.push(...(await sweep(server, setup, round)));
     }
     const warmup = setup.renders ? options.renderWarmup : options.warmup;
     if (!warmed.has(setup.name) && warmup > 0) {

@@ -105,12 +105,18 @@ export const visitorPages = (v) =>
  * the visitor's), the same pages with a new visitor on every request (`new`: the load worker
  * makes each session, `rotate: 'visitor'`), or the private page of each returning visitor.
  * @param {'anonymous' | 'returning' | 'new' | 'private' | 'stock'} kind
+ * @param {number} [round] a round of the bench, whose signed-in visitors are its own (their
+ *   sessions end in the round's number): a part is kept for its maxAge from when it was made, and
+ *   one an earlier round made would be found fresh by this round's sweep, not made again, and
+ *   expire during the run (a round in two or three of five rendered most of its parts again,
+ *   2026-12-07, the returning rounds about a minute apart)
  * @returns {LoadRequest[]}
  */
-export function personalRequests(kind) {
+export function personalRequests(kind, round = 0) {
   const cookie = PERSONAL?.cookie ?? 'sid';
   const visitors = Array.from({ length: PERSONAL_VISITORS }, (_, v) => v);
-  const signedIn = (v) => ({ cookie: `${cookie}=${sessionOf(v)}` });
+  const session = round === 0 ? 'session' : `session${round}`;
+  const signedIn = (v) => ({ cookie: `${cookie}=${sessionOf(v, 'v', session)}` });
   if (kind === 'private')
     return visitors.map((v) => ({ path: PERSONAL?.private.path ?? '/', headers: signedIn(v) }));
   return visitors.flatMap((v) =>
