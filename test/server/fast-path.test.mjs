@@ -287,21 +287,24 @@ describe("step 0 answers a returning visitor's copy of a page with parts as the 
     await Promise.all([fast?.stop(), koa?.stop()]);
   });
 
-  it('sends the same status, headers and body once the parts are kept, and leaves the rest to Koa', async () => {
+  it('sends the same status, headers and body once the parts are kept', async () => {
+    // Pages of the visitor part alone, which a visitor's copy is kept for: a part rendered for the
+    // request may go out streamed or not by how fast it was (personal-answer.ts's HOLD_MS), which
+    // two processes do not agree on (the slow part's page differed so in a CI run).
     const page = at('/parts/1');
-    const pageWithSlow = at('/parts/2?parts=visitor,slow');
+    const other = at('/parts/3');
     const host = ['Host', 'localhost:4000'];
     // Visitors as properties spell them: a session among other cookies, twice, or none of a part's.
     const visitor = fc.oneof(
       fc.stringMatching(/^[a-z0-9]{1,12}$/).map((sid) => `sid=${sid}`),
       fc
         .tuple(fc.stringMatching(/^[a-z0-9]{1,12}$/), fc.constantFrom('_ga=GA1.2', 'currency=USD'))
-        .map(([sid, other]) => `${other}; sid=${sid}; sid=other`),
+        .map(([sid, more]) => `${more}; sid=${sid}; sid=other`),
       fc.constantFrom('_ga=GA1.2', 'sid='),
     );
     const requestArbitrary = fc.record({
       method: fc.constantFrom('GET', 'GET', 'HEAD'),
-      target: fc.constantFrom(page, page, pageWithSlow),
+      target: fc.constantFrom(page, other),
       cookie: visitor,
       acceptEncoding: fc.option(
         fc.constantFrom('gzip', 'br', 'gzip, deflate, br', 'br;q=0, gzip', 'gzip;q=0'),
@@ -313,10 +316,12 @@ describe("step 0 answers a returning visitor's copy of a page with parts as the 
     // page's pieces in gzip, which a visitor's copy in gzip is made of (its first one makes them).
     const warm = [...host, 'Cookie', 'sid=warm', 'Accept-Encoding', 'gzip'];
     for (const origin of [fast, koa]) {
-      for (const target of [page, page, pageWithSlow, pageWithSlow]) {
+      for (const target of [page, page, other, other]) {
         await send(origin.port, { method: 'GET', target, headers: host });
       }
-      await send(origin.port, { method: 'GET', target: page, headers: warm });
+      for (const target of [page, other]) {
+        await send(origin.port, { method: 'GET', target, headers: warm });
+      }
     }
     const before = await answeredBeforeKoa(fast);
     let pageAsked = 0;
@@ -335,15 +340,14 @@ describe("step 0 answers a returning visitor's copy of a page with parts as the 
           await send(koa.port, { method, target, headers }),
         ];
         assert.deepEqual(a, b);
-        if (target === page) pageAsked++;
+        pageAsked++;
       }),
       { numRuns: 150 },
     );
     assert.equal(await answeredBeforeKoa(koa), 0);
-    // Each compared request for the page of the visitor part alone was step 0's: a cached page's
-    // for a visitor without a session, a copy of kept parts for one with (the slow part is never
-    // kept, having no maxAge: Koa's). Without the second, step 0 answers about two thirds of them.
-    assert.ok(pageAsked >= 50, `${pageAsked} requests for ${page}`);
+    // Each compared request was step 0's: a cached page's for a visitor without a session, a copy
+    // of kept parts for one with. Without the second, step 0 answers about a third of them.
+    assert.equal(pageAsked, 150);
     assert.ok(
       (await answeredBeforeKoa(fast)) - before >= pageAsked,
       `step 0 answered ${(await answeredBeforeKoa(fast)) - before}, of ${pageAsked} at least`,
