@@ -392,11 +392,14 @@ describe('traces', () => {
         assert.equal(one.sampled, picked(one.traceId), `${one.path}: decided on ${one.traceId}`);
       }
       assert.equal(new Set(told.map((one) => one.traceId)).size, 40, 'a trace per request');
+      // Each one's request span too: it ends after its answer, and may be exported after its fetches'.
       const spans = await collected(
         collector,
         (all) =>
           recorded.every(
-            ({ traceId }) => traceOf(all, traceId).filter((s) => s.kind === CLIENT).length === 2,
+            ({ path, traceId }) =>
+              traceOf(all, traceId).filter((s) => s.kind === CLIENT).length === 2 &&
+              serverSpans(traceOf(all, traceId), path).length > 0,
           ) && all,
         'the recorded requests whole',
       );
