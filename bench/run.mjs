@@ -10,7 +10,7 @@ import { readHealth } from './lib/health.mjs';
 import { ensureBenchPackages } from './install.mjs';
 import { buildFingerprint, compareBuilds, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
-import { startLoadGenerator } from './lib/load.mjs';
+import { answeredRun, startLoadGenerator } from './lib/load.mjs';
 import {
   canPin,
   describeMachine,
@@ -601,14 +601,20 @@ async function main() {
             `round ${round}/${options.rounds} · ${scenarioName} · ${name} · measuring`,
             options.duration + RUN_OVERHEAD_S,
           );
-          const cpuBefore = readCpuSeconds(server.pid);
-          const upstreamBefore = upstream?.total();
-          const result = await load.run({ ...job, duration: options.duration });
-          const cpuAfter = readCpuSeconds(server.pid);
-          // What reached the process's API while it was measured, kept with the run: requests left in
-          // flight when the load stops are counted without their pages (report.mjs uses the
-          // fixed-rate runs' counts).
-          const upstreamRequests = upstream && upstream.total() - upstreamBefore;
+          const { result, cpuBefore, cpuAfter, upstreamRequests, lengthenedTo } = await answeredRun(
+            async (duration) => {
+              const cpuBefore = readCpuSeconds(server.pid);
+              const upstreamBefore = upstream?.total();
+              const result = await load.run({ ...job, duration });
+              const cpuAfter = readCpuSeconds(server.pid);
+              // What reached the process's API while it was measured, kept with the run: requests
+              // left in flight when the load stops are counted without their pages (report.mjs
+              // uses the fixed-rate runs' counts).
+              const upstreamRequests = upstream && upstream.total() - upstreamBefore;
+              return { result, cpuBefore, cpuAfter, upstreamRequests };
+            },
+            { duration: options.duration, settle, log: progress.log },
+          );
           const serverCpu =
             cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0
               ? undefined
@@ -634,6 +640,7 @@ async function main() {
             peakRss,
             peakRssReset: resetOk,
             upstreamRequests,
+            lengthenedTo,
             problems,
           });
           const cpu = `CPU server ${serverCpu === undefined ? '?' : Math.round(serverCpu * 100)}% / load ${Math.round(result.loadCpu * 100)}%`;

@@ -100,3 +100,32 @@ export async function startLoadGenerator({ cpus }) {
     },
   };
 }
+
+/** The longest a measured run is made when shorter ones had no answer at all. */
+export const LONGEST_RUN_S = 8;
+
+/**
+ * A measured run with answers in it. In a run shorter than one answer takes (a render on a starved
+ * machine in a 1-s `--quick` run) nothing is answered and nothing is measured: once the server is
+ * idle again, the run is made again twice as long, up to LONGEST_RUN_S, and says so. A run as long
+ * as a default one (10 s) is never made again: no answer in it is the server's failure.
+ * `once(duration)` makes one run with whatever it reads around it (CPU, counters), so the figures
+ * kept are those of the last run alone.
+ * @template {{ result: LoadResult }} T
+ * @param {(duration: number) => Promise<T>} once
+ * @param {{ duration: number, settle: () => Promise<unknown>, log: (line: string) => void }} options
+ * @returns {Promise<T & { lengthenedTo?: number }>}
+ */
+export async function answeredRun(once, { duration, settle, log }) {
+  let seconds = duration;
+  let run = await once(seconds);
+  while (run.result.requests === 0 && seconds * 2 <= LONGEST_RUN_S) {
+    seconds *= 2;
+    log(
+      `    no answer in a ${seconds / 2}-s run: made again, ${seconds} s long, once the server is idle`,
+    );
+    await settle();
+    run = await once(seconds);
+  }
+  return seconds === duration ? run : { ...run, lengthenedTo: seconds };
+}

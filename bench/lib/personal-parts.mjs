@@ -18,6 +18,7 @@ import { spawnTracked } from '../../scripts/lib/child-process.mjs';
 import { request } from '../../scripts/lib/http.mjs';
 import { readHealth } from './health.mjs';
 import { askEach, upstreamEnv } from './data-upstream.mjs';
+import { answeredRun } from './load.mjs';
 import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
 import { roundOrder } from './round-order.mjs';
 import {
@@ -228,11 +229,17 @@ export function createPersonalBench({
     );
     const origin = setup.server === 'origin';
     resetPeakRss(server.pid);
-    const before = origin ? await counters(server) : undefined;
-    const cpuBefore = readCpuSeconds(server.pid);
-    const result = await load.run({ ...job, duration: options.duration });
-    const cpuAfter = readCpuSeconds(server.pid);
-    const done = origin ? minus(await counters(server), before) : {};
+    const { result, cpuBefore, cpuAfter, done, lengthenedTo } = await answeredRun(
+      async (duration) => {
+        const before = origin ? await counters(server) : undefined;
+        const cpuBefore = readCpuSeconds(server.pid);
+        const result = await load.run({ ...job, duration });
+        const cpuAfter = readCpuSeconds(server.pid);
+        const done = origin ? minus(await counters(server), before) : {};
+        return { result, cpuBefore, cpuAfter, done };
+      },
+      { duration: options.duration, settle, log: progress.log },
+    );
     const serverCpu =
       cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0
         ? undefined
@@ -254,6 +261,7 @@ export function createPersonalBench({
       serverCpu,
       peakRss: readPeakRss(server.pid),
       ...done,
+      lengthenedTo,
       problems,
     });
     const counts = origin

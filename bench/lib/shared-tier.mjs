@@ -18,12 +18,13 @@
 import { connect } from 'node:net';
 import { request } from '../../scripts/lib/http.mjs';
 import { readHealth } from './health.mjs';
+import { answeredRun } from './load.mjs';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { pinProcess } from './machine.mjs';
 import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
 import { roundOrder } from './round-order.mjs';
 import { getScenario, POPULAR_PRODUCTS, renderedPathAt, SHARED_HOST } from './scenarios.mjs';
-import { checkScenario, judgeRun } from './validate.mjs';
+import { checkScenario, judgeRun, NO_ANSWER } from './validate.mjs';
 import { READY_LINE, ROOT, getVariant, variantEnv } from './variants.mjs';
 
 export const SHARED_SCENARIO = 'ssr-shared';
@@ -187,11 +188,20 @@ async function untilSharedTierReady(servers) {
   }
 }
 
-/** Every popular page asked of each process once, one process after the other, with the load's Host. */
+/**
+ * Every popular page asked of each process once, one process after the other, with the load's Host.
+ * @returns {Promise<string[]>} the pages not answered 200, with their statuses
+ */
 async function sweep(servers, headers = { host: SHARED_HOST }) {
-  for (const server of servers)
-    for (let k = 0; k < POPULAR_PRODUCTS; k++)
-      await request(server.url, renderedPathAt(k), { headers, timeoutMs: 30_000 });
+  const refused = [];
+  for (const server of servers) {
+    for (let k = 0; k < POPULAR_PRODUCTS; k++) {
+      const path = renderedPathAt(k);
+      const answer = await request(server.url, path, { headers, timeoutMs: 30_000 });
+      if (answer.status !== 200) refused.push(`${path}: ${answer.status}`);
+    }
+  }
+  return refused;
 }
 
 /** Empties a local Redis (FLUSHALL, spoken in RESP over a socket: no client library for one command). */
@@ -386,15 +396,20 @@ export function createSharedBench({
         timeout: requestTimeout,
         duration: options.duration,
       });
-      // However far each connection got through the list, every page is now asked of both.
-      await sweep(servers);
+      // However far each connection got through the list, every page is now asked of both, and
+      // each must be answered. The load only races the first misses: on a starved machine a short
+      // run may end before any render does, and its renders go on and are counted all the same.
+      const refused = await sweep(servers);
       const done = minus(await counters(servers), before);
       Object.assign(record, done);
       record.rendersPerPage = done.renders / record.pages;
       record.requests = result.requests;
       record.problems.push(
-        ...judgeRun(result, { expectedStatuses: [200], minBytesPerResponse: 0 }),
+        ...judgeRun(result, { expectedStatuses: [200], minBytesPerResponse: 0 }).filter(
+          (problem) => problem !== NO_ANSWER,
+        ),
       );
+      if (refused.length) record.problems.push(`sweep: ${refused.slice(0, 3).join(', ')}`);
       record.cacheStatus = await sampleCacheStatus(servers);
       const died = crashReason(servers);
       if (died) record.problems.push(died);
@@ -461,14 +476,21 @@ export function createSharedBench({
     const pids = servers.map((server) => server.pid);
     const redisPid = setup.redis ? redis?.pid : undefined;
     for (const pid of pids) resetPeakRss(pid);
-    const before = await counters(servers);
     const cpu = () => pids.map((pid) => readCpuSeconds(pid));
-    const cpuBefore = cpu();
-    const redisBefore = redisPid ? readCpuSeconds(redisPid) : undefined;
-    const result = await load.run({ ...job, duration: options.duration });
-    const cpuAfter = cpu();
-    const redisAfter = redisPid ? readCpuSeconds(redisPid) : undefined;
-    const done = minus(await counters(servers), before);
+    const { result, cpuBefore, cpuAfter, redisBefore, redisAfter, done, lengthenedTo } =
+      await answeredRun(
+        async (duration) => {
+          const before = await counters(servers);
+          const cpuBefore = cpu();
+          const redisBefore = redisPid ? readCpuSeconds(redisPid) : undefined;
+          const result = await load.run({ ...job, duration });
+          const cpuAfter = cpu();
+          const redisAfter = redisPid ? readCpuSeconds(redisPid) : undefined;
+          const done = minus(await counters(servers), before);
+          return { result, cpuBefore, cpuAfter, redisBefore, redisAfter, done };
+        },
+        { duration: options.duration, settle, log: progress.log },
+      );
     const seconds = result.duration;
     const spent = cpuAfter.every((value, i) => value !== undefined && cpuBefore[i] !== undefined)
       ? cpuAfter.reduce((sum, value, i) => sum + value - cpuBefore[i], 0)
@@ -500,6 +522,7 @@ export function createSharedBench({
       originCpu,
       redisCpu,
       ...done,
+      lengthenedTo,
       cacheStatus,
       peakRss: peaks.length ? peaks.reduce((sum, value) => sum + value, 0) : undefined,
       problems,

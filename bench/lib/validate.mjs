@@ -456,6 +456,9 @@ export async function checkPersonal(baseUrl, kind, build) {
   return check;
 }
 
+/** A run in which nothing was answered (see answeredRun in load.mjs). */
+export const NO_ANSWER = 'no response at all';
+
 /**
  * Judges one load run by autocannon's own counts: any connection error or timeout, any status the
  * checks did not expect, or fewer bytes per response than the expected bodies, and the run is invalid.
@@ -465,7 +468,7 @@ export async function checkPersonal(baseUrl, kind, build) {
  */
 export function judgeRun(result, check) {
   const problems = [];
-  if (result.requests === 0) problems.push('no response at all');
+  if (result.requests === 0) problems.push(NO_ANSWER);
   if (result.errors > 0)
     problems.push(`${result.errors} connection errors (${result.timeouts} timeouts)`);
   if (result.mismatches > 0) problems.push(`${result.mismatches} body mismatches`);
