@@ -22,7 +22,13 @@ export const MOBILE_NETWORK = {
  * @param {string | null} shows
  */
 function observePage(shows) {
-  const state = { seen: false, hydrated: undefined, lcp: undefined, part: undefined };
+  const state = {
+    seen: false,
+    hydrated: undefined,
+    lcp: undefined,
+    part: undefined,
+    partAfterHydration: undefined,
+  };
   Object.defineProperty(window, '__load', { value: state });
   const markPart = (records) => {
     for (const { addedNodes } of records) {
@@ -34,6 +40,9 @@ function observePage(shows) {
           ).join('');
           if (own.includes(shows) && element.closest('personal-part')) {
             element.setAttribute('elementtiming', 'personal-part');
+            // Where the text came from, whatever the paint times: the HTML as the parser met it
+            // (the page not hydrated yet), or the app once it ran.
+            state.partAfterHydration ??= state.hydrated !== undefined;
           }
         }
       }
@@ -69,7 +78,9 @@ function observePage(shows) {
  * every request of the load), first and largest contentful paint and hydration in ms from the
  * navigation's start, the protocol, and how many files the page fetched because of a 103.
  * With `visitor`, a signed-in visitor's load: their cookie, and when their personal part was first
- * painted showing them `shows` (`part`, in ms too). The cookie is in the browser's jar before the
+ * painted showing them `shows` (`part`, in ms too) and whether its text entered the document after the
+ * page was hydrated (`partAfterHydration`: made by the app), and whether the HTML held it
+ * (`partInHtml`). The cookie is in the browser's jar before the
  * load (`by: 'request'`: the page's request carries it, the origin fills the part), or set by a
  * script at the document's start (`by: 'script'`: the page's request carries none and gets the
  * shared page with its placeholder; the part is made in the browser, its data fetched after
@@ -96,7 +107,10 @@ export async function coldLoad(browser, url, { timeoutMs = 60_000, visitor } = {
     let bytes = 0;
     cdp.on('Network.loadingFinished', ({ encodedDataLength }) => (bytes += encodedDataLength));
     await page.addInitScript(observePage, visitor?.shows ?? null);
-    await page.goto(url, { waitUntil: 'load', timeout: timeoutMs });
+    const document = await page.goto(url, { waitUntil: 'load', timeout: timeoutMs });
+    // Whether the HTML as it came held the visitor's part: an origin sends the part's placeholder
+    // instead when the part ran out of time (its timeoutMs), and the app then makes it.
+    const partInHtml = visitor && (await document?.text())?.includes(visitor.shows);
     await page.waitForFunction(
       (part) => window.__load.hydrated !== undefined && (!part || window.__load.part !== undefined),
       visitor !== undefined,
@@ -114,13 +128,14 @@ export async function coldLoad(browser, url, { timeoutMs = 60_000, visitor } = {
         lcp: window.__load.lcp,
         hydrated: window.__load.hydrated,
         part: window.__load.part,
+        partAfterHydration: window.__load.partAfterHydration,
         protocol: navigation.nextHopProtocol,
         earlyHints: performance
           .getEntriesByType('resource')
           .filter((entry) => entry.initiatorType === 'early-hints').length,
       };
     });
-    return { bytes, ...seen };
+    return { bytes, ...seen, ...(visitor && { partInHtml: partInHtml === true }) };
   } finally {
     await context.close();
   }

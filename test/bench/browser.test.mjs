@@ -46,19 +46,22 @@ describe('npm run bench:browser (smoke mode)', { timeout: 180_000 }, () => {
       json.loads.find((load) => load.page === page && load.variant === 'origin'),
     );
     assert.deepEqual(json.personal.variants, ['origin']);
-    // Structure, not speed: the part made in the browser is painted after the scripts ran, the part
-    // the origin sent before it (each time a paint of the text the part shows the visitor). Not
-    // "before hydration": over HTTP/2 the 103's scripts can hydrate within a frame of the first
-    // paint, and the paint reported may be the part's element as Angular re-creates it.
-    assert.ok(inBrowser.part > inBrowser.hydrated, JSON.stringify(inBrowser));
-    assert.ok(
-      filled.part > 0 && filled.part < inBrowser.part,
-      JSON.stringify({ filled, inBrowser }),
-    );
+    // Structure, not speed: the part the origin sent entered the document with the HTML, before
+    // the page was hydrated; the part made in the browser entered it after, made by the app; both
+    // were painted. Not their paint times, against each other or against hydration: on a busy
+    // machine (a clean-clone CI run) the part can run out of its time at the origin, which then
+    // sends the placeholder, and the app makes the part after hydration: the report counts such a
+    // load and leaves it out of its figures.
+    assert.equal(filled.partAfterHydration, !filled.partInHtml, JSON.stringify(filled));
+    assert.equal(inBrowser.partInHtml, false, JSON.stringify(inBrowser));
+    assert.equal(inBrowser.partAfterHydration, true, JSON.stringify(inBrowser));
+    assert.ok(filled.part > 0 && inBrowser.part > 0, JSON.stringify({ filled, inBrowser }));
     assert.match(run.stdout, /The personal part, signed in/);
     assert.match(
       run.stdout,
-      /origin +part +[\d,]+ +LCP +[\d,]+ +part − LCP .*target ≤ LCP: (met|missed)/,
+      filled.partInHtml
+        ? /origin +part +[\d,]+ +LCP +[\d,]+ +part − LCP .*target ≤ LCP: (met|missed)/
+        : /origin +part +– .*not measured; .*1 load\(s\) got the placeholder \(the part out of time\)/,
     );
   });
 
