@@ -52,26 +52,32 @@ interface GzipPieces {
   shifts: CrcOperator[];
 }
 
-const gzipped = new WeakMap<PageParts, Promise<GzipPieces>>();
-/** The same pieces once made: what an answer made at once (personalAnswerNow) can use. */
-const gzipMade = new WeakMap<PageParts, GzipPieces>();
+/** A stored page's pieces in gzip: being made, and once made (what personalAnswerNow can use). */
+interface Gzipped {
+  ready: Promise<GzipPieces>;
+  made?: GzipPieces;
+}
+
+const gzipped = new WeakMap<PageParts, Gzipped>();
 
 /** The pieces of a page in gzip, made once per stored page. */
 function gzipPiecesOf(parts: PageParts, pieces: readonly Buffer[]): Promise<GzipPieces> {
-  let ready = gzipped.get(parts);
-  if (ready === undefined) {
-    ready = deflateEach(pieces, STORED_GZIP_LEVEL).then((codes) => {
-      const made = {
-        codes,
-        crcs: pieces.map((piece) => crc32(piece)),
-        shifts: pieces.map((piece) => crcShift(piece.length)),
-      };
-      gzipMade.set(parts, made);
-      return made;
-    });
-    gzipped.set(parts, ready);
+  const known = gzipped.get(parts);
+  if (known !== undefined) {
+    return known.ready;
   }
-  return ready;
+  const entry: Gzipped = {
+    ready: deflateEach(pieces, STORED_GZIP_LEVEL).then(
+      (codes) =>
+        (entry.made = {
+          codes,
+          crcs: pieces.map((piece) => crc32(piece)),
+          shifts: pieces.map((piece) => crcShift(piece.length)),
+        }),
+    ),
+  };
+  gzipped.set(parts, entry);
+  return entry.ready;
 }
 
 /** The pieces of `body` around `parts`, cut once per stored page. */
@@ -139,7 +145,7 @@ export function personalAnswerNow({
   acceptEncoding,
 }: Omit<PersonalAnswerInput, 'filled'> & { filled: readonly Known[] }): Answer | undefined {
   const coding = codingOf(page, acceptEncoding);
-  const gzip = coding === 'gzip' ? gzipMade.get(parts) : undefined;
+  const gzip = coding === 'gzip' ? gzipped.get(parts)?.made : undefined;
   return coding === 'gzip' && gzip === undefined
     ? undefined
     : answerNow({ page, parts, coding, gzip }, filled);
