@@ -3,6 +3,7 @@
 // 1.6 Mbit/s down, 750 kbit/s up) through CDP, and what the page cost and when it became usable.
 // observePage and the functions given to page.evaluate run in the page, with the browser's globals:
 /* global window, document, MutationObserver, requestAnimationFrame, Node */
+import { request } from '../../scripts/lib/http.mjs';
 
 /** Lighthouse's mobile network ("slow 4G"), as CDP's Network.emulateNetworkConditions takes it. */
 export const MOBILE_NETWORK = {
@@ -74,8 +75,25 @@ function observePage(shows) {
 }
 
 /**
+ * The bytes a server sends for `url`, asked with the encodings Chromium accepts: its body as sent
+ * (compressed) and its headers (names and values, uncompressed: HPACK sends fewer).
+ * @param {string} url
+ */
+async function sentBytes(url) {
+  const { origin, pathname, search } = new URL(url);
+  const answer = await request(origin, pathname + search, {
+    headers: { 'accept-encoding': 'gzip, deflate, br, zstd' },
+  });
+  let head = 0;
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (!name.startsWith(':')) head += name.length + String(value).length + 4;
+  }
+  return answer.body.length + head;
+}
+
+/**
  * Loads `url` once, cold. Returns bytes received (headers and bodies as they came over the wire,
- * every request of the load), first and largest contentful paint and hydration in ms from the
+ * every request of the load; a file a 103 fetched as its server sends it, see sentBytes), first and largest contentful paint and hydration in ms from the
  * navigation's start, the protocol, and how many files the page fetched because of a 103.
  * With `visitor`, a signed-in visitor's load: their cookie, and when their personal part was first
  * painted showing them `shows` (`part`, in ms too) and whether its text entered the document after the
@@ -105,7 +123,16 @@ export async function coldLoad(browser, url, { timeoutMs = 60_000, visitor } = {
     await cdp.send('Network.enable');
     await cdp.send('Network.emulateNetworkConditions', MOBILE_NETWORK);
     let bytes = 0;
-    cdp.on('Network.loadingFinished', ({ encodedDataLength }) => (bytes += encodedDataLength));
+    /** The URLs whose bytes the protocol reported. */
+    const counted = new Set();
+    const urls = new Map();
+    cdp.on('Network.responseReceived', ({ requestId, response }) =>
+      urls.set(requestId, response.url),
+    );
+    cdp.on('Network.loadingFinished', ({ requestId, encodedDataLength }) => {
+      bytes += encodedDataLength;
+      if (encodedDataLength > 0) counted.add(urls.get(requestId));
+    });
     await page.addInitScript(observePage, visitor?.shows ?? null);
     const document = await page.goto(url, { waitUntil: 'load', timeout: timeoutMs });
     // Whether the HTML as it came held the visitor's part: an origin sends the part's placeholder
@@ -130,12 +157,26 @@ export async function coldLoad(browser, url, { timeoutMs = 60_000, visitor } = {
         part: window.__load.part,
         partAfterHydration: window.__load.partAfterHydration,
         protocol: navigation.nextHopProtocol,
-        earlyHints: performance
+        hinted: performance
           .getEntriesByType('resource')
-          .filter((entry) => entry.initiatorType === 'early-hints').length,
+          .filter((entry) => entry.initiatorType === 'early-hints')
+          .map((entry) => ({ url: entry.name, bytes: entry.transferSize })),
       };
     });
-    return { bytes, ...seen, ...(visitor && { partInHtml: partInHtml === true }) };
+    // What a 103 made the browser fetch, Chromium reports as 0 bytes, to the protocol and to
+    // Resource Timing alike (a signed-in load counted 14 kB where its scripts weigh over 100): such
+    // a file counts as the server sends it again, asked as the browser asked it.
+    const { hinted, ...shown } = seen;
+    for (const file of hinted) {
+      if (counted.has(file.url)) continue;
+      bytes += file.bytes > 0 ? file.bytes : await sentBytes(file.url);
+    }
+    return {
+      bytes,
+      ...shown,
+      earlyHints: hinted.length,
+      ...(visitor && { partInHtml: partInHtml === true }),
+    };
   } finally {
     await context.close();
   }

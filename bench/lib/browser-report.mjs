@@ -123,7 +123,7 @@ export function browserMarkdown(summary, { when, machine, rounds, network, file 
       `network emulated through CDP: ${network.latency} ms latency, ${(network.downloadThroughput * 8) / 1e6} Mbit/s down, ${(network.uploadThroughput * 8) / 1e6} Mbit/s up.`,
     `- **Rounds:** ${rounds}, interleaved (every variant loads each page once per round, in a Williams order); medians. ` +
       'The rendered page is in the render cache before the first load (the stock server renders every load).',
-    "- **bytes:** everything received for the load (headers included) until hydration; **FCP**, **LCP**: first and largest contentful paint; **hydrated**: the last `ngh` attribute removed; all in ms from the navigation's start. **× stock**: the same figure of the stock server in this run.",
+    "- **bytes:** everything received for the load (headers included) until hydration (a file a 103 fetched, which Chromium reports as 0 bytes, counted as the server sends it again); **FCP**, **LCP**: first and largest contentful paint; **hydrated**: the last `ngh` attribute removed; all in ms from the navigation's start. **× stock**: the same figure of the stock server in this run.",
     ...(summary.personal?.length
       ? [
           "- **signed in:** a new visitor per load with the page's personal part; **part**: when the part was first painted showing the visitor their text (Element Timing), with the visitor's cookie on the page's request (the origin fills the part) or set by a script once the page came (**part in the browser**: the shared page, the part made after hydration). Measured on the servers that fill the part.",
