@@ -1,6 +1,7 @@
 // `npm test [-- suite …]`: runs the test suites (the package's `test:*` scripts) through `npm run`,
 // in two lanes side by side: the suites that time the machine under load, one after the other, and
-// every other suite beside them, one after the other. It goes on after a failure: a failing suite
+// every other suite beside them, one after the other; then the suites that need the machine to
+// themselves, one at a time, with nothing beside them. It goes on after a failure: a failing suite
 // never hides the ones after it. Each suite's output is passed on in one piece when it ends (the
 // lanes' lines would otherwise interleave). Then a summary, and a last line `N passed, N failed`
 // (N counts suites) that CI reads; the exit code is 1 when any suite failed or is missing.
@@ -33,6 +34,14 @@ export const SUITES = [
  * after the other in a lane of their own; the other suites run beside them.
  */
 export const TIMED_SUITES = ['server', 'bench'];
+
+/**
+ * Suites that run last, one after the other, with nothing beside them. The bench's smoke runs last
+ * a second and must see pages rendered within it; the scaffold builds and installs three apps (the
+ * most CPU of any suite) and waits for a dev server that compiles on demand. Beside the other lane,
+ * each failed a clean-clone CI run for want of CPU (2026-12-07), not for what it checks.
+ */
+export const ALONE_SUITES = ['bench', 'scaffold'];
 
 /** `npm test -- quick`: the suites that need no build, browser or load (about a minute). */
 export const QUICK_SUITES = ['lint', 'unit', 'tools', 'schematics'];
@@ -105,51 +114,55 @@ async function main(args) {
     );
   }
 
+  const beside = runnable.filter((suite) => !ALONE_SUITES.includes(suite));
   const lanes = serial
     ? [runnable]
     : [
-        runnable.filter((suite) => TIMED_SUITES.includes(suite)),
-        runnable.filter((suite) => !TIMED_SUITES.includes(suite)),
+        beside.filter((suite) => TIMED_SUITES.includes(suite)),
+        beside.filter((suite) => !TIMED_SUITES.includes(suite)),
       ].filter((lane) => lane.length > 0);
-  const live = lanes.length === 1;
+  const alone = serial ? [] : runnable.filter((suite) => ALONE_SUITES.includes(suite));
+  // With at most one lane nothing runs beside anything: each suite's output as it comes.
+  const live = lanes.length <= 1;
   let interrupted = false;
   const started = performance.now();
-  await Promise.all(
-    lanes.map(async (lane) => {
-      for (const suite of lane) {
-        if (interrupted) break;
-        console.log(
-          live ? `\n── npm run test:${suite} ──\n` : `── npm run test:${suite}: started ──`,
-        );
-        const suiteStarted = performance.now();
-        const end = await runSuite(suite, { live });
-        const seconds = (performance.now() - suiteStarted) / 1000;
-        if (!live) {
-          console.log(`\n── npm run test:${suite} (${seconds.toFixed(1)} s) ──\n`);
-          process.stdout.write(end.output.endsWith('\n') ? end.output : `${end.output}\n`);
-        }
-        if (end.signal === 'SIGINT') {
-          // Ctrl-C reached the suites as well: the user wants to stop, not to see the next ones.
-          interrupted = true;
-          results.set(suite, { suite, result: 'interrupted', seconds });
-          break;
-        }
-        const note = end.error
-          ? end.error.message
-          : end.code === 0
-            ? undefined
-            : end.signal
-              ? `killed by ${end.signal}`
-              : `exit code ${end.code}`;
-        results.set(suite, {
-          suite,
-          result: end.code === 0 ? 'passed' : 'failed',
-          seconds,
-          note,
-        });
+  /** Runs a lane's suites one after the other. */
+  const runLane = async (lane) => {
+    for (const suite of lane) {
+      if (interrupted) break;
+      console.log(
+        live ? `\n── npm run test:${suite} ──\n` : `── npm run test:${suite}: started ──`,
+      );
+      const suiteStarted = performance.now();
+      const end = await runSuite(suite, { live });
+      const seconds = (performance.now() - suiteStarted) / 1000;
+      if (!live) {
+        console.log(`\n── npm run test:${suite} (${seconds.toFixed(1)} s) ──\n`);
+        process.stdout.write(end.output.endsWith('\n') ? end.output : `${end.output}\n`);
       }
-    }),
-  );
+      if (end.signal === 'SIGINT') {
+        // Ctrl-C reached the suites as well: the user wants to stop, not to see the next ones.
+        interrupted = true;
+        results.set(suite, { suite, result: 'interrupted', seconds });
+        break;
+      }
+      const note = end.error
+        ? end.error.message
+        : end.code === 0
+          ? undefined
+          : end.signal
+            ? `killed by ${end.signal}`
+            : `exit code ${end.code}`;
+      results.set(suite, {
+        suite,
+        result: end.code === 0 ? 'passed' : 'failed',
+        seconds,
+        note,
+      });
+    }
+  };
+  await Promise.all(lanes.map(runLane));
+  await runLane(alone);
   const wallSeconds = (performance.now() - started) / 1000;
 
   const unlisted = Object.keys(scripts).filter(
@@ -172,7 +185,8 @@ async function main(args) {
     `\nTook ${minutes(wallSeconds)}` +
       (live
         ? ''
-        : ` (the suites' own times add up to ${minutes(suiteSeconds)}: ${lanes.length} lanes)`),
+        : ` (the suites' own times add up to ${minutes(suiteSeconds)}: ${lanes.length} lanes` +
+          (alone.length > 0 ? `, then ${alone.join(', ')} alone)` : ')')),
   );
   const passed = rows.filter(({ result }) => result === 'passed').length;
   const failed = rows.filter(({ result }) => result !== 'passed' && result !== 'skipped').length;

@@ -1,14 +1,21 @@
 // `npm test` (scripts/run-tests.mjs) in a scratch package whose suites pass or fail on demand: a
 // failure does not stop the suites after it, the summary names each, the exit code says it failed,
 // optional suites an app may lack are skipped and a required one that is missing fails the run;
-// the timed suites never run beside each other, the others run beside them; quick and --serial.
+// the timed suites never run beside each other, the others run beside them, the ones that need the
+// machine run last, alone; quick and --serial.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { OPTIONAL_SUITES, QUICK_SUITES, SUITES, TIMED_SUITES } from '../../scripts/run-tests.mjs';
+import {
+  ALONE_SUITES,
+  OPTIONAL_SUITES,
+  QUICK_SUITES,
+  SUITES,
+  TIMED_SUITES,
+} from '../../scripts/run-tests.mjs';
 import { ROOT } from '../../scripts/lib/paths.mjs';
 
 const RUNNER = join(ROOT, 'scripts/run-tests.mjs');
@@ -101,7 +108,7 @@ describe('npm test (scripts/run-tests.mjs)', () => {
     assert.equal(lastLine, '2 passed, 1 failed');
   });
 
-  it('runs the timed suites one after the other, and the others beside them', () => {
+  it('runs the timed suites one after the other, the others beside them, then the ones that need the machine alone', () => {
     const dir = fakePackage(Object.fromEntries(SUITES.map((suite) => [suite, 0])), 400);
     const { status, stdout } = runTests(dir);
     assert.equal(status, 0, stdout);
@@ -119,11 +126,23 @@ describe('npm test (scripts/run-tests.mjs)', () => {
         !TIMED_SUITES.includes(suite) && TIMED_SUITES.some((timed) => overlap(suite, timed)),
     );
     assert.ok(beside.length > 0, 'no suite ran beside the timed ones');
+    // The suites that need the machine to themselves ran last, beside nothing.
+    assert.ok(ALONE_SUITES.length > 0);
+    for (const suite of ALONE_SUITES) {
+      for (const other of SUITES.filter((name) => name !== suite))
+        assert.ok(!overlap(suite, other), `${suite} ran beside ${other}`);
+      assert.ok(
+        SUITES.filter((name) => !ALONE_SUITES.includes(name)).every(
+          (name) => span(name)[1] <= span(suite)[0],
+        ),
+        `${suite} ran before the lanes ended`,
+      );
+    }
     // Each suite's output in one piece, under its own heading.
     assert.match(stdout, /── npm run test:server \([\d.]+ s\) ──\n[\s\S]*?suite server here/);
     assert.match(
       stdout,
-      /^Took \d+m \d\ds \(the suites' own times add up to \d+m \d\ds: 2 lanes\)$/m,
+      /^Took \d+m \d\ds \(the suites' own times add up to \d+m \d\ds: 2 lanes, then bench, scaffold alone\)$/m,
     );
   });
 
