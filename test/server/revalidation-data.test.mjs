@@ -69,6 +69,10 @@ const sentFresh = (page) => {
 const rendersStarted = async (origin) =>
   JSON.parse((await request(origin.url, '/healthz')).text).renders.started;
 
+/** The pages the origin has stored in the shared tier, each counted once Redis took it (/healthz). */
+const sharedStores = async (origin) =>
+  JSON.parse((await request(origin.url, '/healthz')).text).sharedCache.stores;
+
 const revalidate = async (origin, body) => {
   const answer = await request(origin.url, '/_origin/revalidate', {
     method: 'POST',
@@ -301,7 +305,14 @@ describe('revalidation by path reaches the data, whichever process made the page
     it(`${mode}: asked of the process that never rendered the page`, async () => {
       const id = mode === 'soft' ? 21 : 22;
       const path = at(`/data/${id}`);
+      const stored = await sharedStores(origins[0]);
       await request(origins[0].url, path);
+      // The page goes to Redis after its answer: a revalidation that comes first finds nothing
+      // to reach there (a clean-clone CI run asked in between: dataOfPaths 0).
+      await waitFor(async () => (await sharedStores(origins[0])) > stored, {
+        what: `${path} stored in Redis`,
+        timeoutMs: 5000,
+      });
       api.setPrice(id, 50);
       const report = await revalidate(origins[1], { paths: [path], mode });
       assert.equal(report.dataOfPaths, 2, JSON.stringify(report));
