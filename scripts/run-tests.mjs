@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 /** Every suite, in the order they start in their lane: the quick checks first, the slow scaffold last. */
 export const SUITES = [
@@ -75,6 +76,42 @@ function runSuite(suite, { live }) {
   });
 }
 
+/** Lines of a failed suite's own account of its failures, repeated under the summary. */
+const FAILURE_LINES = 60;
+
+/**
+ * What node:test's reporter says under `✖ failing tests:` (each failing test, its error, and the
+ * stack frames in the project's own files), without colours: repeated under the summary, where a
+ * reader of a long run's last lines (a CI log's tail) sees why without the whole output.
+ */
+export function failuresOf(output) {
+  const lines = [];
+  let heading;
+  let capturing = false;
+  for (const line of stripVTControlCharacters(output).split('\n')) {
+    if (line.startsWith('✖ failing tests:')) {
+      capturing = true;
+      // A command run once per engine (scripts/each-engine.mjs) says which one failed.
+      lines.push(heading ? `${line} (${heading})` : line);
+      continue;
+    }
+    if (line.startsWith('── ')) {
+      heading = line.replaceAll('─', '').trim();
+      capturing = false;
+    }
+    const noise =
+      line.trim() === '' ||
+      /node:internal|node_modules/.test(line) ||
+      (/^\s+at /.test(line) && !/\/(test|server|scripts)\//.test(line));
+    if (capturing && !noise) {
+      lines.push(line);
+    }
+  }
+  return lines.length > FAILURE_LINES
+    ? [...lines.slice(0, FAILURE_LINES), `… and ${lines.length - FAILURE_LINES} more lines`]
+    : lines;
+}
+
 /** `1m 05s` */
 const minutes = (seconds) =>
   `${Math.floor(seconds / 60)}m ${String(Math.round(seconds % 60)).padStart(2, '0')}s`;
@@ -96,7 +133,7 @@ async function main(args) {
   // Named suites run in the usual order too.
   const selected = names.length > 0 ? SUITES.filter((suite) => names.includes(suite)) : SUITES;
 
-  /** @type {Map<string, { suite: string, result: 'passed' | 'failed' | 'missing' | 'skipped' | 'interrupted', seconds?: number, note?: string }>} */
+  /** @type {Map<string, { suite: string, result: 'passed' | 'failed' | 'missing' | 'skipped' | 'interrupted', seconds?: number, note?: string, failures?: string[] }>} */
   const results = new Map();
   const runnable = [];
   for (const suite of selected) {
@@ -158,6 +195,7 @@ async function main(args) {
         result: end.code === 0 ? 'passed' : 'failed',
         seconds,
         note,
+        failures: end.code === 0 || live ? [] : failuresOf(end.output),
       });
     }
   };
@@ -177,6 +215,10 @@ async function main(args) {
     console.log(
       `${suite.padEnd(width)}  ${result.padEnd(11)}  ${time.padStart(7)}${note ? `  ${note}` : ''}`,
     );
+  }
+  for (const { suite, failures = [] } of rows.filter((r) => r.failures?.length)) {
+    console.log(`\n── what failed in ${suite} ──\n`);
+    console.log(failures.join('\n'));
   }
   if (unlisted.length > 0)
     console.log(`\nNot run (not in scripts/run-tests.mjs): ${unlisted.join(', ')}`);

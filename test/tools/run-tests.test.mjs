@@ -43,11 +43,14 @@ function fakePackage(codes, ms = 0) {
 }
 
 function runTests(dir, ...args) {
+  // Not a child of this test run: a node --test inside reports as a run of its own.
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
   const result = spawnSync(process.execPath, [RUNNER, ...args], {
     cwd: dir,
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, npm_config_update_notifier: 'false' },
+    env: { ...env, npm_config_update_notifier: 'false' },
   });
   return { ...result, lastLine: result.stdout.trimEnd().split('\n').at(-1) };
 }
@@ -78,6 +81,32 @@ describe('npm test (scripts/run-tests.mjs)', () => {
     assert.match(row(stdout, 'bench'), /passed/);
     assert.match(row(stdout, 'browser'), /skipped .*--demo=false/);
     assert.equal(lastLine, `${required.length} passed, 1 failed`);
+  });
+
+  it("repeats under the summary what node:test said of each failing test, and which engine's run it was", () => {
+    const dir = fakePackage({ server: 0 });
+    writeFileSync(
+      join(dir, 'fails.test.mjs'),
+      "import assert from 'node:assert/strict';\nimport { it } from 'node:test';\n" +
+        "it('passes', () => {});\nit('adds up', () => assert.equal(1 + 1, 3, 'the reason it failed'));\n",
+    );
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    pkg.scripts['test:unit'] =
+      'node -e "console.log(\'── RENDER_ENGINE=app ──\')" && node --test --test-reporter=spec fails.test.mjs';
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg));
+    // Two lanes (as in a whole run): each suite's output is kept, and printed when it ends.
+    const { status, stdout } = runTests(dir, 'server', 'unit');
+    assert.equal(status, 1);
+    const [, failures] = stdout.split('── what failed in unit ──');
+    assert.ok(failures, stdout);
+    assert.match(failures, /✖ failing tests: \(RENDER_ENGINE=app\)/);
+    assert.match(failures, /adds up/);
+    assert.match(failures, /the reason it failed/);
+    assert.match(failures, /fails\.test\.mjs:4/, 'the stack frame in the test itself');
+    assert.doesNotMatch(failures, /node:internal/);
+    assert.ok(!failures.includes('\u001b'), 'no colours');
+    assert.doesNotMatch(failures, /✔ passes/);
+    assert.doesNotMatch(stdout, /what failed in server/);
   });
 
   it('exits 0 when every suite passes, the optional ones it lacks skipped', () => {
