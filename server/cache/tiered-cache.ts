@@ -465,6 +465,8 @@ export class TieredCache<E extends StoredEntry, M = never> {
     const toShare = sharing !== undefined && sharing.store && kept !== undefined;
     const entry = storedHere || toShare ? await this.#finished(key, kept) : produced.entry;
     const shared = toShare ? await this.#share(key, entry, sharing.entry) : sharing?.entry;
+    // A revalidation applied here since it was kept (while it was finished or shared) makes it old too.
+    const late = kept !== undefined && this.#store.outdated(key, entry) !== undefined;
     return {
       entry,
       failed: produced.failed,
@@ -472,7 +474,7 @@ export class TieredCache<E extends StoredEntry, M = never> {
       storedHere,
       made: produced.made,
       // Made from before a revalidation of it: sent stale, so that no cache downstream keeps it as new.
-      ageMs: outdated ? entry.policy.freshMs : undefined,
+      ageMs: outdated || late ? entry.policy.freshMs : undefined,
     };
   }
 
@@ -492,8 +494,19 @@ export class TieredCache<E extends StoredEntry, M = never> {
     }
   }
 
-  /** Stores an entry in the shared tier; its Cache-Status entry says how that went. */
+  /**
+   * Stores an entry in the shared tier; its Cache-Status entry says how that went. A revalidation
+   * applied here while it was finished (a page: compressed) already ran in Redis, before this
+   * entry was there: a hard one keeps it out, a soft one stores it stale.
+   */
   async #share(key: string, entry: E, status: CacheEntry): Promise<CacheEntry> {
+    const outdated = this.#store.outdated(key, entry);
+    if (outdated === 'hard') {
+      return { ...status, detail: 'not-stored-revalidated' };
+    }
+    if (outdated === 'soft') {
+      entry.revalidated = true;
+    }
     const outcome = await this.#shared!.put(key, entry);
     if (outcome === 'stored') {
       return { ...status, stored: true };
