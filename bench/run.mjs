@@ -10,7 +10,7 @@ import { readHealth } from './lib/health.mjs';
 import { ensureBenchPackages } from './install.mjs';
 import { buildFingerprint, compareBuilds, ensureBuilds, listPatches } from './lib/build.mjs';
 import { barChart } from './lib/chart.mjs';
-import { answeredRun, startLoadGenerator } from './lib/load.mjs';
+import { cpuShare, measuredRun, startLoadGenerator } from './lib/load.mjs';
 import {
   canPin,
   describeMachine,
@@ -601,24 +601,27 @@ async function main() {
             `round ${round}/${options.rounds} · ${scenarioName} · ${name} · measuring`,
             options.duration + RUN_OVERHEAD_S,
           );
-          const { result, cpuBefore, cpuAfter, upstreamRequests, lengthenedTo } = await answeredRun(
-            async (duration) => {
-              const cpuBefore = readCpuSeconds(server.pid);
-              const upstreamBefore = upstream?.total();
-              const result = await load.run({ ...job, duration });
-              const cpuAfter = readCpuSeconds(server.pid);
-              // What reached the process's API while it was measured, kept with the run: requests
-              // left in flight when the load stops are counted without their pages (report.mjs
-              // uses the fixed-rate runs' counts).
-              const upstreamRequests = upstream && upstream.total() - upstreamBefore;
-              return { result, cpuBefore, cpuAfter, upstreamRequests };
-            },
-            { duration: options.duration, settle, log: progress.log },
-          );
-          const serverCpu =
-            cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0
-              ? undefined
-              : (cpuAfter - cpuBefore) / result.duration;
+          const {
+            result,
+            cpuSeconds,
+            counted: upstreamRequests,
+            lengthenedTo,
+          } = await measuredRun((duration) => load.run({ ...job, duration }), {
+            pids: [server.pid],
+            // What reached the process's API while it was measured, kept with the run: requests
+            // left in flight when the load stops are counted without their pages (report.mjs
+            // uses the fixed-rate runs' counts).
+            count:
+              upstream &&
+              (async () => {
+                const before = upstream.total();
+                return async () => upstream.total() - before;
+              }),
+            duration: options.duration,
+            settle,
+            log: progress.log,
+          });
+          const serverCpu = cpuShare(cpuSeconds, result.duration);
           const peakRss = readPeakRss(server.pid);
           const problems = judgeRun(result, check);
           const died = crashed(state, server);

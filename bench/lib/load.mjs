@@ -2,7 +2,7 @@
 // pinning), one autocannon job at a time, each bounded by its duration plus a grace period.
 import { join } from 'node:path';
 import { spawnTracked } from '../../scripts/lib/child-process.mjs';
-import { pinned } from './process.mjs';
+import { pinned, readCpuSeconds } from './process.mjs';
 
 /**
  * @typedef {{ requests: number, duration: number, rps: number,
@@ -129,3 +129,38 @@ export async function answeredRun(once, { duration, settle, log }) {
   }
   return seconds === duration ? run : { ...run, lengthenedTo: seconds };
 }
+
+/**
+ * A measured run (answeredRun) of `run`: its result, the CPU seconds each of `pids` spent in it
+ * (undefined where /proc could not say), and what `count` counted over it (`count()` reads the
+ * counters before and returns what reads them after); the figures are those of the last run alone.
+ * @template C
+ * @param {(duration: number) => Promise<LoadResult>} run
+ * @param {{ pids: number[], count?: () => Promise<() => Promise<C>>, duration: number,
+ *   settle: () => Promise<unknown>, log: (line: string) => void }} options
+ * @returns {Promise<{ result: LoadResult, cpuSeconds: (number | undefined)[], counted: C | undefined, lengthenedTo?: number }>}
+ */
+export function measuredRun(run, { pids, count, ...options }) {
+  return answeredRun(async (duration) => {
+    const counting = await count?.();
+    const before = pids.map(readCpuSeconds);
+    const result = await run(duration);
+    const after = pids.map(readCpuSeconds);
+    const counted = await counting?.();
+    const cpuSeconds = after.map((value, i) =>
+      value === undefined || before[i] === undefined ? undefined : value - before[i],
+    );
+    return { result, cpuSeconds, counted };
+  }, options);
+}
+
+/** The CPUs a run kept busy: all of `cpuSeconds` over the run's seconds; undefined if any is unknown. */
+export function cpuShare(cpuSeconds, seconds) {
+  return seconds > 0 && cpuSeconds.every((value) => value !== undefined)
+    ? cpuSeconds.reduce((sum, value) => sum + value, 0) / seconds
+    : undefined;
+}
+
+/** What counters read as numbers by name went up by between two readings. */
+export const minus = (after, before) =>
+  Object.fromEntries(Object.entries(after).map(([name, value]) => [name, value - before[name]]));

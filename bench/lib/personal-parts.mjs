@@ -18,8 +18,8 @@ import { spawnTracked } from '../../scripts/lib/child-process.mjs';
 import { request } from '../../scripts/lib/http.mjs';
 import { readHealth } from './health.mjs';
 import { askEach, upstreamEnv } from './data-upstream.mjs';
-import { answeredRun } from './load.mjs';
-import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
+import { cpuShare, measuredRun, minus } from './load.mjs';
+import { pinned, readPeakRss, resetPeakRss, startServer } from './process.mjs';
 import { roundOrder } from './round-order.mjs';
 import {
   PAGES_PER_VISITOR,
@@ -100,8 +100,6 @@ async function counters(server) {
       (errors.ORIGIN_OVERLOADED ?? 0),
   };
 }
-const minus = (after, before) =>
-  Object.fromEntries(Object.entries(after).map(([name, value]) => [name, value - before[name]]));
 
 /**
  * @param {{ options: ReturnType<typeof import('./options.mjs').parseOptions>, pin: { enabled: boolean, serverCpus: string },
@@ -229,21 +227,24 @@ export function createPersonalBench({
     );
     const origin = setup.server === 'origin';
     resetPeakRss(server.pid);
-    const { result, cpuBefore, cpuAfter, done, lengthenedTo } = await answeredRun(
-      async (duration) => {
-        const before = origin ? await counters(server) : undefined;
-        const cpuBefore = readCpuSeconds(server.pid);
-        const result = await load.run({ ...job, duration });
-        const cpuAfter = readCpuSeconds(server.pid);
-        const done = origin ? minus(await counters(server), before) : {};
-        return { result, cpuBefore, cpuAfter, done };
-      },
-      { duration: options.duration, settle, log: progress.log },
-    );
-    const serverCpu =
-      cpuBefore === undefined || cpuAfter === undefined || result.duration <= 0
-        ? undefined
-        : (cpuAfter - cpuBefore) / result.duration;
+    const {
+      result,
+      cpuSeconds,
+      counted: done = {},
+      lengthenedTo,
+    } = await measuredRun((duration) => load.run({ ...job, duration }), {
+      pids: [server.pid],
+      count: origin
+        ? async () => {
+            const before = await counters(server);
+            return async () => minus(await counters(server), before);
+          }
+        : undefined,
+      duration: options.duration,
+      settle,
+      log: progress.log,
+    });
+    const serverCpu = cpuShare(cpuSeconds, result.duration);
     problems.push(...judgeRun(result, check));
     const died = crashReason(server);
     if (died) {

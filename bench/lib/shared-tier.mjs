@@ -18,10 +18,10 @@
 import { connect } from 'node:net';
 import { request } from '../../scripts/lib/http.mjs';
 import { readHealth } from './health.mjs';
-import { answeredRun } from './load.mjs';
+import { cpuShare, measuredRun, minus } from './load.mjs';
 import { startRedis } from '../../scripts/lib/redis-server.mjs';
 import { pinProcess } from './machine.mjs';
-import { pinned, readCpuSeconds, readPeakRss, resetPeakRss, startServer } from './process.mjs';
+import { pinned, readPeakRss, resetPeakRss, startServer } from './process.mjs';
 import { roundOrder } from './round-order.mjs';
 import { getScenario, POPULAR_PRODUCTS, renderedPathAt, SHARED_HOST } from './scenarios.mjs';
 import { checkScenario, judgeRun, NO_ANSWER } from './validate.mjs';
@@ -162,8 +162,6 @@ async function counters(servers) {
   }
   return total;
 }
-const minus = (after, before) =>
-  Object.fromEntries(Object.entries(after).map(([name, value]) => [name, value - before[name]]));
 
 /** How long an origin may take to connect to a local Redis before the setup counts as broken. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -476,30 +474,24 @@ export function createSharedBench({
     const pids = servers.map((server) => server.pid);
     const redisPid = setup.redis ? redis?.pid : undefined;
     for (const pid of pids) resetPeakRss(pid);
-    const cpu = () => pids.map((pid) => readCpuSeconds(pid));
-    const { result, cpuBefore, cpuAfter, redisBefore, redisAfter, done, lengthenedTo } =
-      await answeredRun(
-        async (duration) => {
-          const before = await counters(servers);
-          const cpuBefore = cpu();
-          const redisBefore = redisPid ? readCpuSeconds(redisPid) : undefined;
-          const result = await load.run({ ...job, duration });
-          const cpuAfter = cpu();
-          const redisAfter = redisPid ? readCpuSeconds(redisPid) : undefined;
-          const done = minus(await counters(servers), before);
-          return { result, cpuBefore, cpuAfter, redisBefore, redisAfter, done };
-        },
-        { duration: options.duration, settle, log: progress.log },
-      );
+    const {
+      result,
+      cpuSeconds,
+      counted: done,
+      lengthenedTo,
+    } = await measuredRun((duration) => load.run({ ...job, duration }), {
+      pids: redisPid ? [...pids, redisPid] : pids,
+      count: async () => {
+        const before = await counters(servers);
+        return async () => minus(await counters(servers), before);
+      },
+      duration: options.duration,
+      settle,
+      log: progress.log,
+    });
     const seconds = result.duration;
-    const spent = cpuAfter.every((value, i) => value !== undefined && cpuBefore[i] !== undefined)
-      ? cpuAfter.reduce((sum, value, i) => sum + value - cpuBefore[i], 0)
-      : undefined;
-    const redisCpu =
-      redisBefore !== undefined && redisAfter !== undefined && seconds > 0
-        ? (redisAfter - redisBefore) / seconds
-        : undefined;
-    const originCpu = spent !== undefined && seconds > 0 ? spent / seconds : undefined;
+    const originCpu = cpuShare(cpuSeconds.slice(0, pids.length), seconds);
+    const redisCpu = redisPid ? cpuShare(cpuSeconds.slice(pids.length), seconds) : undefined;
     const problems = judgeRun(result, pair.check);
     const died = crashReason(servers);
     if (died) {

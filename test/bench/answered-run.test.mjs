@@ -1,8 +1,9 @@
 // answeredRun (bench/lib/load.mjs): a measured run with no answer in it is made again, longer, after
 // the server settled, and only the last run's figures are kept; a default-length run never is.
+// measuredRun reads CPU and counters around the run that is kept.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answeredRun, LONGEST_RUN_S } from '../../bench/lib/load.mjs';
+import { answeredRun, cpuShare, LONGEST_RUN_S, measuredRun, minus } from '../../bench/lib/load.mjs';
 
 /** A fake run per duration: answers once it lasts `answersFrom` seconds; records what happened. */
 function runs(answersFrom) {
@@ -46,4 +47,44 @@ test('never beyond the longest run: a server that answers nothing stays without 
   const tenSeconds = await answeredRun(long.once, long.options(10));
   assert.deepEqual(long.events, ['run 10']);
   assert.equal(tenSeconds.lengthenedTo, undefined);
+});
+
+test('measuredRun: the CPU each process spent and what was counted, over the kept run alone', async () => {
+  let requests = 0;
+  const counters = { done: 0, other: 5 };
+  // Spends `ms` of this process's CPU time (not of the wall clock: the machine may be busy).
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  const busy = (ms) => {
+    const end = cpuMs() + ms;
+    while (cpuMs() < end);
+  };
+  const run = await measuredRun(
+    async (duration) => {
+      counters.done += duration;
+      // This process is the server here: 300 ms of CPU in the kept (2-s) run.
+      if (duration === 2) busy(300);
+      return { requests: duration >= 2 ? (requests += 1) : 0, duration };
+    },
+    {
+      pids: [process.pid, 2 ** 22 + 1],
+      count: async () => {
+        const before = { ...counters };
+        return async () => minus({ ...counters }, before);
+      },
+      duration: 1,
+      settle: async () => undefined,
+      log: () => undefined,
+    },
+  );
+  assert.equal(run.lengthenedTo, 2);
+  assert.deepEqual(run.counted, { done: 2, other: 0 }, 'the kept run alone');
+  // /proc counts in clock ticks (10 ms), around the run: the 300 ms, and what little else ran.
+  assert.ok(run.cpuSeconds[0] >= 0.28 && run.cpuSeconds[0] < 0.6, `${run.cpuSeconds[0]} s`);
+  assert.equal(run.cpuSeconds[1], undefined, 'a process that does not exist');
+  assert.equal(cpuShare(run.cpuSeconds, 2), undefined, 'unknown when one is');
+  assert.ok(Math.abs(cpuShare(run.cpuSeconds.slice(0, 1), 2) - run.cpuSeconds[0] / 2) < 1e-9);
+  assert.equal(cpuShare([1], 0), undefined);
 });
