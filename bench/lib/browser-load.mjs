@@ -160,16 +160,16 @@ export async function coldLoad(browser, url, { timeoutMs = 60_000, visitor } = {
         hinted: performance
           .getEntriesByType('resource')
           .filter((entry) => entry.initiatorType === 'early-hints')
-          .map((entry) => ({ url: entry.name, bytes: entry.transferSize })),
+          .map((entry) => entry.name),
       };
     });
     // What a 103 made the browser fetch, Chromium reports as 0 bytes, to the protocol and to
     // Resource Timing alike (a signed-in load counted 14 kB where its scripts weigh over 100): such
-    // a file counts as the server sends it again, asked as the browser asked it.
+    // a file counts as the server sends it again, asked as the browser asked it (unless the
+    // protocol counted it after all).
     const { hinted, ...shown } = seen;
-    for (const file of hinted) {
-      if (counted.has(file.url)) continue;
-      bytes += file.bytes > 0 ? file.bytes : await sentBytes(file.url);
+    for (const url of hinted) {
+      if (!counted.has(url)) bytes += await sentBytes(url);
     }
     return {
       bytes,
