@@ -80,17 +80,62 @@ const LEASE_MS = 3000;
 /** Revalidation is an operator's call, not a request: it may wait longer than a lookup. */
 export const REVALIDATION_TIMEOUT_MS = 5000;
 
-/** Touches the entries stored before ARGV[2]: soft marks them revalidated, hard deletes them. */
+/**
+ * Touches the first ARGV[3] keys, entries, if stored before ARGV[2]: soft marks them revalidated,
+ * hard deletes them. The keys after them are the markers of the names revalidated (paths, groups,
+ * keys): each remembers the latest revalidation of its name by mode, for ARGV[4] ms, so that an entry
+ * made before it and written after it (PUT_SCRIPT) is not stored as new.
+ */
 const REVALIDATE_SCRIPT = `
+local mode, at, entries = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local touched = 0
-for _, key in ipairs(KEYS) do
-  local storedAt = redis.call('HGET', key, 't')
-  if storedAt and tonumber(storedAt) < tonumber(ARGV[2]) then
-    if ARGV[1] == 'hard' then redis.call('DEL', key) else redis.call('HSET', key, 'r', ARGV[2]) end
+for i = 1, entries do
+  local storedAt = redis.call('HGET', KEYS[i], 't')
+  if storedAt and tonumber(storedAt) < at then
+    if mode == 'hard' then redis.call('DEL', KEYS[i]) else redis.call('HSET', KEYS[i], 'r', ARGV[2]) end
     touched = touched + 1
   end
 end
+for i = entries + 1, #KEYS do
+  local last = tonumber(redis.call('HGET', KEYS[i], mode))
+  if not last or last < at then redis.call('HSET', KEYS[i], mode, ARGV[2]) end
+  redis.call('PEXPIRE', KEYS[i], ARGV[4])
+end
 return touched`;
+/**
+ * Stores an entry (KEYS[1]) made at ARGV[1], unless a revalidation of one of its names (the markers,
+ * after its ARGV[3] indexes in KEYS) came since: hard, it is not stored (returns 0); soft, it is
+ * stored stale. ARGV: made at, ttl ms, index count, the channel and key to announce it on, '1' when
+ * stored stale anyway, its sources ('' for none), then its fields and values.
+ */
+const PUT_SCRIPT = `
+local storedAt, indexes = tonumber(ARGV[1]), tonumber(ARGV[3])
+local stale = ARGV[6] == '1'
+for i = 2 + indexes, #KEYS do
+  local hard = tonumber(redis.call('HGET', KEYS[i], 'hard'))
+  if hard and hard >= storedAt then return 0 end
+  local soft = tonumber(redis.call('HGET', KEYS[i], 'soft'))
+  if soft and soft >= storedAt then stale = true end
+end
+local fields = {'t', ARGV[1]}
+if stale then fields[#fields + 1] = 'r'; fields[#fields + 1] = ARGV[1] end
+if ARGV[7] ~= '' then fields[#fields + 1] = 's'; fields[#fields + 1] = ARGV[7] end
+for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+for i = 2, 1 + indexes do
+  redis.call('SADD', KEYS[i], KEYS[1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[2], 'NX')
+  redis.call('PEXPIRE', KEYS[i], ARGV[2], 'GT')
+end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1`;
+/**
+ * How long Redis remembers a name's last revalidation for the writes still on their way: far longer
+ * than an entry takes from being made to being written (its compression, one Redis call).
+ */
+export const REVALIDATION_MARKER_MS = 60_000;
 /** Renews (ARGV[2] = ms) or releases (no ARGV[2]) a lock only while it is still ours. */
 const LEASE_SCRIPT = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -166,7 +211,7 @@ export class SharedTier<E extends StoredEntry> {
    * Stores an entry for every process, with its groups and path indexed for revalidation, and tells
    * the processes waiting for it. Returns what happened.
    */
-  async put(key: string, entry: E): Promise<'stored' | 'too-large' | SkipReason> {
+  async put(key: string, entry: E): Promise<'stored' | 'too-large' | 'revalidated' | SkipReason> {
     const { fields, bytes } = this.#options.codec.write(entry);
     // The bound is on everything stored for the entry (a page: its body and every coding of it).
     if (bytes > this.#options.maxEntryBytes) {
@@ -177,33 +222,41 @@ export class SharedTier<E extends StoredEntry> {
     if (ttl <= 0) {
       return 'stored';
     }
-    const entryKey = this.#entryKey(key);
     const path = this.#options.pathOf?.(key);
+    const paths = path === undefined ? [] : [path];
     const indexes = [
-      ...(path === undefined ? [] : [`${this.#namespace}:path:${path}`]),
+      ...paths.map((p) => `${this.#namespace}:path:${p}`),
       ...entry.groups.map((group) => `${this.#namespace}:group:${group}`),
     ];
-    const outcome = await this.#link.call('tier.put', (client) => {
-      const multi = client
-        .multi()
-        .del(entryKey)
-        .hSet(entryKey, {
-          ...fields,
-          t: String(entry.storedAt),
-          // Stored already stale: a soft revalidation came while it was produced.
-          ...(entry.revalidated ? { r: String(entry.storedAt) } : {}),
-          // What it was made from, for revalidation by path from any process (sourcesOf).
-          ...(entry.sources?.length ? { s: JSON.stringify(entry.sources) } : {}),
-        })
-        .pExpire(entryKey, ttl);
-      for (const index of indexes) {
-        // An index lives as long as its longest-lived entry: NX gives a new set its expiry, GT extends it.
-        multi.sAdd(index, entryKey).pExpire(index, ttl, 'NX').pExpire(index, ttl, 'GT');
-      }
-      return multi.publish(`${this.#namespace}:produced`, key).exec();
-    });
+    const args: (string | Buffer)[] = [
+      String(entry.storedAt),
+      String(ttl),
+      String(indexes.length),
+      `${this.#namespace}:produced`,
+      key,
+      // Stored already stale: a soft revalidation came while it was produced.
+      entry.revalidated ? '1' : '',
+      // What it was made from, for revalidation by path from any process (sourcesOf).
+      entry.sources?.length ? JSON.stringify(entry.sources) : '',
+    ];
+    for (const [name, value] of Object.entries(fields)) {
+      args.push(name, value);
+    }
+    const outcome = await this.#link.call('tier.put', (client) =>
+      client.eval(PUT_SCRIPT, {
+        keys: [
+          this.#entryKey(key),
+          ...indexes,
+          ...this.#markers({ paths, groups: entry.groups, keys: [key] }),
+        ],
+        arguments: args,
+      }),
+    );
     if (!outcome.ok) {
       return outcome.reason;
+    }
+    if (Number(outcome.value) === 0) {
+      return 'revalidated';
     }
     this.#stats.stores++;
     return 'stored';
@@ -286,25 +339,45 @@ export class SharedTier<E extends StoredEntry> {
     if (!members.ok) {
       return members;
     }
-    const keys = [
+    const entries = [
       ...new Set([
         ...members.value,
         ...(revalidation.keys ?? []).map((key) => this.#entryKey(key)),
       ]),
     ];
-    if (keys.length === 0) {
+    const markers = this.#markers(revalidation);
+    if (entries.length === 0 && markers.length === 0) {
       return { ok: true, value: 0 };
     }
     const touched = await this.#link.call(
       'tier.revalidate',
       (client) =>
         client.eval(REVALIDATE_SCRIPT, {
-          keys,
-          arguments: [revalidation.mode, String(revalidation.at)],
+          keys: [...entries, ...markers],
+          arguments: [
+            revalidation.mode,
+            String(revalidation.at),
+            String(entries.length),
+            String(REVALIDATION_MARKER_MS),
+          ],
         }),
       REVALIDATION_TIMEOUT_MS,
     );
     return touched.ok ? { ok: true, value: Number(touched.value) } : touched;
+  }
+
+  /** The markers of the names a revalidation (or an entry) has: its paths, groups and keys. */
+  #markers({
+    paths,
+    groups,
+    keys = [],
+  }: Pick<Revalidation, 'paths' | 'groups' | 'keys'>): string[] {
+    const marker = `${this.#namespace}:revalidated`;
+    return [
+      ...paths.map((path) => `${marker}:p:${path}`),
+      ...groups.map((group) => `${marker}:g:${group}`),
+      ...keys.map((key) => `${marker}:k:${key}`),
+    ];
   }
 
   /**
