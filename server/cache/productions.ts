@@ -119,10 +119,18 @@ export class Productions {
     return this.#inFlight.get(key)?.startedAt;
   }
 
-  /** The production of `key` a new asker may join: none that began before a revalidation of it. */
+  /**
+   * The production of `key` a new asker may join: none that began before a revalidation of it, and
+   * none that every asker left (aborted, and failing with the reason of the last one to go: joined
+   * in the moment before it settles, a new asker got that failure as its own, a 500).
+   */
   #running(key: string): Flight<unknown> | undefined {
     const running = this.#inFlight.get(key);
-    return running === undefined || !this.#joinable(key, running.startedAt) ? undefined : running;
+    return running === undefined ||
+      running.controller.signal.aborted ||
+      !this.#joinable(key, running.startedAt)
+      ? undefined
+      : running;
   }
 
   /** The production of `key` that may be joined, or a new one started with `produce`. */

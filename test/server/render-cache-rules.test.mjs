@@ -818,6 +818,27 @@ describe('the page store (EntryStore of pages)', () => {
     assert.equal(signal.aborted, false, 'a background refresh keeps its render');
   });
 
+  it('starts a new render for a request that comes after every waiter of the last one left', async () => {
+    const { cache } = clockedCache();
+    const renders = [];
+    const render = (signal) =>
+      new Promise((resolve, reject) => {
+        renders.push(resolve);
+        // As the render limiter does: a render nobody waits for leaves the queue, a moment later.
+        signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 10));
+      });
+    const left = new AbortController();
+    cache.productions.join('k', render, left.signal).result.catch(() => {});
+    left.abort(new Error('the client left'));
+    assert.equal(cache.productions.producing('k'), true, 'the abandoned render is still settling');
+
+    const next = cache.productions.join('k', render, new AbortController().signal);
+    assert.equal(next.collapsed, false);
+    assert.equal(renders.length, 2, "a render of its own, not the abandoned one's failure");
+    renders[1]('the page');
+    assert.equal(await next.result, 'the page');
+  });
+
   it('gives a request that joins a background refresh its result, failed or not', async () => {
     const { cache } = clockedCache();
     const failures = [];
