@@ -202,6 +202,18 @@ async function sweep(servers, headers = { host: SHARED_HOST }) {
   return refused;
 }
 
+/** The servers' logged errors (their output's last lines at level error), to say why a page failed. */
+function errorLines(servers) {
+  const lines = servers.flatMap((server) =>
+    server
+      .output()
+      .split('\n')
+      .filter((line) => /"level":(50|60)\b|"level":"(error|fatal)"/.test(line))
+      .slice(-2),
+  );
+  return lines.length ? `\n${lines.join('\n')}` : '';
+}
+
 /** Empties a local Redis (FLUSHALL, spoken in RESP over a socket: no client library for one command). */
 function flushRedis(port) {
   return new Promise((resolve, reject) => {
@@ -407,7 +419,8 @@ export function createSharedBench({
           (problem) => problem !== NO_ANSWER,
         ),
       );
-      if (refused.length) record.problems.push(`sweep: ${refused.slice(0, 3).join(', ')}`);
+      if (refused.length)
+        record.problems.push(`sweep: ${refused.slice(0, 3).join(', ')}${errorLines(servers)}`);
       record.cacheStatus = await sampleCacheStatus(servers);
       const died = crashReason(servers);
       if (died) record.problems.push(died);
