@@ -72,10 +72,34 @@ export class Productions {
       );
     }
     return {
-      result: untilAborted(flight.result, signal),
+      result: untilAborted(this.#orAgain(flight, key, produce, signal), signal),
       collapsed,
       flight: flight.controller.signal,
     };
+  }
+
+  /**
+   * The result of `flight` for an asker that joined it, or, when every earlier asker had left it
+   * and it failed for that (a render that left the queue), the result of a production of its own:
+   * the last one to leave's reason is not this asker's failure (it was a 500). One that goes on (a
+   * render in its slot runs to its end) is still joined: a page is rendered once.
+   */
+  #orAgain<T>(
+    flight: Flight<T>,
+    key: string,
+    produce: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+  ): Promise<T> {
+    const { signal: flightSignal } = flight.controller;
+    if (!flightSignal.aborted) {
+      return flight.result;
+    }
+    const left = flightSignal.reason as unknown;
+    return flight.result.catch((error: unknown) =>
+      error === left && !signal.aborted
+        ? this.join(key, produce, signal).result
+        : Promise.reject(error as Error),
+    );
   }
 
   /**
@@ -119,18 +143,10 @@ export class Productions {
     return this.#inFlight.get(key)?.startedAt;
   }
 
-  /**
-   * The production of `key` a new asker may join: none that began before a revalidation of it, and
-   * none that every asker left (aborted, and failing with the reason of the last one to go: joined
-   * in the moment before it settles, a new asker got that failure as its own, a 500).
-   */
+  /** The production of `key` a new asker may join: none that began before a revalidation of it. */
   #running(key: string): Flight<unknown> | undefined {
     const running = this.#inFlight.get(key);
-    return running === undefined ||
-      running.controller.signal.aborted ||
-      !this.#joinable(key, running.startedAt)
-      ? undefined
-      : running;
+    return running === undefined || !this.#joinable(key, running.startedAt) ? undefined : running;
   }
 
   /** The production of `key` that may be joined, or a new one started with `produce`. */

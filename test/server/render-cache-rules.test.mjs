@@ -818,25 +818,47 @@ describe('the page store (EntryStore of pages)', () => {
     assert.equal(signal.aborted, false, 'a background refresh keeps its render');
   });
 
-  it('starts a new render for a request that comes after every waiter of the last one left', async () => {
+  it('gives a request that joins a render every earlier waiter left its result, or a render of its own', async () => {
     const { cache } = clockedCache();
     const renders = [];
+    // As the render limiter does: a render still queued when nobody waits leaves the queue, a
+    // moment later, failing with the reason of the last one to go; one in its slot runs on.
     const render = (signal) =>
       new Promise((resolve, reject) => {
-        renders.push(resolve);
-        // As the render limiter does: a render nobody waits for leaves the queue, a moment later.
-        signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 10));
+        const at = renders.push(resolve) - 1;
+        signal.addEventListener('abort', () => {
+          if (at === 0) setTimeout(() => reject(signal.reason), 10);
+        });
       });
-    const left = new AbortController();
-    cache.productions.join('k', render, left.signal).result.catch(() => {});
-    left.abort(new Error('the client left'));
-    assert.equal(cache.productions.producing('k'), true, 'the abandoned render is still settling');
+    const abandon = (key) => {
+      const left = new AbortController();
+      cache.productions.join(key, render, left.signal).result.catch(() => {});
+      left.abort(new Error('the client left'));
+    };
 
-    const next = cache.productions.join('k', render, new AbortController().signal);
-    assert.equal(next.collapsed, false);
+    // Queued: the abandoned render fails for having been left, and the new request renders.
+    abandon('queued');
+    const next = cache.productions.join('queued', render, new AbortController().signal);
+    assert.equal(renders.length, 1, 'joined while the abandoned render settles');
+    await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(renders.length, 2, "a render of its own, not the abandoned one's failure");
     renders[1]('the page');
     assert.equal(await next.result, 'the page');
+
+    // In its slot: it runs to its end, and the new request gets its page; rendered once.
+    abandon('running');
+    const joined = cache.productions.join('running', render, new AbortController().signal);
+    renders[2]('the running page');
+    assert.equal(await joined.result, 'the running page');
+    assert.equal(renders.length, 3);
+
+    // A request that leaves too gets its own reason, and no render is started for it.
+    abandon('both');
+    const gone = new AbortController();
+    const leaving = cache.productions.join('both', render, gone.signal);
+    gone.abort(new Error('this client left too'));
+    await assert.rejects(leaving.result, /this client left too/);
+    assert.equal(renders.length, 4);
   });
 
   it('gives a request that joins a background refresh its result, failed or not', async () => {
