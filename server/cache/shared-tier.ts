@@ -112,9 +112,9 @@ const PUT_SCRIPT = `
 local storedAt, indexes = tonumber(ARGV[1]), tonumber(ARGV[3])
 local stale = ARGV[6] == '1'
 for i = 2 + indexes, #KEYS do
-  local hard = tonumber(redis.call('HGET', KEYS[i], 'hard'))
+  local mark = redis.call('HMGET', KEYS[i], 'hard', 'soft')
+  local hard, soft = tonumber(mark[1]), tonumber(mark[2])
   if hard and hard >= storedAt then return 0 end
-  local soft = tonumber(redis.call('HGET', KEYS[i], 'soft'))
   if soft and soft >= storedAt then stale = true end
 end
 local fields = {'t', ARGV[1]}
