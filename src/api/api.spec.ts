@@ -111,10 +111,10 @@ describe('the demo API', () => {
     const add = (sid: string, product: unknown, origin?: OriginApi) =>
       ask('/api/cart', as(sid, { method: 'POST', body: JSON.stringify({ product }) }), origin);
 
-    it('names the visitor of the sid cookie, privately', async () => {
+    it('names the visitor of the sid cookie with their cart, privately', async () => {
       const answer = (await ask('/api/me', as('abcd1234')))!;
       expect(answer.status).toBe(200);
-      expect(answer.json).toEqual({ name: 'Visitor abcd' });
+      expect(answer.json).toEqual({ name: 'Visitor abcd', cart: { count: 0 } });
       expect(answer.headers.get('cache-control')).toBe('private, no-store');
       expect(answer.headers.get('content-type')).toBe('application/json');
     });
@@ -151,7 +151,9 @@ describe('the demo API', () => {
       expect(second.json).toEqual({ count: 2 });
       expect(second.headers.get('cache-control')).toBe('private, no-store');
       expect((await ask('/api/cart', as(sid)))!.json).toEqual({ count: 2 });
+      expect((await ask('/api/me', as(sid)))!.json).toMatchObject({ cart: { count: 2 } });
       expect((await ask('/api/cart', as(other)))!.json).toEqual({ count: 0 });
+      expect((await ask('/api/me', as(other)))!.json).toMatchObject({ cart: { count: 0 } });
       const group = await visitorGroup(sid);
       expect(group).toMatch(/^visitor-[0-9a-f]{16}$/);
       expect(group).not.toContain(sid);

@@ -1,7 +1,8 @@
-// The signed-in visitor's resources of the demo API: who they are (`/api/me`) and their cart
-// (`/api/cart`), for the session in the `sid` cookie. Private answers (`private, no-store`): no cache
-// keeps them. The carts live in this process's memory, bounded: a demo's store, not a shop's (a
-// restart empties them, and replicas do not share them).
+// The signed-in visitor's resources of the demo API: who they are with their cart (`/api/me`, all
+// the greeting part shows) and their cart alone (`/api/cart`, which POST adds to), for the session
+// in the `sid` cookie. Private answers (`private, no-store`): no cache keeps them. The carts live
+// in this process's memory, bounded: a demo's store, not a shop's (a restart empties them, and
+// replicas do not share them).
 import { type Cart, isSessionId, type Me, visitorGroup } from '../app/visitor';
 import { jsonError, privateJson } from './json';
 import { MAX_PRODUCT_ID } from './products';
@@ -20,7 +21,7 @@ export const MAX_CARTS = 10_000;
 /** Product counts per session, the one written last at the end (Map keeps insertion order). */
 const carts = new Map<string, number>();
 
-/** `/api/me`: the visitor's name, made from the session id. */
+/** `/api/me`: the visitor's name, made from the session id, and their cart. */
 export function me(request: Request): Response {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     return jsonError(request, 405, 'GET, HEAD only', { allow: 'GET, HEAD' });
@@ -29,7 +30,10 @@ export function me(request: Request): Response {
   if (sid === undefined) {
     return noSession(request);
   }
-  return privateJson(request, 200, { name: `Visitor ${sid.slice(0, 4)}` } satisfies Me);
+  return privateJson(request, 200, {
+    name: `Visitor ${sid.slice(0, 4)}`,
+    cart: { count: carts.get(sid) ?? 0 },
+  } satisfies Me);
 }
 
 /**

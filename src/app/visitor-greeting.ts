@@ -10,7 +10,6 @@ import {
   runInInjectionContext,
   signal,
 } from '@angular/core';
-import { MatButtonModule } from '@angular/material/button';
 import { API_BASE_URL } from './api-url';
 import { addCacheGroups } from './cache-groups';
 import { cookieHeader, cookieValue } from './render-inputs';
@@ -19,23 +18,26 @@ import { type Cart, isSessionId, type Me, visitorGroup } from './visitor';
 /**
  * The product page's personal part (app.parts.ts `greeting`): the signed-in visitor's name and cart
  * count, from the API with the visitor's session, and a button that adds the product to the cart.
+ * It costs a new visitor what it asks and what it builds: one request (`/api/me` answers both the
+ * name and the count) and plain elements, its button styled by the page (styles.scss): a part is
+ * an application of its own per render, where a second request or a Material component would each
+ * add about 1 ms of the origin's CPU (docs/personal-parts.md, "What it costs").
  * On the origin it is rendered for each visitor apart from the shared page and spliced into their
- * copy of it; in the browser it is created again, its first two requests answered from the state
- * its render sent along, and the button works. A visitor without a session sees a sign-in link.
- * Created after a client navigation, it fetches both: until the name arrives, a visitor with a
- * session is welcomed without it, never shown the sign-in link for the time of a request.
+ * copy of it; in the browser it is created again, its first request answered from the state its
+ * render sent along, and the button works. A visitor without a session sees a sign-in link.
+ * Created after a client navigation, it asks the API: until the answer arrives, a visitor with a
+ * session is welcomed without a name, never shown the sign-in link for the time of a request.
  * It uses no router (a part render has none): the link is a plain one.
  */
 @Component({
   selector: 'app-visitor-greeting',
-  imports: [MatButtonModule],
   template: `
     @let visitor = me();
     @if (visitor) {
       <p class="greeting">Welcome back, {{ visitor.name }}</p>
       <p class="cart">
         Cart: <span class="cart-count">{{ count() ?? '…' }}</span>
-        <button mat-button type="button" class="add-to-cart" [disabled]="adding()" (click)="add()">
+        <button type="button" class="add-to-cart" [disabled]="adding()" (click)="add()">
           Add to cart
         </button>
       </p>
@@ -69,12 +71,11 @@ export class VisitorGreeting {
     // browser sends its own, and a request without a Cookie header is one its transfer cache answers.
     const headers: Record<string, string> = server ? { cookie: cookieHeader() } : {};
     this.#http.get<Me>(`${this.#base}/me`, { headers }).subscribe({
-      next: (me) => this.me.set(me),
+      next: (me) => {
+        this.me.set(me);
+        this.count.set(me.cart.count);
+      },
       error: () => this.me.set(null),
-    });
-    this.#http.get<Cart>(`${this.#base}/cart`, { headers }).subscribe({
-      next: (cart) => this.count.set(cart.count),
-      error: () => this.count.set(undefined),
     });
     if (server) {
       // The visitor's group (a hash of the sid): the API revalidates it when the cart changes.

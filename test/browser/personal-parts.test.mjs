@@ -160,7 +160,7 @@ describe('a personal part in the browser', () => {
       await page.locator('personal-part .greeting', { hasText: welcome(sid) }).waitFor();
       assert.deepEqual(documents, [], 'navigation reloaded the page instead of routing');
       // Created anew on each product page, the part asked the API for the visitor (its code).
-      assert.deepEqual(api, ['GET /api/me', 'GET /api/cart', 'GET /api/me', 'GET /api/cart']);
+      assert.deepEqual(api, ['GET /api/me', 'GET /api/me']);
       const shown = await greetings(page);
       assert.ok(!shown.includes(PLACEHOLDER), `the placeholder showed: ${shown.join(' | ')}`);
       assert.deepEqual(problems, []);
