@@ -202,13 +202,16 @@ async function sweep(servers, headers = { host: SHARED_HOST }) {
   return refused;
 }
 
-/** The servers' logged errors (their output's last lines at level error), to say why a page failed. */
+/**
+ * The servers' logged errors (their output's last lines at pino's error or fatal level: 50, 60),
+ * to say why a page failed.
+ */
 function errorLines(servers) {
   const lines = servers.flatMap((server) =>
     server
       .output()
       .split('\n')
-      .filter((line) => /"level":(50|60)\b|"level":"(error|fatal)"/.test(line))
+      .filter((line) => /"level":(50|60)\b/.test(line))
       .slice(-2),
   );
   return lines.length ? `\n${lines.join('\n')}` : '';
