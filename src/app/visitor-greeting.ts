@@ -20,8 +20,8 @@ import { type Cart, isSessionId, type Me, visitorGroup } from './visitor';
  * count, from the API with the visitor's session, and a button that adds the product to the cart.
  * It costs a new visitor what it asks and what it builds: one request (`/api/me` answers both the
  * name and the count) and plain elements, its button styled by the page (styles.scss): a part is
- * an application of its own per render, where a second request or a Material component would each
- * add about 1 ms of the origin's CPU (docs/personal-parts.md, "What it costs").
+ * an application of its own per render, where a second request would add about 2 ms of the
+ * origin's CPU and a Material component about 1 ms (docs/personal-parts.md, "What it costs").
  * On the origin it is rendered for each visitor apart from the shared page and spliced into their
  * copy of it; in the browser it is created again, its first request answered from the state its
  * render sent along, and the button works. A visitor without a session sees a sign-in link.

@@ -5,7 +5,7 @@
 /**
  * What the API answers at GET /api/me: who the visitor is and their cart, in one answer, so that
  * the greeting part asks one request for all it shows (each request a part's render makes costs
- * the origin about 1 ms of CPU: docs/personal-parts.md, "What it costs").
+ * the origin about 2 ms of CPU: docs/personal-parts.md, "What it costs").
  */
 export interface Me {
   name: string;
